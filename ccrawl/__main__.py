@@ -1,0 +1,5 @@
+"""``python -m ccrawl`` runs the CLI."""
+
+from ccrawl.cli.main import entry
+
+entry()

@@ -1,0 +1,280 @@
+"""What every command shares: the global flags, the resolved settings, output and stderr helpers.
+
+A leaf command is written as::
+
+    @command("surt", help="SURT form of URLs", columns=...)
+    @click.argument("urls", nargs=-1)
+    def surt(run: Run, urls: tuple[str, ...]) -> None:
+        run.emit(ops.url_surt(urls=run.inputs(urls)), columns=("url", "surt"))
+
+The decorator adds the seed's global flags to the command (they are accepted before the command
+name too: ``ccrawl -o json url surt x``), resolves them into a :class:`Run` and passes it first.
+A command that defines a flag of the same name (``recrawl run --workers``) keeps its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import click
+
+from ccrawl.errors import UsageError
+from ccrawl.output import FORMATS, OutputOptions, emit, parse_fields
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalFlag:
+    """One global flag: its click declaration and, when it sets one, the settings key it feeds."""
+
+    decls: tuple[str, ...]
+    name: str
+    kwargs: Mapping[str, Any]
+    setting: str | None = None
+
+
+def _flag(*decls: str, name: str, setting: str | None = None, **kwargs: Any) -> GlobalFlag:
+    return GlobalFlag(tuple(decls), name, kwargs, setting)
+
+
+GLOBAL_FLAGS: tuple[GlobalFlag, ...] = (
+    _flag("--crawl", "-c", name="crawl", setting="crawl",
+          help="Crawl ID, year, latest, all, an integer N for the newest N, or a comma list [latest]"),
+    _flag("--output", "-o", name="output", help="Output format: " + ", ".join(FORMATS) + " [auto]"),
+    _flag("--limit", "-n", name="limit", type=int, help="Maximum records (0 = unlimited) [0]"),
+    _flag("--workers", "-j", name="workers", setting="workers", type=int,
+          help="Concurrency for downloads and scans [8]"),
+    _flag("--source", name="source", setting="source", help="Bulk data source: https or s3 [https]"),
+    _flag("--rate", name="rate", setting="rate", help="Minimum delay between requests, this process alone [0s]"),
+    _flag("--global-rate", name="global_rate", setting="global_rate",
+          help="Minimum gap between Common Crawl requests across every ccrawl process on this host [200ms]"),
+    _flag("--timeout", name="timeout", setting="timeout", help="Per-request timeout [0s = none]"),
+    _flag("--no-cache", name="no_cache", is_flag=True, default=None, help="Bypass the on-disk cache"),
+    _flag("--fields", name="fields", help="Comma-separated columns to show"),
+    _flag("--template", name="template", help="Template applied per record, e.g. '{{.url}}\\t{{.status}}'"),
+    _flag("--library", name="library", is_flag=True, default=None, help="Read and write under the dataset library"),
+    _flag("--library-dir", name="library_dir", setting="library_dir", help="Library root [~/notes/ccrawl]"),
+    _flag("--data-dir", name="data_dir", setting="data_dir", help="Root data directory [~/data/ccrawl]"),
+    _flag("--dry-run", name="dry_run", is_flag=True, default=None, help="Print actions, do not perform them"),
+    _flag("--quiet", "-q", name="quiet", is_flag=True, default=None, help="Suppress progress output"),
+    _flag("--verbose", "-v", name="verbose", count=True, help="Increase verbosity (repeatable)"),
+    _flag("--color", name="color", type=click.Choice(["auto", "always", "never"]), help="Color output [auto]"),
+    _flag("--no-header", name="no_header", is_flag=True, default=None, help="Omit the header row in table output"),
+    _flag("--profile", name="profile", help="Named profile of the config file to load"),
+    _flag("--progress", name="progress", type=click.Choice(["text", "json", "none"]),
+          help="Progress reporting for long runs [text on a terminal, json otherwise]"),
+    _flag("--journal", name="journal", help="Append run events as JSON Lines to this file"),
+    _flag("--metrics-addr", name="metrics_addr", help="Serve Prometheus metrics for the run on this address"),
+)
+
+GLOBAL_NAMES = frozenset(f.name for f in GLOBAL_FLAGS)
+
+
+def _options(skip: frozenset[str] = frozenset()) -> list[click.Option]:
+    return [
+        click.Option([*f.decls, f.name], show_default=False, **f.kwargs) for f in GLOBAL_FLAGS if f.name not in skip
+    ]
+
+
+@dataclass(slots=True)
+class Run:
+    """One invocation: global flag values, settings resolved on first use, output and stderr."""
+
+    flags: dict[str, Any]
+    command_path: str
+    _settings: Any = field(default=None, repr=False)
+
+    @property
+    def verbose(self) -> int:
+        return int(self.flags.get("verbose") or 0)
+
+    @property
+    def quiet(self) -> bool:
+        return bool(self.flags.get("quiet"))
+
+    @property
+    def dry_run(self) -> bool:
+        return bool(self.flags.get("dry_run"))
+
+    @property
+    def no_cache(self) -> bool:
+        return bool(self.flags.get("no_cache"))
+
+    @property
+    def progress(self) -> str:
+        chosen = self.flags.get("progress")
+        if chosen:
+            return str(chosen)
+        if self.quiet:
+            return "none"
+        return "text" if sys.stderr.isatty() else "json"
+
+    @property
+    def settings(self) -> Any:
+        """The resolved :class:`ccrawl.config.Settings` (flag > env > profile > [default] > built-in)."""
+        if self._settings is None:
+            from ccrawl import config
+
+            given = {f.setting: self.flags.get(f.name) for f in GLOBAL_FLAGS if f.setting}
+            self._settings = config.resolve(given, profile=self.flags.get("profile"), warn=self.warn)
+        return self._settings
+
+    @property
+    def output(self) -> OutputOptions:
+        return OutputOptions(
+            fmt=self.flags.get("output") or "auto",
+            fields=parse_fields(self.flags.get("fields")),
+            template=self.flags.get("template"),
+            no_header=bool(self.flags.get("no_header")),
+            limit=int(self.flags.get("limit") or 0),
+        )
+
+    def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
+        """Render records to stdout in the chosen format; returns the count written."""
+        return emit(records, self.output, columns=columns, single=single)
+
+    def info(self, message: str) -> None:
+        """Progress and diagnostics: stderr, silenced by -q."""
+        if not self.quiet:
+            click.echo(message, err=True)
+
+    def warn(self, message: str) -> None:
+        """A warning: always on stderr."""
+        click.echo(f"ccrawl: warning: {message}", err=True)
+
+    def debug(self, message: str) -> None:
+        """Only with -v."""
+        if self.verbose:
+            click.echo(message, err=True)
+
+    def inputs(self, args: Sequence[str], *, field: str = "url") -> Iterator[str | InputLineError]:
+        """Arguments, or stdin lines when none (or ``-``) are given: one value per line or JSONL with ``field``.
+
+        A line that is not UTF-8 text comes back as an :class:`InputLineError` so the caller can
+        name it on stderr and carry on with the rest of the stream.
+        """
+        if args and list(args) != ["-"]:
+            yield from args
+            return
+        if "-" in args and len(args) > 1:
+            raise UsageError("'-' (read stdin) cannot be mixed with other arguments")
+        yield from read_stdin_values(sys.stdin.buffer, field=field)
+
+
+@dataclass(frozen=True, slots=True)
+class InputLineError:
+    """A stdin line that could not be read as a value."""
+
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"stdin line {self.line}: {self.reason}"
+
+
+def read_stdin_values(stream: Any, *, field: str = "url") -> Iterator[str | InputLineError]:
+    """Values from a byte stream: plain lines, or JSON objects carrying ``field``; blank lines skipped."""
+    for n, raw in enumerate(stream, start=1):
+        if b"\x00" in raw:
+            yield InputLineError(n, "binary data (a NUL byte), not a line of text")
+            continue
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError as exc:
+            yield InputLineError(n, f"not UTF-8 text (byte {exc.start})")
+            continue
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("{"):
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                yield InputLineError(n, f"not valid JSON ({exc.msg})")
+                continue
+            value = obj.get(field) if isinstance(obj, dict) else None
+            if not isinstance(value, str) or not value:
+                yield InputLineError(n, f"a JSON line without a {field!r} field")
+                continue
+            yield value
+        else:
+            yield line
+
+
+def _root_flags(ctx: click.Context) -> dict[str, Any]:
+    root = ctx.find_root()
+    obj = root.obj if isinstance(root.obj, dict) else {}
+    return dict(obj.get("global_flags", {}))
+
+
+def merge_flags(ctx: click.Context, local: dict[str, Any]) -> dict[str, Any]:
+    """Flags given after the command win over the same flags given before it."""
+    merged = _root_flags(ctx)
+    for name, value in local.items():
+        if name == "verbose":
+            merged[name] = int(merged.get(name) or 0) + int(value or 0)
+        elif value is not None:
+            merged[name] = value
+    return merged
+
+
+def command(name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., Any]], click.Command]:
+    """A click command with the global flags, calling ``func(run, **own_params)``."""
+
+    def decorate(func: Callable[..., Any]) -> click.Command:
+        own = {p.name for p in getattr(func, "__click_params__", [])}
+        skip = frozenset(GLOBAL_NAMES & own)
+
+        @functools.wraps(func)
+        def callback(**params: Any) -> Any:
+            ctx = click.get_current_context()
+            local = {k: params.pop(k) for k in list(params) if k in GLOBAL_NAMES and k not in skip}
+            run = Run(merge_flags(ctx, local), ctx.command_path)
+            for k in skip:
+                run.flags.setdefault(k, None)
+            return func(run, **params)
+
+        cmd = click.command(name, **kwargs)(callback)
+        cmd.params.extend(_options(skip))
+        return cmd
+
+    return decorate
+
+
+def add_global_options(cmd: click.Command) -> click.Command:
+    """Give a group the global flags; its callback stores them with :func:`store_group_flags`."""
+    cmd.params.extend(_options())
+    return cmd
+
+
+def store_group_flags(ctx: click.Context, params: dict[str, Any]) -> None:
+    """Remember the global flags given before the subcommand name, for the leaf to merge."""
+    ctx.ensure_object(dict)
+    stored = dict(ctx.obj.get("global_flags", {}))
+    for name, value in params.items():
+        if name not in GLOBAL_NAMES:
+            continue
+        if name == "verbose":
+            stored[name] = int(stored.get(name) or 0) + int(value or 0)
+        elif value is not None or name not in stored:
+            stored[name] = value
+    ctx.obj["global_flags"] = stored
+
+
+def exit_for_stream(ok: int, failed: int, *, what: str = "input") -> None:
+    """Exit codes of a per-item stream: 3 when there was nothing, 1 when every item failed."""
+    from ccrawl.errors import CcrawlError, NothingMatched
+
+    if ok == 0 and failed == 0:
+        raise NothingMatched(f"no {what} to work on (stdin was empty)")
+    if ok == 0:
+        raise CcrawlError(f"every {what} failed ({failed}); see the lines above")
+
+
+def env_flag(name: str) -> bool:
+    """A boolean environment switch."""
+    return os.environ.get(name, "") not in ("", "0", "false", "no")

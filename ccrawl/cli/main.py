@@ -1,0 +1,164 @@
+"""The ``ccrawl`` command: a lazily loaded click tree, one line of error and the right exit code.
+
+Command modules are imported only when their command runs (or its ``--help`` is asked for), so
+``ccrawl --help`` and ``ccrawl version`` do not pay for aiohttp, pyarrow, duckdb or
+huggingface_hub. A module that is not in this checkout yet is simply not listed.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from ccrawl.cli.common import add_global_options, store_group_flags
+from ccrawl.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, CcrawlError
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands live in modules named ``"pkg.module:attr"``, imported on use."""
+
+    def __init__(self, *args: Any, lazy: dict[str, tuple[str, str]] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy or {}
+
+    def _available(self, name: str) -> bool:
+        module = self.lazy[name][0].split(":")[0]
+        try:
+            return importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            return False
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(super().list_commands(ctx))
+        names.update(n for n in self.lazy if self._available(n))
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        if cmd_name not in self.lazy or not self._available(cmd_name):
+            return None
+        module_name, attr = self.lazy[cmd_name][0].split(":")
+        cmd = getattr(importlib.import_module(module_name), attr)
+        if not isinstance(cmd, click.Command):
+            raise TypeError(f"{module_name}:{attr} is not a click command")
+        return cmd
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            if name in self.lazy:
+                rows.append((name, self.lazy[name][1]))
+            else:
+                cmd = self.commands[name]
+                rows.append((name, cmd.get_short_help_str(limit=70)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+#: name -> ("module:attr", one-line help). Help text is here so ``--help`` imports nothing.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "crawls": ("ccrawl.cli.commoncrawl:crawls", "List, resolve, and inspect the monthly crawls"),
+    "stats": ("ccrawl.cli.commoncrawl:stats", "Show the shape of a crawl: file counts per archive kind"),
+    "paths": ("ccrawl.cli.commoncrawl:paths", "List the archive file paths for a crawl"),
+    "download": ("ccrawl.cli.commoncrawl:download", "Download whole archive files for a crawl"),
+    "get": ("ccrawl.cli.commoncrawl:get", "Fetch what Common Crawl captured for a URL"),
+    "fetch": ("ccrawl.cli.commoncrawl:fetch", "Retrieve WARC records by explicit location, or from stdin"),
+    "export": ("ccrawl.cli.commoncrawl:export", "Write matching captures into WARC files with provenance"),
+    "search": ("ccrawl.cli.search:search", "Query the URL index (CDX) for captures of a URL or pattern"),
+    "cdx": ("ccrawl.cli.search:cdx", "Alias of search"),
+    "parse": ("ccrawl.cli.parse:parse", "Decode a local WARC/WAT/WET file into records"),
+    "extract": ("ccrawl.cli.extract:extract", "Pull text, links, title, or Markdown from a captured page"),
+    "content": ("ccrawl.cli.content:content", "Live-fetch content signals: text, outlinks, quality"),
+    "recrawl": ("ccrawl.cli.recrawl:recrawl", "Recrawl a published dataset, streaming the work list"),
+    "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
+    "config": ("ccrawl.cli.meta:config", "Show resolved configuration and data paths"),
+    "cache": ("ccrawl.cli.meta:cache", "Inspect and clear the on-disk cache"),
+    "version": ("ccrawl.cli.meta:version", "Print the version and exit"),
+}
+
+
+@click.group(
+    cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]},
+    help="ccrawl: a toolkit for Common Crawl around a native-accelerated recrawler.\n\n"
+    "Run `ccrawl <command> --help` for a command's flags. Global flags work before or after the command.",
+)
+@click.pass_context
+def cli(ctx: click.Context, **params: Any) -> None:
+    store_group_flags(ctx, params)
+
+
+add_global_options(cli)
+
+
+def _verbose(argv: Sequence[str]) -> bool:
+    for arg in argv:
+        if arg == "--":
+            break
+        if arg == "--verbose" or (arg.startswith("-") and not arg.startswith("--") and set(arg[1:]) == {"v"}):
+            return True
+    return False
+
+
+def _fail(message: str) -> None:
+    click.echo(f"ccrawl: {message}", err=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns (and, as a console script, exits with) the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    verbose = _verbose(args)
+    try:
+        result = cli.main(args=args, prog_name="ccrawl", standalone_mode=False)
+        return int(result) if isinstance(result, int) else EXIT_OK
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.exceptions.NoArgsIsHelpError as exc:
+        click.echo(exc.format_message(), err=True)
+        return EXIT_USAGE
+    except click.ClickException as exc:
+        hint = ""
+        ctx = getattr(exc, "ctx", None)
+        if ctx is not None:
+            hint = f" (see `{ctx.command_path} --help`)"
+        _fail(exc.format_message().replace("\n", " ") + hint)
+        return exc.exit_code if exc.exit_code else EXIT_USAGE
+    except click.exceptions.Abort:
+        _fail("aborted")
+        return 130
+    except CcrawlError as exc:
+        if verbose:
+            traceback.print_exc()
+        _fail(str(exc).replace("\n", " ") or type(exc).__name__)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        _fail("interrupted")
+        return 130
+    except BrokenPipeError:
+        # the reader went away (`| head`): not an error, and nothing more can be written
+        import os
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:
+        if verbose:
+            traceback.print_exc()
+        _fail(f"internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)".replace("\n", " "))
+        return EXIT_ERROR
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()
