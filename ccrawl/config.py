@@ -165,7 +165,9 @@ SETTINGS: tuple[Setting, ...] = (
         "data_endpoint", "CCRAWL_DATA_ENDPOINT", "str", "https://data.commoncrawl.org",
         "Where manifests, WARC files and the columnar index come from",
     ),
-    Setting("cdx_endpoint", "CCRAWL_CDX_ENDPOINT", "str", "https://index.commoncrawl.org", "Where the URL index comes from"),
+    Setting(
+        "cdx_endpoint", "CCRAWL_CDX_ENDPOINT", "str", "https://index.commoncrawl.org", "Where the URL index comes from"
+    ),
     Setting("s3_endpoint", "CCRAWL_S3_ENDPOINT", "str", "https://commoncrawl.s3.amazonaws.com", "Base for --source s3"),
     Setting("hf_endpoint", "HF_ENDPOINT", "str", "https://huggingface.co", "HuggingFace Hub endpoint"),
 )
@@ -267,7 +269,8 @@ class Settings:
             shown = format_duration(value) if s.kind == "duration" else value
             out.append({"key": s.key, "value": "" if shown is None else str(shown), "source": self.sources[s.key]})
         out.append({"key": "profile", "value": self.profile or "", "source": self.sources.get("profile", "default")})
-        out.append({"key": "config_file", "value": str(self.config_file), "source": f"derived from {self.config_file_source}"})
+        derived = f"derived from {self.config_file_source}"
+        out.append({"key": "config_file", "value": str(self.config_file), "source": derived})
         return out
 
 

@@ -194,12 +194,10 @@ class Renderer:
                 self.stream.write("]\n")
         elif self.fmt == "table" and self.template is None and self.columns is not None:
             _write_table(self.stream, self.columns, self._buffer, self.no_header)
-        elif self.fmt in ("csv", "tsv") and self._csv is None and self.columns is None and self.declared:
+        elif self.fmt in ("csv", "tsv") and self.columns is None and self.declared and not self.no_header:
             # no records: the header still says what the columns would have been
-            if not self.no_header:
-                cols = self.fields or self.declared
-                csv.writer(self.stream, delimiter="," if self.fmt == "csv" else "\t",
-                           lineterminator="\n").writerow(cols)
+            cols = self.fields or self.declared
+            csv.writer(self.stream, delimiter="," if self.fmt == "csv" else "\t", lineterminator="\n").writerow(cols)
         self.stream.flush()
 
 
@@ -271,10 +269,8 @@ def _limited(records: Iterable[Mapping[str, Any]], limit: int) -> Iterator[Mappi
     if limit <= 0:
         yield from records
         return
-    n = 0
-    for record in records:
+    for n, record in enumerate(records, start=1):
         yield record
-        n += 1
         if n >= limit:
             break
 

@@ -66,7 +66,7 @@ def test_wrong_type_warns_and_keeps_the_default(tmp_path: Path) -> None:
 
 def test_broken_toml_is_one_config_error(tmp_path: Path) -> None:
     env = write(tmp_path, "[default\nworkers = 8\n")
-    with pytest.raises(ConfigError, match="config.toml"):
+    with pytest.raises(ConfigError, match=r"config\.toml"):
         config.resolve({}, env=env)
 
 

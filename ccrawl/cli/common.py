@@ -238,7 +238,8 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., A
                 run.flags.setdefault(k, None)
             return func(run, **params)
 
-        cmd = click.command(name, **kwargs)(callback)
+        cmd = click.Command(name or func.__name__.replace("_", "-"), callback=callback, **kwargs)
+        cmd.params.extend(reversed(getattr(func, "__click_params__", [])))
         cmd.params.extend(_options(skip))
         return cmd
 

@@ -91,7 +91,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "Run `ccrawl <command> --help` for a command's flags. Global flags work before or after the command.",
 )
 @click.pass_context
-def cli(ctx: click.Context, **params: Any) -> None:
+def cli(ctx: click.Context, /, **params: Any) -> None:
     store_group_flags(ctx, params)
 
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import click
-
 from typing import Any
+
+import click
 
 from ccrawl.cli.common import Run, add_global_options, command, store_group_flags
 from ccrawl.ops import meta
@@ -41,7 +41,7 @@ config.add_command(config_show)
 
 @click.group("cache", invoke_without_command=True, help="Inspect and clear the on-disk cache.")
 @click.pass_context
-def cache(ctx: click.Context, **params: Any) -> None:
+def cache(ctx: click.Context, /, **params: Any) -> None:
     store_group_flags(ctx, params)
     if ctx.invoked_subcommand is None:
         ctx.invoke(cache_show)

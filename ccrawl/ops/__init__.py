@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,8 +24,6 @@ from typing import Any
 Record = Mapping[str, Any]
 OpFunc = Callable[..., Iterable[Record]]
 
-#: Modules that define operations; imported by :func:`load_all` for the generic front ends.
-OP_MODULES = ("ccrawl.ops.url", "ccrawl.ops.meta")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +89,7 @@ def get(name: str) -> Operation:
 
 
 def load_all() -> dict[str, Operation]:
-    """Import every operation module and return the registry."""
-    for module in OP_MODULES:
-        importlib.import_module(module)
+    """Import every module of this package (each registers its operations) and return the registry."""
+    for info in pkgutil.iter_modules(__path__, prefix=f"{__name__}."):
+        importlib.import_module(info.name)
     return REGISTRY

@@ -18,7 +18,7 @@ VERSION_FIELDS = ("version", "commit", "built", "platform", "python", "native")
 def version_info() -> dict[str, str]:
     """The six facts of ``ccrawl version``: version, commit, built, platform, python, native."""
     try:
-        from ccrawl import _build_info  # type: ignore[attr-defined]
+        from ccrawl import _build_info
 
         commit, built = _build_info.COMMIT, _build_info.BUILT
     except ImportError:

@@ -13,7 +13,9 @@ import pytest
 from ccrawl.cli.main import main
 
 
-def run_cli(*args: str, stdin: bytes | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     full_env = {**os.environ, **(env or {})}
     return subprocess.run([sys.executable, "-m", "ccrawl", *args], input=stdin, capture_output=True,
                           env=full_env, timeout=60)

@@ -1,0 +1,50 @@
+"""The operation registry: typed parameters read off the signature, one name per operation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ccrawl import ops
+
+
+def test_operation_records_params_columns_and_writes() -> None:
+    @ops.operation("test.echo", summary="echo", columns=("value",), writes=True)
+    def echo(value: str, times: int = 2) -> Iterator[dict[str, str]]:
+        for _ in range(times):
+            yield {"value": value}
+
+    op = ops.REGISTRY["test.echo"]
+    assert op.writes and op.columns == ("value",)
+    assert [(p.name, p.annotation, p.required, p.default) for p in op.params] == [
+        ("value", "str", True, None),
+        ("times", "int", False, 2),
+    ]
+    assert list(op(value="x", times=3)) == [{"value": "x"}] * 3
+    del ops.REGISTRY["test.echo"]
+
+
+def test_registering_another_function_under_a_taken_name_is_refused() -> None:
+    @ops.operation("test.dup", summary="one")
+    def one() -> Iterator[dict[str, str]]:
+        yield {}
+
+    with pytest.raises(ValueError, match="registered twice"):
+
+        @ops.operation("test.dup", summary="two")
+        def two() -> Iterator[dict[str, str]]:
+            yield {}
+
+    del ops.REGISTRY["test.dup"]
+
+
+def test_get_names_the_known_operations_when_missing() -> None:
+    with pytest.raises(KeyError, match=r"known: .*version"):
+        ops.get("no.such.op")
+
+
+def test_meta_operations_are_registered() -> None:
+    registry = ops.load_all()
+    assert {"version", "native", "cache.show", "cache.clear"} <= set(registry)
+    assert registry["cache.clear"].writes and not registry["cache.show"].writes
