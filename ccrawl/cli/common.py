@@ -65,6 +65,7 @@ GLOBAL_FLAGS: tuple[GlobalFlag, ...] = (
     _flag("--verbose", "-v", name="verbose", count=True, help="Increase verbosity (repeatable)"),
     _flag("--color", name="color", type=click.Choice(["auto", "always", "never"]), help="Color output [auto]"),
     _flag("--no-header", name="no_header", is_flag=True, default=None, help="Omit the header row in table output"),
+    _flag("--db", name="db", help="Tee every record into a DuckDB file (table named after the command)"),
     _flag("--profile", name="profile", help="Named profile of the config file to load"),
     _flag("--progress", name="progress", type=click.Choice(["text", "json", "none"]),
           help="Progress reporting for long runs [text on a terminal, json otherwise]"),
@@ -135,7 +136,12 @@ class Run:
         )
 
     def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
-        """Render records to stdout in the chosen format; returns the count written."""
+        """Render records to stdout in the chosen format (and into ``--db``); returns the count written."""
+        target = self.flags.get("db")
+        if target:
+            from ccrawl.store.duck import table_name_for, tee
+
+            records = tee(records, target, table_name_for(self.command_path), columns=columns)
         return emit(records, self.output, columns=columns, single=single)
 
     def info(self, message: str) -> None:

@@ -1,0 +1,1 @@
+"""Local stores: the DuckDB database records can be teed into (``--db``)."""
