@@ -58,7 +58,7 @@ def _build_info() -> str:
         ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         commit = "unknown"
-    built = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    built = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d")
     return f'"""Written by setup.py at build time."""\n\nCOMMIT = "{commit}"\nBUILT = "{built}"\n'
 
 
