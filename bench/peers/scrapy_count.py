@@ -35,7 +35,7 @@ def _resolver_class() -> Any:
 
             reactor.installResolver(self)
 
-        def getHostByName(self, name: str, timeout: Any = None) -> Any:  # noqa: N802 (Twisted's name)
+        def getHostByName(self, name: str, timeout: Any = None) -> Any:
             return defer.succeed(RESOLVE_TO)
 
     return FixedResolver
