@@ -1,0 +1,3 @@
+"""Stub for the compiled simhash64 (twin: ccrawl.extract.simhash.simhash64_py)."""
+
+def simhash64(text: str) -> int: ...

@@ -1,0 +1,1 @@
+"""Polite bulk HTTP access to Common Crawl: ranged reads and coalesced batch reads."""

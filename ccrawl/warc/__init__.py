@@ -1,0 +1,1 @@
+"""Reading, writing, indexing and slicing WARC files."""
