@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / LIST_NAME).write_bytes(data)
     (args.out / SIDECAR_NAME).write_text(json.dumps(sidecar, indent=2) + "\n")
-    print(f"vendored PSL {sidecar['version']} ({sidecar['sha256'][:12]}…) from {label}", file=sys.stderr)
+    print(f"vendored PSL {sidecar['version']} ({str(sidecar['sha256'])[:12]}…) from {label}", file=sys.stderr)
     return 0
 
 

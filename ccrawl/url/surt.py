@@ -1,0 +1,293 @@
+"""SURT keys of URLs, as Common Crawl's ``url_surtkey`` and the Internet Archive ``surt`` package write them.
+
+``surt("http://www.Example.com/A/b/?B=2&a=1#x") == "com,example)/a/b?a=1&b=2"``
+
+The output is the ``surt`` package's default (``surt.surt(url)``), which is what Common Crawl's CDX
+and columnar indexes carry, reached by the same steps in the same order:
+
+1. strip surrounding whitespace, drop tab/CR/LF anywhere; prefix ``http://`` when there is no
+   scheme; collapse repeated ``http(s)://`` prefixes (``http://https://a.com`` is ``https://a.com``);
+2. split RFC 2396 style; userinfo and fragment are dropped; ``http:////host/path`` takes the host
+   from the path;
+3. host: percent-decoded until stable, IDNA-encoded when not ASCII (Python's IDNA 2003 codec, as the
+   package does), ``..`` collapsed, outer dots stripped; numeric hosts (``1.2``, ``010.1.1.1``,
+   ``3232235777``) rewritten as dotted quads with ``inet_aton`` rules; lowercased, a leading
+   ``www``/``wwwN.`` label removed, labels reversed and joined with commas, closed by ``)``;
+4. the default port (80 for http, 443 for https) is removed, any other port kept as ``:port``;
+5. path: percent-decoded until stable, dot segments resolved and empty segments dropped,
+   re-escaped, lowercased, ASP.NET ``(S(...))`` session segments removed, one trailing slash removed
+   (except for the root ``/``);
+6. query: percent-decoded and re-escaped, ``jsessionid``/``phpsessid``/``sid``/``aspsessionid``/
+   ``cfid+cftoken`` session values removed, lowercased, its ``&``-separated fields sorted; an empty
+   query is dropped.
+
+Deliberate divergences from the package (tested): an empty or blank URL raises
+:class:`ccrawl.errors.InputError` where the package returns ``"-"`` or fails with an
+AttributeError; a port that is not a number in 0-65535 raises InputError where the package raises
+ValueError; a numeric host that ``inet_aton`` rejects is kept as written, where the package would
+ask DNS about it (and keep it as written when DNS says no, so only the lookup differs).
+
+:func:`surt` is the compiled implementation when ``ccrawl._native.surt`` is built, else
+:func:`surt_py`; both give the same output for every input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable
+from urllib.parse import quote_from_bytes, unquote_to_bytes
+
+from ccrawl import accel
+from ccrawl.errors import InputError
+
+__all__ = ["surt", "surt_py"]
+
+_SCHEME = re.compile(rb"[a-zA-Z][a-zA-Z0-9+.\-]*:")
+_REPEATED_HTTP = re.compile(rb"(https?://)+")
+_WWW_LABEL = re.compile(rb"www\d*\.")
+_DECIMAL_IP = re.compile(rb"[1-9][0-9]*(?:\.[0-9]+){0,3}")
+_OCTAL_IP = re.compile(rb"0[0-7]*(?:\.[0-7]+){0,3}")
+
+# Characters `escape_once` leaves alone besides ASCII letters, digits and "_.-~": everything printable
+# except '#' and '%', so an escape survives exactly one decode/encode round.
+_ESCAPE_SAFE = b"!\"$&'()*+,-./:;<=>?@[\\]^_`{|}~"
+
+# Session identifiers the Internet Archive's canonicaliser removes from queries; applied in this
+# order, each to the result of the one before, with the leftmost-longest semantics of `re`.
+_QUERY_SESSION_PATTERNS = tuple(
+    re.compile(rb"^(.*)(?:" + p + rb")(?:&(.*))?$", re.I)
+    for p in (
+        rb"jsessionid=[0-9a-zA-Z]{32}",
+        rb"phpsessid=[0-9a-zA-Z]{32}",
+        rb"sid=[0-9a-zA-Z]{32}",
+        rb"ASPSESSIONID[a-zA-Z]{8}=[a-zA-Z]{24}",
+        rb"cfid=[^&]+&cftoken=[^&]+",
+    )
+)
+# ASP.NET cookieless session segments: /(S(xxxxxxxxxxxxxxxxxxxxxxxx))/page.aspx and /(xxxx...)/page.aspx
+_PATH_SESSION_PATTERNS = (
+    re.compile(rb"^(.*/)(\((?:[a-z]\([0-9a-z]{24}\))+\)/)([^?]+\.aspx.*)$", re.I),
+    re.compile(rb"^(.*/)(\([0-9a-z]{24}\)/)([^?]+\.aspx.*)$", re.I),
+)
+
+
+def unescape_repeatedly(data: bytes) -> bytes:
+    """Percent-decode until nothing changes (``%2541`` becomes ``A``)."""
+    while True:
+        decoded = unquote_to_bytes(data)
+        if decoded == data:
+            return data
+        data = decoded
+
+
+def escape_once(data: bytes) -> bytes:
+    """Percent-encode controls, space, ``#``, ``%``, DEL and every non-ASCII byte (uppercase hex)."""
+    return quote_from_bytes(data, safe=_ESCAPE_SAFE).encode("ascii") if data else data
+
+
+def strip_query_session_ids(query: bytes) -> bytes:
+    """Remove the session identifiers of :data:`_QUERY_SESSION_PATTERNS` from a raw query."""
+    for pattern in _QUERY_SESSION_PATTERNS:
+        m = pattern.match(query)
+        if m:
+            query = m.group(1) + (m.group(2) or b"")
+    return query
+
+
+def strip_path_session_ids(path: bytes) -> bytes:
+    """Remove an ASP.NET cookieless session segment from a path that ends in an ``.aspx`` page."""
+    for pattern in _PATH_SESSION_PATTERNS:
+        m = pattern.match(path)
+        if m:
+            path = m.group(1) + m.group(3)
+    return path
+
+
+def _inet_aton(host: bytes) -> bytes | None:
+    """Dotted quad for an all-numeric host by glibc ``inet_aton`` rules, or None when it rejects it."""
+    parts = host.split(b".")
+    values = []
+    for part in parts:
+        if len(part) > 1 and part[:1] == b"0":
+            if part.strip(b"01234567"):
+                return None  # 8 or 9 in an octal part
+            values.append(int(part, 8))
+        else:
+            values.append(int(part))
+    *head, last = values
+    if any(v > 0xFF for v in head) or last >= 1 << (8 * (4 - len(head))):
+        return None
+    number = last
+    for i, v in enumerate(head):
+        number |= v << (24 - 8 * i)
+    return _dotted(number)
+
+
+def _dotted(number: int) -> bytes:
+    return b"%d.%d.%d.%d" % (number >> 24 & 0xFF, number >> 16 & 0xFF, number >> 8 & 0xFF, number & 0xFF)
+
+
+def numeric_host(host: bytes) -> bytes | None:
+    """The dotted quad a numeric host stands for (``1.2`` is ``1.0.0.2``), or None for a name."""
+    if host.isdigit():
+        return _dotted(int(host) & 0xFFFFFFFF)  # masked to 32 bits, as the Wayback tools do
+    if _DECIMAL_IP.fullmatch(host) or _OCTAL_IP.fullmatch(host):
+        return _inet_aton(host)
+    return None
+
+
+def normalize_path(path: bytes | None) -> bytes:
+    """Resolve ``.`` and ``..``, drop empty segments except a trailing one; never empty."""
+    if not path:
+        return b"/"
+    kept: list[bytes] = []
+    for segment in path.split(b"/")[1:]:
+        if segment == b".":
+            continue
+        if segment == b"..":
+            if kept:
+                kept.pop()
+            else:
+                kept.append(segment)  # ".." above the root is kept, as the Wayback tools do
+        else:
+            kept.append(segment)
+    if not kept:
+        return b"/"
+    return b"/" + b"".join(s + b"/" for s in kept[:-1] if s) + kept[-1]
+
+
+def _sort_query(query: bytes) -> bytes:
+    """Sort ``&``-separated fields by (name, value), keeping ``a`` and ``a=`` distinct."""
+    if len(query) <= 1:
+        return query
+    fields = sorted(tuple(arg.split(b"=", 1)) for arg in query.split(b"&"))
+    return b"&".join(b"=".join(f) for f in fields)
+
+
+def _canonical_host(host: bytes) -> bytes:
+    host = unescape_repeatedly(host)
+    if not host.isascii():
+        # a host IDNA cannot encode keeps its raw bytes, percent-escaped below
+        with contextlib.suppress(ValueError):
+            host = host.decode("utf-8", "ignore").encode("idna")
+    host = host.replace(b"..", b".").strip(b".")
+    ip = numeric_host(host)
+    return ip if ip is not None else escape_once(host.lower())
+
+
+def _split(raw: bytes) -> tuple[bytes, bytes, bytes | None, bytes | None]:
+    """(scheme, netloc, path or None, query or None) of a URL that starts with a scheme."""
+    colon = raw.index(b":")
+    scheme, rest = raw[:colon], raw[colon + 1 :]
+    hash_at = rest.find(b"#")
+    if hash_at >= 0:
+        rest = rest[:hash_at]
+    rest, _, query = rest.partition(b"?")
+    netloc = b""
+    if rest.startswith(b"//"):
+        slash = rest.find(b"/", 2)
+        if slash < 0:
+            netloc, rest = rest[2:], b""
+        else:
+            netloc, rest = rest[2:slash], rest[slash:]
+    return scheme, netloc, rest or None, query or None
+
+
+def _host_and_port(netloc: bytes) -> tuple[bytes | None, int | None]:
+    """Host (lowercased, None when empty) and port (None when absent or 0), as urllib reads a netloc."""
+    netloc = netloc.rstrip(b":")
+    hostinfo = netloc.rpartition(b"@")[2]
+    _, bracket, bracketed = hostinfo.partition(b"[")
+    if bracket:
+        host, _, port = bracketed.partition(b"]")
+        port = port.partition(b":")[2]
+    else:
+        host, _, port = hostinfo.partition(b":")
+    number = None
+    if port:
+        if not (port.isdigit() and port.isascii()) or int(port) > 65535:
+            raise InputError(f"bad port {port.decode('utf-8', 'replace')!r}: a port is a number from 0 to 65535")
+        number = int(port) or None
+    if not host:
+        return None, number
+    name, percent, zone = host.partition(b"%")  # an IPv6 zone id keeps its case
+    return name.lower() + percent + zone, number
+
+
+def surt_bytes(url: bytes) -> bytes:
+    """SURT of a URL given as UTF-8 bytes; see the module docstring for the steps."""
+    if url.startswith(b"filedesc"):
+        return url  # ARC file header lines pass through, as in CDX files
+    raw = url.strip()
+    if b"\t" in raw or b"\n" in raw or b"\r" in raw:
+        raw = raw.translate(None, b"\t\n\r")
+    if not raw:
+        raise InputError("empty URL: give an absolute URL such as https://example.com/")
+    if not _SCHEME.match(raw):
+        raw = b"http://" + raw
+    m = _REPEATED_HTTP.match(raw)
+    if m:
+        raw = m.group(1) + raw[m.end() :]
+
+    scheme, netloc, path, query = _split(raw)
+    host, port = _host_and_port(netloc)
+    if scheme.startswith(b"http") and host is None and path is not None:
+        host, _, rest = path.lstrip(b"/").partition(b"/")
+        path = b"/" + rest
+
+    if query:
+        query = escape_once(unescape_repeatedly(query))
+    if host:
+        host = _canonical_host(host)
+    if path is not None:
+        path = unescape_repeatedly(path)
+    if host:
+        path = normalize_path(path)
+    if path:
+        path = escape_once(path).lower()
+        if b"(" in path:
+            path = strip_path_session_ids(path)
+        if len(path) > 1 and path.endswith(b"/"):
+            path = path[:-1]
+
+    if host:
+        host = host.lower()
+        m = _WWW_LABEL.match(host)
+        if m:
+            host = host[m.end() :]
+    default_port = {b"http": 80, b"https": 443}.get(scheme.lower(), 0)
+    if port == default_port:
+        port = None
+    if query:
+        query = _sort_query(strip_query_session_ids(query).lower()) or None
+
+    if host:
+        out = b",".join(reversed(host.split(b".")))
+        if port is not None:
+            out += b":%d" % port
+        out += b")"
+    else:
+        out = scheme + b":"
+    if path:
+        out += path
+    elif query is not None:
+        out += b"/"
+    if query is not None:
+        out += b"?" + query
+    return out
+
+
+def surt_py(url: str) -> str:
+    """SURT key of ``url`` (pure Python); raises InputError for an empty URL or a bad port."""
+    try:
+        raw = url.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InputError(f"URL is not valid Unicode text: {url!r}") from None
+    if not raw:
+        raise InputError("empty URL: give an absolute URL such as https://example.com/")
+    return surt_bytes(raw).decode("utf-8")
+
+
+_native = accel.native("surt")
+surt: Callable[[str], str] = _native.surt if _native else surt_py
