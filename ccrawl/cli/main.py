@@ -116,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     verbose = _verbose(args)
     try:
-        result = cli.main(args=args, prog_name="ccrawl", standalone_mode=False)
+        result = cli.main(args=args, prog_name="ccrawl", standalone_mode=False, obj={"argv": args})
         return int(result) if isinstance(result, int) else EXIT_OK
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
