@@ -1,0 +1,348 @@
+"""``crawls``, ``stats``, ``paths``, ``download``, ``get``, ``fetch`` and ``export``: Common Crawl's data.
+
+Parsing and rendering only: the work is in :mod:`ccrawl.ops.commoncrawl` and the engines under
+:mod:`ccrawl.commoncrawl`. Content commands (``get``, ``fetch``) print raw bytes by default for
+``--body``/``--text``/``--markdown``/``--headers`` (what ``curl`` would give you), and records for
+``--links``/``--meta``; ``-o`` picks any other format.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ccrawl.cli.common import Run, command
+from ccrawl.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _echo(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def _client(run: Run) -> dict[str, Any]:
+    from ccrawl.net.client import client_options
+
+    options = client_options(run.settings.values)
+    options["no_cache"] = run.no_cache
+    options["verbose"] = run.verbose
+    return options
+
+
+def _crawl(run: Run, given: str | None = None) -> str:
+    return given or run.settings.crawl or "latest"
+
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12,
+          "tb": 10**12, "ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20, "gi": 1 << 30, "gib": 1 << 30,
+          "ti": 1 << 40, "tib": 1 << 40}
+
+
+def parse_size(value: str | int, flag: str) -> int:
+    """Bytes from ``65536``, ``1MiB``, ``16MiB``, ``1GB`` (SI k/M/G are powers of ten, KiB/MiB of two)."""
+    if isinstance(value, int):
+        return value
+    m = _SIZE.match(value)
+    if not m:
+        raise UsageError(f"{flag} {value!r}: give bytes, e.g. 65536, 1MiB or 1GB")
+    return int(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
+
+
+def _content(flags: dict[str, Any], allowed: tuple[str, ...]) -> str:
+    chosen = [name for name in allowed if flags.pop(name, False)]
+    if len(chosen) > 1:
+        raise UsageError("pick one content flag: " + " or ".join(f"--{c}" for c in chosen))
+    return chosen[0] if chosen else "body"
+
+
+def _default_format(run: Run, content: str) -> None:
+    if not run.flags.get("output") and content in ("body", "text", "markdown", "headers"):
+        run.flags["output"] = "raw"
+
+
+def _columns(content: str) -> tuple[str, ...]:
+    from ccrawl.commoncrawl.records import COLUMNS
+
+    return COLUMNS[content]
+
+
+def _stdin_objects(run: Run) -> Iterator[dict[str, Any]]:
+    """JSON objects from stdin, one per line; a bad line is named on stderr and skipped."""
+    for n, raw in enumerate(sys.stdin.buffer, start=1):
+        try:
+            line = raw.decode("utf-8").strip()
+        except UnicodeDecodeError:
+            run.warn(f"stdin line {n}: not UTF-8 text, skipped")
+            continue
+        if not line or line.startswith("#"):
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            run.warn(f"stdin line {n}: not valid JSON ({exc.msg}), skipped")
+            continue
+        if not isinstance(obj, dict):
+            run.warn(f"stdin line {n}: not a JSON object, skipped")
+            continue
+        yield obj
+
+
+def _command_line() -> str:
+    ctx = click.get_current_context()
+    obj = ctx.find_root().obj
+    argv = obj.get("argv") if isinstance(obj, dict) else None
+    return shlex.join(["ccrawl", *(argv if argv is not None else sys.argv[1:])])
+
+
+# -- crawls, stats ------------------------------------------------------------------------------
+
+
+@click.group("crawls", help="List, resolve, and inspect the monthly crawls.")
+def crawls() -> None:
+    pass
+
+
+@command("list", help="List the monthly crawls, newest first.")
+def crawls_list(run: Run) -> None:
+    from ccrawl import ops
+
+    op = ops.get("crawls.list")
+    run.emit(op(client_options=_client(run), notice=_echo), columns=op.columns)
+
+
+@command("latest", help="Print the newest crawl ID.")
+def crawls_latest(run: Run) -> None:
+    from ccrawl import ops
+
+    op = ops.get("crawls.latest")
+    run.emit(op(client_options=_client(run), notice=_echo), columns=op.columns, single=True)
+
+
+@command("resolve", help="Resolve a year, latest, all, N or a comma list to crawl IDs.")
+@click.argument("ref")
+def crawls_resolve(run: Run, ref: str) -> None:
+    from ccrawl import ops
+
+    op = ops.get("crawls.resolve")
+    run.emit(op(ref=ref, client_options=_client(run), notice=_echo), columns=op.columns)
+
+
+def _info(run: Run, crawl: str, kinds: str | None) -> None:
+    from ccrawl import ops
+
+    op = ops.get("crawls.info")
+    wanted = [k.strip() for k in kinds.split(",") if k.strip()] if kinds else None
+    run.emit(op(crawl=crawl, kinds=wanted, client_options=_client(run), notice=_echo), columns=op.columns)
+
+
+@command("info", help="File counts per archive kind for a crawl (the same rows as stats).")
+@click.argument("crawl_id", required=False)
+@click.option("--kinds", help="Comma list of kinds to count (default: all)")
+def crawls_info(run: Run, crawl_id: str | None, kinds: str | None) -> None:
+    _info(run, _crawl(run, crawl_id), kinds)
+
+
+for _cmd in (crawls_list, crawls_latest, crawls_resolve, crawls_info):
+    crawls.add_command(_cmd)
+
+
+@command("stats", help="Show the shape of a crawl (-c): file counts per archive kind.")
+@click.option("--kinds", help="Comma list of kinds to count (default: all)")
+def stats(run: Run, kinds: str | None) -> None:
+    _info(run, _crawl(run), kinds)
+
+
+# -- paths, download ----------------------------------------------------------------------------
+
+
+@command("paths", help="List the archive file paths for a crawl. -o url prints full URLs.")
+@click.argument("kind", required=False)
+@click.option("--kinds", "list_kinds", is_flag=True, help="List the kinds and exit")
+def paths(run: Run, kind: str | None, list_kinds: bool) -> None:
+    from ccrawl import ops
+    from ccrawl.commoncrawl.manifests import MANIFESTS
+
+    if list_kinds:
+        run.emit(({"kind": k, "manifest": m} for k, m in MANIFESTS.items()), columns=("kind", "manifest"))
+        return
+    if not kind:
+        raise UsageError("paths needs a kind: " + ", ".join(MANIFESTS))
+    op = ops.get("cc.paths")
+    run.emit(op(kind=kind, crawl=_crawl(run), client_options=_client(run), notice=_echo), columns=op.columns)
+
+
+@command("download", help="Download whole archive files for a crawl (resumable). - reads paths on stdin.")
+@click.argument("kind")
+@click.option("--out", default=".", show_default=True, help="Directory to download into")
+@click.option("--flat", is_flag=True, help="Drop the source tree: every file directly under --out")
+def download(run: Run, kind: str, out: str, flat: bool) -> None:
+    from ccrawl import ops
+
+    op = ops.get("cc.download")
+    paths_in = None
+    if kind == "-":
+        paths_in = []
+        for value in run.inputs(["-"], field="path"):
+            if isinstance(value, str):
+                paths_in.append(value)
+            else:
+                run.warn(str(value))
+    if run.dry_run:
+        run.info("download: --dry-run lists what would be fetched")
+        listed = paths_in if paths_in is not None else [
+            r["path"] for r in ops.get("cc.paths")(kind=kind, crawl=_crawl(run), client_options=_client(run))
+        ]
+        run.emit(({"path": p} for p in listed), columns=("path",))
+        return
+    run.emit(
+        op(kind=None if kind == "-" else kind, paths=paths_in, crawl=_crawl(run), out=out, flat=flat,
+           workers=int(run.settings.workers or 8), limit=run.output.limit, client_options=_client(run),
+           notice=_echo),
+        columns=op.columns,
+    )
+
+
+# -- get, fetch ---------------------------------------------------------------------------------
+
+_GET_CONTENT = ("text", "markdown", "links", "headers")
+_FETCH_CONTENT = ("body", "text", "markdown", "links", "headers", "meta")
+
+
+def _content_options(names: tuple[str, ...]) -> Callable[[F], F]:
+    helps = {
+        "body": "The HTTP response body (default)",
+        "text": "Readable plain text",
+        "markdown": "The page as Markdown",
+        "links": "Outbound links, one row each",
+        "headers": "The HTTP status and headers",
+        "meta": "The record's metadata, no payload",
+    }
+
+    def decorate(func: F) -> F:
+        for name in reversed(names):
+            func = click.option(f"--{name}", name, is_flag=True, help=helps[name])(func)
+        return func
+
+    return decorate
+
+
+@command("get", help="Fetch what Common Crawl captured for a URL (the newest capture in the -c crawls).")
+@click.argument("url")
+@_content_options(_GET_CONTENT)
+def get(run: Run, url: str, **flags: Any) -> None:
+    from ccrawl import ops
+
+    content = _content(flags, _GET_CONTENT)
+    _default_format(run, content)
+    op = ops.get("cc.get")
+    run.emit(op(url=url, content=content, crawl=_crawl(run), client_options=_client(run), notice=_echo),
+             columns=_columns(content), single=True)
+
+
+@command("fetch", help="Retrieve WARC records by --file/--offset/--length, or JSONL locations on stdin (-).")
+@click.argument("source", required=False)
+@click.option("--file", "file_", help="WARC file path (crawl-data/...) or URL")
+@click.option("--offset", type=int, help="Byte offset of the record")
+@click.option("--length", type=int, help="Byte length of the record")
+@_content_options(_FETCH_CONTENT)
+@click.option("--dir", "to_dir", is_flag=True, help="Write one file per record into --out-dir")
+@click.option("--out-dir", default="fetched", show_default=True, help="Directory for --dir")
+@click.option("--batch", is_flag=True, help="Coalesce nearby records in the same WARC file into shared ranged GETs")
+@click.option("--gap", default="1MiB", show_default=True, help="Coalesce records at most this many bytes apart")
+@click.option("--max-span", default="16MiB", show_default=True, help="Never read more than this in one GET")
+@click.option("--order", type=click.Choice(["file", "input"]), default="file", show_default=True,
+              help="Emit in the order on disk or the order given")
+@click.option("--lookahead", type=int, default=64, show_default=True,
+              help="Ranged GETs allowed to run ahead of the writer")
+@click.option("--ledger", help="File of finished locations (filename@offset), to skip on a resume")
+def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, length: int | None,
+          to_dir: bool, out_dir: str, batch: bool, gap: str, max_span: str, order: str, lookahead: int,
+          ledger: str | None, **flags: Any) -> None:
+    from ccrawl.commoncrawl.fetch import write_record_file
+    from ccrawl.ops.commoncrawl import dry_run_line, fetch_results
+
+    content = _content(flags, _FETCH_CONTENT)
+    if file_ is not None or offset is not None or length is not None:
+        if source is not None or None in (file_, offset, length):
+            raise UsageError("--file, --offset and --length go together, and not with - (stdin)")
+        locations: Any = [{"filename": file_, "offset": offset, "length": length}]
+    elif source in (None, "-"):
+        if source is None and sys.stdin.isatty():
+            raise UsageError("fetch needs --file, --offset and --length, or JSONL locations on stdin (fetch -)")
+        locations = _stdin_objects(run)
+    else:
+        raise UsageError(f"fetch reads locations from --file/--offset/--length or - (stdin), not {source!r}")
+    gap_b, span_b = parse_size(gap, "--gap"), parse_size(max_span, "--max-span")
+    if run.dry_run:
+        if not batch:
+            raise UsageError("--dry-run reports the grouping of --batch; add --batch")
+        click.echo(dry_run_line(locations, gap=gap_b, max_span=span_b, ledger=ledger, notice=_echo))
+        return
+    results = fetch_results(
+        locations, content=content, batch=batch, gap=gap_b, max_span=span_b, order=order, lookahead=lookahead,
+        ledger=ledger, client_options=_client(run), notice=_echo,
+    )
+    if to_dir:
+        target = Path(out_dir)
+        run.emit((write_record_file(target, r, content) for r in results),
+                 columns=("url", "filename", "offset", "path", "bytes"))
+        return
+    _default_format(run, content)
+    run.emit((row for r in results for row in (r.rows or ())), columns=_columns(content))
+
+
+# -- export -------------------------------------------------------------------------------------
+
+
+@command("export", help="Write matching captures (a query, or - for JSONL locations) into .warc.gz files "
+                        "that open with a warcinfo record of provenance.")
+@click.argument("target")
+@click.option("--prefix", default="ccrawl", show_default=True, help="File name prefix")
+@click.option("--subprefix", help="Second part of the file name")
+@click.option("--size", default="1GB", show_default=True, help="Rotate files at this many bytes")
+@click.option("--out-dir", default=".", show_default=True, help="Directory to write the files into")
+@click.option("--creator", help="warcinfo creator")
+@click.option("--operator", help="warcinfo operator")
+@click.option("--strict", is_flag=True, help="Fail the run if an index page or a record cannot be read")
+@click.option("--match", type=click.Choice(["exact", "prefix", "host", "domain"]), help="Match type of the query")
+@click.option("--from", "from_ts", help="Earliest capture date")
+@click.option("--to", "to_ts", help="Latest capture date")
+@click.option("--status", help="HTTP status, e.g. 200")
+@click.option("--mime", help="Media type, e.g. text/html")
+@click.option("--lang", help="ISO 639-3 language code")
+@click.option("--filter", "filters", multiple=True, help="Raw CDX filter (repeatable)")
+@click.option("--url-fgrep", multiple=True, help="Keep URLs containing this substring (sent as a regex filter)")
+@click.option("--url-fgrepv", multiple=True, help="Drop URLs containing this substring (sent as a regex filter)")
+@click.option("--no-push-filters", is_flag=True, help="Keep the URL substring filters here, off the wire")
+def export(run: Run, target: str, prefix: str, subprefix: str | None, size: str, out_dir: str,
+           creator: str | None, operator: str | None, strict: bool, **query: Any) -> None:
+    from ccrawl import ops
+
+    options = _client(run)
+    if target == "-":
+        if any(v for v in query.values()):
+            raise UsageError("query flags (--status, --mime, ...) apply to a query, not to - (stdin locations)")
+        locations: Any = _stdin_objects(run)
+    else:
+        search = ops.get("cc.search")
+        locations = search(
+            url=target, crawl=_crawl(run), match=query["match"], status=query["status"], mime=query["mime"],
+            lang=query["lang"], filters=query["filters"], url_contains=query["url_fgrep"],
+            url_not_contains=query["url_fgrepv"], from_ts=query["from_ts"], to_ts=query["to_ts"],
+            push_filters=not query["no_push_filters"], strict=strict, limit=run.output.limit,
+            client_options=options, notice=_echo,
+        )
+    size_b = parse_size(size, "--size")
+    op = ops.get("cc.export")
+    run.emit(op(locations=locations, prefix=prefix, subprefix=subprefix, size=size_b, out_dir=out_dir,
+                creator=creator, operator=operator, command_line=_command_line(), strict=strict,
+                client_options=options, notice=_echo), columns=op.columns)

@@ -1,0 +1,51 @@
+"""``ccrawl parse``: decode local WARC/WAT/WET files (or stdin) into records.
+
+Parsing and rendering only; the reading is :mod:`ccrawl.warc.reader` behind ``warc.parse``.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ccrawl.cli.common import Run, command
+
+
+def _echo(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@command("parse", help="Decode a local WARC/WAT/WET file (or - for stdin) into records.")
+@click.argument("files", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["warc", "wat", "wet"]), help="Force the format")
+@click.option("--type", "types", multiple=True, help="WARC-Type to keep, e.g. response (repeatable, or a comma list)")
+@click.option("--status", type=int, help="HTTP status to keep")
+@click.option("--mime", help="Media type prefix to keep, e.g. text/html")
+@click.option("--lang", help="ISO 639-3 language to keep, e.g. eng")
+@click.option("--url", help="Keep target URIs containing this (a glob when it has *)")
+@click.option("--text", "content", flag_value="text", help="Add the page text")
+@click.option("--markdown", "content", flag_value="markdown", help="Add the page as Markdown")
+@click.option("--links", "content", flag_value="links", help="Add the page's outlinks")
+@click.option("--meta", "content", flag_value="meta", help="Add title, description, canonical, declared language")
+@click.option("--skip-bad-records", is_flag=True, help="Report bad records on stderr and carry on")
+@click.option("--verify-digests", is_flag=True, help="Treat a record whose sha1 digest does not match as bad")
+def parse(
+    run: Run,
+    files: tuple[str, ...],
+    fmt: str | None,
+    types: tuple[str, ...],
+    status: int | None,
+    mime: str | None,
+    lang: str | None,
+    url: str | None,
+    content: str | None,
+    skip_bad_records: bool,
+    verify_digests: bool,
+) -> None:
+    from ccrawl import ops
+
+    op = ops.get("warc.parse")
+    records = op(
+        files=files, format=fmt, types=types, status=status, mime=mime, lang=lang, url=url, content=content,
+        skip_bad_records=skip_bad_records, verify_digests=verify_digests, notice=_echo,
+    )
+    run.emit(records, columns=op.columns)

@@ -1,0 +1,137 @@
+"""Downloading whole archive files (``download``): resumable, concurrent, checksummed as they stream.
+
+Each file is written to ``<dest>.part`` and renamed to ``<dest>`` when every byte the server
+announced has arrived, so a file under its final name is always complete and a rerun skips it.
+A ``.part`` left by a killed run is resumed with a Range request from its current size (its bytes
+are hashed first, so the checksum still covers the whole file). A connection lost part way is
+resumed the same way, up to the client's ``retries``. The SHA-256 is computed as the bytes stream
+past, never by reading the finished file back.
+
+Destinations keep the bucket's tree (``<out>/crawl-data/CC-MAIN-.../x.warc.gz``) unless ``flat``,
+which keeps the file name alone; two paths with the same name under ``flat`` are refused rather
+than letting one overwrite the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+from collections.abc import AsyncIterator, Iterable
+from pathlib import Path
+from typing import Any
+
+from ccrawl.errors import CcrawlError, InputError, TemporaryFailure, Unreachable, UsageError
+from ccrawl.net.client import CCClient, HTTPStatusError, TruncatedBody
+
+COLUMNS = ("path", "file", "status", "bytes", "sha256")
+
+
+def destination(out_dir: Path, path: str, *, flat: bool) -> Path:
+    """Where ``path`` (a bucket path or URL) lands under ``out_dir``."""
+    rel = path.split("://", 1)[1].split("/", 1)[1] if "://" in path else path
+    rel = rel.lstrip("/")
+    if not rel or ".." in Path(rel).parts:
+        raise InputError(f"{path!r} is not a bucket path (crawl-data/...)")
+    return out_dir / (Path(rel).name if flat else rel)
+
+
+def _hash_existing(path: Path) -> hashlib._Hash:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest
+
+
+async def download_one(cc: CCClient, path: str, dest: Path) -> dict[str, Any]:
+    """Fetch ``path`` into ``dest`` (resuming a ``.part``); returns the row ``download`` prints."""
+    if dest.exists():
+        return {"path": path, "file": str(dest), "status": "exists", "bytes": dest.stat().st_size, "sha256": None}
+    part = dest.with_name(dest.name + ".part")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    resumed = part.exists() and part.stat().st_size > 0
+    digest = _hash_existing(part) if resumed else hashlib.sha256()
+    have = part.stat().st_size if resumed else 0
+    url = cc.data_url(path)
+    losses = 0
+    while True:
+        try:
+            async with cc.stream(url, start=have) as stream:
+                total = stream.total_size
+                if have and stream.status == 200:
+                    have, digest = 0, hashlib.sha256()  # the server ignored Range: start over
+                with open(part, "ab" if have else "wb") as fh:
+                    async for chunk in stream.chunks():
+                        fh.write(chunk)
+                        digest.update(chunk)
+                        have += len(chunk)
+            if total is not None and have < total:
+                raise TruncatedBody(f"{url}: {have} of {total} bytes")
+            break
+        except HTTPStatusError as exc:
+            if exc.status == 416 and have > 0:
+                break  # the .part already holds every byte; only the rename was missing
+            raise
+        except TruncatedBody as exc:
+            losses += 1
+            if losses > cc.retries:
+                raise TemporaryFailure(
+                    f"{url}: the connection kept dropping ({exc}); run it again to resume from byte {have}"
+                ) from exc
+            await asyncio.sleep(cc._delay(losses - 1, None))
+    os.replace(part, dest)
+    status = "resumed" if resumed or losses else "downloaded"
+    return {"path": path, "file": str(dest), "status": status, "bytes": have, "sha256": digest.hexdigest()}
+
+
+async def download_all(
+    cc: CCClient,
+    paths: Iterable[str],
+    *,
+    out_dir: Path | str,
+    flat: bool = False,
+    workers: int = 8,
+) -> AsyncIterator[dict[str, Any]]:
+    """Download every path with ``workers`` in flight; rows arrive in completion order.
+
+    A file that fails (404, a 5xx that never clears) gets a row with ``status`` ``failed: ...``
+    and the rest carry on; a transport failure (:class:`Unreachable`) ends the run.
+    """
+    if workers < 1:
+        raise UsageError(f"-j {workers}: need at least one worker")
+    out = Path(out_dir)
+    plan: list[tuple[str, Path]] = []
+    seen: dict[Path, str] = {}
+    for path in paths:
+        dest = destination(out, path, flat=flat)
+        if dest in seen and seen[dest] != path:
+            raise UsageError(f"--flat: {path} and {seen[dest]} would both be written to {dest}; drop --flat")
+        if dest not in seen:
+            seen[dest] = path
+            plan.append((path, dest))
+    queue: asyncio.Queue[dict[str, Any] | BaseException] = asyncio.Queue()
+    todo = iter(plan)
+
+    async def worker() -> None:
+        for path, dest in todo:
+            try:
+                row = await download_one(cc, path, dest)
+            except Unreachable as exc:
+                await queue.put(exc)
+                return
+            except CcrawlError as exc:
+                row = {"path": path, "file": str(dest), "status": f"failed: {exc}", "bytes": 0, "sha256": None}
+            await queue.put(row)
+
+    tasks = [asyncio.ensure_future(worker()) for _ in range(min(workers, max(1, len(plan))))]
+    try:
+        for _ in range(len(plan)):
+            item = await queue.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

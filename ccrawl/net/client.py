@@ -1,0 +1,541 @@
+"""The polite bulk HTTP client every Common Crawl read goes through (collinfo, manifests, WARCs, CDX).
+
+One :class:`CCClient` per run, used as an async context manager::
+
+    async with CCClient(data_endpoint="http://127.0.0.1:8080", global_rate=0.2) as cc:
+        body = await cc.get_range(cc.data_url("crawl-data/.../x.warc.gz"), 1234, 5678)
+
+What it does for every request, in this order:
+
+* **pacing** — ``rate`` (seconds between this process's requests) and ``global_rate`` (seconds
+  between requests of every ccrawl process sharing ``data_dir``; see :mod:`ccrawl.net.ratelimit`);
+* **retries** — 429, any 5xx, connection errors, timeouts and truncated bodies (fewer bytes than
+  Content-Length, or than the range asked for) are retried ``retries`` times with exponential
+  backoff (``backoff`` doubling per attempt, capped at ``backoff_max``, honouring Retry-After);
+* **concurrency** — at most ``max_connections`` requests in flight, halved on every 429/5xx and
+  grown back by one per window of successes (:class:`AdaptiveConcurrency`), so a server saying
+  "Slow Down" gets fewer requests at once, not only later ones;
+* **errors** — a transport failure on every attempt raises :class:`~ccrawl.errors.Unreachable`
+  (exit 8); a 429/5xx that never clears raises :class:`~ccrawl.errors.TemporaryFailure` (exit 75);
+  any other status raises :class:`HTTPStatusError` at once (exit 1), which callers may catch;
+* **accounting** — bytes read and requests made, for ``--explain`` and run summaries.
+
+``source="s3"`` reads bulk data from ``s3_endpoint`` instead of ``data_endpoint``; nothing else
+changes. Every limit is a keyword argument; the CLI only passes settings through. Commands that are
+not async use :func:`run` and :func:`iterate`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import re
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ccrawl import __version__
+from ccrawl.errors import CcrawlError, TemporaryFailure, Unreachable, UsageError
+from ccrawl.net.cache import DiskCache
+from ccrawl.net.ratelimit import NO_GATE, AdaptiveConcurrency, RateLimiter
+
+if TYPE_CHECKING:
+    import aiohttp
+
+T = TypeVar("T")
+
+DEFAULT_COLLINFO_ENDPOINT = "https://index.commoncrawl.org/collinfo.json"
+DEFAULT_DATA_ENDPOINT = "https://data.commoncrawl.org"
+DEFAULT_S3_ENDPOINT = "https://commoncrawl.s3.amazonaws.com"
+DEFAULT_CDX_ENDPOINT = "https://index.commoncrawl.org"
+DEFAULT_USER_AGENT = f"ccrawl/{__version__} (+https://commoncrawl.org/terms-of-use)"
+
+#: The keyword arguments :class:`CCClient` accepts; :func:`client_options` picks these out of settings.
+OPTION_NAMES = (
+    "collinfo_endpoint",
+    "data_endpoint",
+    "cdx_endpoint",
+    "s3_endpoint",
+    "source",
+    "rate",
+    "global_rate",
+    "data_dir",
+    "cache_dir",
+    "no_cache",
+    "timeout",
+    "retries",
+    "backoff",
+    "backoff_max",
+    "user_agent",
+    "max_connections",
+    "verbose",
+)
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def seconds(value: float | int | str | None, *, name: str = "duration") -> float:
+    """A duration in seconds from a number or a Go-style string (``"500ms"``, ``"2s"``, ``"1m30s"``)."""
+    if value is None:
+        return 0.0
+    if isinstance(value, int | float):
+        return float(value)
+    text = value.strip()
+    try:
+        return float(text) if text else 0.0
+    except ValueError:
+        pass
+    parts = _DURATION_PART.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise UsageError(f"{name}: {value!r} is not a duration; write it like 500ms, 2s or 1m30s")
+    return sum(float(n) * _UNIT[u] for n, u in parts)
+
+
+def client_options(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of ``settings`` that :class:`CCClient` takes, unknown keys dropped."""
+    return {k: settings[k] for k in OPTION_NAMES if k in settings and settings[k] is not None}
+
+
+_RATE_REPORTED: set[str] = set()
+
+
+class HTTPStatusError(CcrawlError):
+    """The server answered with a status that retrying will not change (404, 403, 416, ...)."""
+
+    def __init__(self, url: str, status: int, reason: str = "") -> None:
+        self.url = url
+        self.status = status
+        super().__init__(f"{url}: HTTP {status}{(' ' + reason) if reason else ''}")
+
+
+class TruncatedBody(Exception):
+    """Fewer bytes arrived than the server promised; retried like a dropped connection."""
+
+
+@dataclass(slots=True)
+class Response:
+    """A finished request: status, headers (lower-cased names) and the whole body."""
+
+    url: str
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass(slots=True)
+class CachedFetch:
+    """A body that may have come from the cache: ``age`` seconds old, ``stale`` when the fetch failed."""
+
+    body: bytes
+    age: float
+    from_cache: bool
+    stale: bool = False
+    error: CcrawlError | None = None
+
+
+@dataclass(slots=True)
+class ClientStats:
+    """What a run cost the servers: requests, retries, body bytes read."""
+
+    requests: int = 0
+    retries: int = 0
+    bytes_read: int = 0
+    by_host: dict[str, int] = field(default_factory=dict)
+
+
+class _Retryable(Exception):
+    """One failed attempt worth another: ``transport`` when no HTTP status came back at all."""
+
+    def __init__(self, message: str, *, transport: bool, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.transport = transport
+        self.retry_after = retry_after
+
+
+def _retry_after(headers: Mapping[str, str]) -> float | None:
+    value = headers.get("Retry-After") or headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+class CCClient:
+    """Polite, retrying, rate-limited HTTP access to Common Crawl's hosts (or a mirror of them)."""
+
+    def __init__(
+        self,
+        *,
+        collinfo_endpoint: str = DEFAULT_COLLINFO_ENDPOINT,
+        data_endpoint: str = DEFAULT_DATA_ENDPOINT,
+        cdx_endpoint: str = DEFAULT_CDX_ENDPOINT,
+        s3_endpoint: str = DEFAULT_S3_ENDPOINT,
+        source: str = "https",
+        rate: float | str = 0.0,
+        global_rate: float | str = 0.2,
+        data_dir: Path | str | None = None,
+        cache_dir: Path | str | None = None,
+        no_cache: bool = False,
+        timeout: float | str = 0.0,
+        retries: int = 3,
+        backoff: float | str = 0.5,
+        backoff_max: float | str = 30.0,
+        user_agent: str = DEFAULT_USER_AGENT,
+        max_connections: int = 64,
+        verbose: int = 0,
+        warn: Callable[[str], None] | None = None,
+    ) -> None:
+        if source not in ("https", "s3"):
+            raise UsageError(f"--source {source!r}: use https or s3")
+        if int(retries) < 0:
+            raise UsageError(f"--retries {retries}: must be 0 or more")
+        self.collinfo_endpoint = collinfo_endpoint
+        self.data_endpoint = data_endpoint.rstrip("/")
+        self.cdx_endpoint = cdx_endpoint.rstrip("/")
+        self.s3_endpoint = s3_endpoint.rstrip("/")
+        self.source = source
+        self.timeout = seconds(timeout, name="--timeout")
+        self.retries = int(retries)
+        self.backoff = seconds(backoff, name="backoff")
+        self.backoff_max = seconds(backoff_max, name="backoff_max")
+        self.user_agent = user_agent
+        self.max_connections = max(1, int(max_connections))
+        self.verbose = int(verbose)
+        self._warn = warn or (lambda msg: print(msg, file=sys.stderr, flush=True))
+        data_path = Path(data_dir).expanduser() if data_dir else None
+        cache_path = Path(cache_dir).expanduser() if cache_dir else (data_path / "cache" if data_path else None)
+        self.cache = DiskCache(cache_path, enabled=not no_cache)
+        self.limiter = RateLimiter(
+            rate=seconds(rate, name="--rate"),
+            global_rate=seconds(global_rate, name="--global-rate"),
+            lock_path=data_path / "ratelimit.lock" if data_path else None,
+            warn=self._warn,
+        )
+        self.stats = ClientStats()
+        self.concurrency = AdaptiveConcurrency(self.max_connections)
+        self._session: aiohttp.ClientSession | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> CCClient:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        import aiohttp
+
+        if self._session is not None:
+            return
+        timeout = aiohttp.ClientTimeout(
+            total=self.timeout or None, sock_connect=min(self.timeout or 30.0, 30.0), sock_read=self.timeout or 120.0
+        )
+        connector = aiohttp.TCPConnector(limit=self.max_connections, limit_per_host=self.max_connections)
+        self._session = aiohttp.ClientSession(
+            timeout=timeout, connector=connector, headers={"User-Agent": self.user_agent}, auto_decompress=True
+        )
+        if hasattr(self._session, "_retry_connection"):
+            # aiohttp silently re-sends a request whose keep-alive connection dropped, outside our
+            # pacing and our count; every retry here goes through the limiter and is counted.
+            self._session._retry_connection = False
+        if self.verbose > 0:
+            line = self.limiter.describe()
+            # Commands open several clients; the rate in force is said once per process.
+            if line not in _RATE_REPORTED:
+                _RATE_REPORTED.add(line)
+                self._warn(line)
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+        self.limiter.close()
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("CCClient used outside `async with`")
+        return self._session
+
+    # -- addresses -------------------------------------------------------------------------------
+
+    @property
+    def data_base(self) -> str:
+        """Where bulk files are read from: ``data_endpoint``, or ``s3_endpoint`` with ``source="s3"``."""
+        return self.s3_endpoint if self.source == "s3" else self.data_endpoint
+
+    def data_url(self, path: str) -> str:
+        """The full URL of a bucket path (``crawl-data/...``); a full URL is returned unchanged."""
+        if path.startswith(("http://", "https://")):
+            return path
+        if path.startswith("s3://commoncrawl/"):
+            path = path[len("s3://commoncrawl/") :]
+        return f"{self.data_base}/{path.lstrip('/')}"
+
+    def cdx_url(self, crawl: str) -> str:
+        """The CDX API endpoint of one crawl, e.g. ``https://index.commoncrawl.org/CC-MAIN-2024-10-index``."""
+        return f"{self.cdx_endpoint}/{crawl}-index"
+
+    def describe_rate(self) -> str:
+        return self.limiter.describe()
+
+    # -- requests --------------------------------------------------------------------------------
+
+    def _delay(self, attempt: int, retry_after: float | None) -> float:
+        base = min(self.backoff_max, self.backoff * float(2**attempt))
+        # Equal jitter: never less than half the nominal wait, so retries stay polite, but
+        # several processes hitting the same 503 do not come back in lock step.
+        delay = base / 2 + random.uniform(0, base / 2)
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.backoff_max))
+        return delay
+
+    def _gate(self, gated: bool) -> Any:
+        return self.concurrency if gated else NO_GATE
+
+    async def _with_retries(self, url: str, attempt_fn: Callable[[], Awaitable[T]], *, gated: bool = True) -> T:
+        failures: list[_Retryable] = []
+        for attempt in range(self.retries + 1):
+            if attempt:
+                self.stats.retries += 1
+                await asyncio.sleep(self._delay(attempt - 1, failures[-1].retry_after))
+            async with self._gate(gated):
+                await self.limiter.acquire()
+                self.stats.requests += 1
+                try:
+                    result = await attempt_fn()
+                except _Retryable as exc:
+                    failures.append(exc)
+                    if not exc.transport:
+                        self.concurrency.slow_down()
+                    continue
+            self.concurrency.went_well()
+            return result
+        attempts = len(failures)
+        last = failures[-1]
+        if all(f.transport for f in failures):
+            raise Unreachable(
+                f"cannot reach {url} ({attempts} attempt{'s' * (attempts > 1)}): {last}; "
+                "check the network, or point the endpoint setting at a mirror"
+            )
+        raise TemporaryFailure(
+            f"{url}: still failing after {attempts} attempt{'s' * (attempts > 1)} ({last}); "
+            "run it again later or raise --retries"
+        )
+
+    async def _request(
+        self,
+        url: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        expect_length: int | None = None,
+        accept: tuple[int, ...] = (200,),
+    ) -> Response:
+        import aiohttp
+
+        try:
+            async with self.session.get(url, params=params, headers=headers) as resp:
+                status = resp.status
+                hdrs = {k.lower(): v for k, v in resp.headers.items()}
+                if status == 429 or status >= 500:
+                    await resp.read()
+                    raise _Retryable(f"HTTP {status}", transport=False, retry_after=_retry_after(hdrs))
+                if status not in accept:
+                    raise HTTPStatusError(str(resp.url), status, resp.reason or "")
+                body = await resp.read()
+        except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
+            raise _Retryable(f"{type(exc).__name__}: {exc}".rstrip(": "), transport=True) from exc
+        self._count(url, len(body))
+        declared = hdrs.get("content-length")
+        unencoded = "content-encoding" not in hdrs
+        if declared is not None and unencoded and declared.isdigit() and int(declared) != len(body):
+            raise _Retryable(f"truncated body: {len(body)} of {declared} bytes", transport=True)
+        if expect_length is not None and status == 206 and len(body) != expect_length:
+            raise _Retryable(f"truncated range: {len(body)} of {expect_length} bytes", transport=True)
+        return Response(str(url), status, hdrs, body)
+
+    def _count(self, url: str, n: int) -> None:
+        from urllib.parse import urlsplit
+
+        self.stats.bytes_read += n
+        host = urlsplit(url).netloc
+        self.stats.by_host[host] = self.stats.by_host.get(host, 0) + n
+
+    async def get(
+        self,
+        url: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        headers: Mapping[str, str] | None = None,
+        accept: tuple[int, ...] = (200,),
+    ) -> Response:
+        """GET ``url`` with pacing and retries; statuses outside ``accept`` raise :class:`HTTPStatusError`."""
+        return await self._with_retries(
+            url, lambda: self._request(url, params=params, headers=headers, accept=accept)
+        )
+
+    async def get_range(self, url: str, start: int, length: int) -> bytes:
+        """Exactly ``length`` bytes of ``url`` from ``start`` (a short read is retried, then an error)."""
+        if start < 0 or length <= 0:
+            raise UsageError(f"a range needs offset >= 0 and length > 0, got offset {start} length {length}")
+        headers = {"Range": f"bytes={start}-{start + length - 1}", "Accept-Encoding": "identity"}
+
+        async def attempt() -> bytes:
+            resp = await self._request(url, headers=headers, expect_length=length, accept=(200, 206))
+            if resp.status == 200:
+                # A server that ignores Range sends the whole file; cut our slice out of it.
+                body = resp.body[start : start + length]
+                if len(body) != length:
+                    raise HTTPStatusError(url, 416, f"the file ends before byte {start + length}")
+                return body
+            return resp.body
+
+        return await self._with_retries(url, attempt)
+
+    async def get_cached(
+        self,
+        url: str,
+        *,
+        max_age: float | None,
+        stale_ok: bool = True,
+        validate: Callable[[bytes], object] | None = None,
+    ) -> CachedFetch:
+        """The body of ``url`` from the cache when fresher than ``max_age``, else fetched and stored.
+
+        When the fetch fails and ``stale_ok`` holds, a cached copy of any age is returned with
+        ``stale=True`` and the error that forced it, so the caller can say so on stderr.
+        ``validate`` (raising a CcrawlError) keeps a body that came back wrong, an HTML error page
+        served with 200 say, out of the cache and counts it as a failed fetch.
+        """
+        hit = self.cache.get(url, max_age=max_age)
+        if hit is not None:
+            return CachedFetch(hit.body, hit.age, from_cache=True)
+        try:
+            resp = await self.get(url)
+            if validate is not None:
+                validate(resp.body)
+        except CcrawlError as exc:
+            old = self.cache.get(url) if stale_ok else None
+            if old is None:
+                raise
+            return CachedFetch(old.body, old.age, from_cache=True, stale=True, error=exc)
+        self.cache.put(url, resp.body)
+        return CachedFetch(resp.body, 0.0, from_cache=False)
+
+    @asynccontextmanager
+    async def stream(self, url: str, *, start: int = 0) -> AsyncIterator[Stream]:
+        """Open ``url`` for streaming from byte ``start``; opening is retried, reading is the caller's.
+
+        A caller that loses the connection part way reopens with ``start`` at the bytes it has,
+        which is how :mod:`ccrawl.commoncrawl.download` resumes.
+        """
+        import aiohttp
+
+        headers = {"Accept-Encoding": "identity"}
+        if start > 0:
+            headers["Range"] = f"bytes={start}-"
+
+        async def attempt() -> aiohttp.ClientResponse:
+            try:
+                resp = await self.session.get(url, headers=headers)
+            except (TimeoutError, aiohttp.ClientConnectionError) as exc:
+                raise _Retryable(f"{type(exc).__name__}: {exc}", transport=True) from exc
+            if resp.status == 429 or resp.status >= 500:
+                resp.release()
+                raise _Retryable(f"HTTP {resp.status}", transport=False, retry_after=_retry_after(resp.headers))
+            if resp.status not in (200, 206) or (start > 0 and resp.status != 206):
+                resp.release()
+                raise HTTPStatusError(url, resp.status, resp.reason or "")
+            return resp
+
+        resp = await self._with_retries(url, attempt, gated=False)
+        try:
+            yield Stream(self, url, resp, start)
+        finally:
+            resp.release()
+
+
+class Stream:
+    """An open streaming response: where it starts, how long the whole file is, and its chunks."""
+
+    def __init__(self, client: CCClient, url: str, resp: aiohttp.ClientResponse, start: int) -> None:
+        self._client = client
+        self.url = url
+        self._resp = resp
+        self.start = start
+        self.status = resp.status
+
+    @property
+    def total_size(self) -> int | None:
+        """The size of the whole file, from Content-Range or Content-Length, when the server says."""
+        content_range = self._resp.headers.get("Content-Range", "")
+        if "/" in content_range and content_range.rsplit("/", 1)[1].isdigit():
+            return int(content_range.rsplit("/", 1)[1])
+        length = self._resp.headers.get("Content-Length")
+        if length is not None and length.isdigit():
+            return self.start + int(length)
+        return None
+
+    async def chunks(self, size: int = 1 << 20) -> AsyncIterator[bytes]:
+        """The body in chunks; a dropped connection raises :class:`TruncatedBody` after what arrived."""
+        import aiohttp
+
+        try:
+            async for chunk in self._resp.content.iter_chunked(size):
+                self._client._count(self.url, len(chunk))
+                yield chunk
+        except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
+            raise TruncatedBody(f"{self.url}: connection lost mid-body ({type(exc).__name__})") from exc
+
+
+# -- sync bridges for commands that are not async ------------------------------------------------
+
+
+def run(fn: Callable[[CCClient], Awaitable[T]], **options: Any) -> T:
+    """Open a client with ``options``, await ``fn(client)`` and close it again."""
+
+    async def main() -> T:
+        async with CCClient(**options) as client:
+            return await fn(client)
+
+    return asyncio.run(main())
+
+
+def iterate(fn: Callable[[CCClient], AsyncIterator[T]], **options: Any) -> Iterator[T]:
+    """Drive the async generator ``fn(client)`` from synchronous code, one item at a time.
+
+    The event loop runs only while the next item is awaited, so a consumer that stops early
+    (``-n``) closes the generator and the client cleanly, and nothing runs behind its back.
+    """
+    loop = asyncio.new_event_loop()
+    client = CCClient(**options)
+    agen: AsyncIterator[T] | None = None
+    try:
+        loop.run_until_complete(client.open())
+        agen = fn(client)
+        while True:
+            try:
+                item = loop.run_until_complete(agen.__anext__())
+            except StopAsyncIteration:
+                return
+            yield item
+    finally:
+        try:
+            if agen is not None and hasattr(agen, "aclose"):
+                loop.run_until_complete(agen.aclose())
+            loop.run_until_complete(client.close())
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()

@@ -1,0 +1,346 @@
+"""Operations over Common Crawl's data: crawls, stats, paths, download, fetch, get, export.
+
+Each takes its limits as keywords plus ``client_options`` (the :class:`~ccrawl.net.client.CCClient`
+keywords: endpoints, rate, global rate, retries, cache...) and ``notice`` (where stderr lines go),
+the same convention as :mod:`ccrawl.ops.search`. A stream of per-item work (fetch, download)
+names each failure through ``notice`` and carries on; it ends with exit 3 when there was nothing
+to do and exit 1 when every item failed.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from ccrawl.errors import CcrawlError, NothingMatched, UsageError
+from ccrawl.ops import operation
+
+Record = dict[str, Any]
+Notice = Callable[[str], None]
+
+
+def _say(notice: Notice | None) -> Notice:
+    return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+
+def _options(client_options: Mapping[str, Any] | None, notice: Notice | None) -> dict[str, Any]:
+    options = dict(client_options or {})
+    if notice is not None:
+        options.setdefault("warn", notice)
+    return options
+
+
+def _crawls(crawl: str, options: Mapping[str, Any], notice: Notice | None) -> list[str]:
+    from ccrawl.commoncrawl.crawls import resolve
+    from ccrawl.net.client import run
+
+    return run(lambda cc: resolve(cc, crawl, warn=_say(notice)), **options)
+
+
+def _end_of_stream(ok: int, failed: int, what: str) -> None:
+    if ok == 0 and failed == 0:
+        raise NothingMatched(f"no {what} to work on (the input was empty)")
+    if ok == 0:
+        raise CcrawlError(f"every {what} failed ({failed}); see the lines above")
+
+
+# -- crawls and stats ----------------------------------------------------------------------------
+
+
+@operation("crawls.list", summary="The monthly crawls, newest first", columns=("crawl", "name", "from", "to"))
+def crawls_list(client_options: Mapping[str, Any] | None = None, notice: Notice | None = None) -> Iterator[Record]:
+    from ccrawl.commoncrawl.crawls import list_crawls
+    from ccrawl.net.client import run
+
+    for crawl in run(lambda cc: list_crawls(cc, warn=_say(notice)), **_options(client_options, notice)):
+        row = crawl.record()
+        row.pop("cdx_api")
+        yield row
+
+
+@operation("crawls.latest", summary="The newest crawl ID", columns=("crawl",))
+def crawls_latest(client_options: Mapping[str, Any] | None = None, notice: Notice | None = None) -> Iterator[Record]:
+    for crawl in _crawls("latest", _options(client_options, notice), notice):
+        yield {"crawl": crawl}
+
+
+@operation("crawls.resolve", summary="Crawl IDs a -c value names (year, latest, all, N, list)", columns=("crawl",))
+def crawls_resolve(
+    ref: str = "latest", client_options: Mapping[str, Any] | None = None, notice: Notice | None = None
+) -> Iterator[Record]:
+    for crawl in _crawls(ref, _options(client_options, notice), notice):
+        yield {"crawl": crawl}
+
+
+@operation(
+    "crawls.info", summary="File counts per archive kind for a crawl (stats)", columns=("crawl", "kind", "files")
+)
+def crawls_info(
+    crawl: str = "latest",
+    kinds: Sequence[str] | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    notice: Notice | None = None,
+) -> Iterator[Record]:
+    """One row per crawl and kind; a manifest that cannot be fetched shows ``files`` -1, never a gap."""
+    from ccrawl.commoncrawl.manifests import MANIFESTS, check_kind, count_paths
+    from ccrawl.net.client import run
+
+    wanted = [check_kind(k) for k in kinds] if kinds else list(MANIFESTS)
+    options = _options(client_options, notice)
+    crawls = _crawls(crawl, options, notice)
+
+    async def count_all(cc: Any) -> list[Record]:
+        import asyncio
+
+        jobs = [(c, k) for c in crawls for k in wanted]
+        counts = await asyncio.gather(*(count_paths(cc, c, k) for c, k in jobs))
+        return [{"crawl": c, "kind": k, "files": n} for (c, k), n in zip(jobs, counts, strict=True)]
+
+    rows = run(count_all, **options)
+    for row in rows:
+        if row["files"] < 0:
+            _say(notice)(f"stats: {row['crawl']}: the {row['kind']} manifest could not be read, files shown as -1")
+    yield from rows
+
+
+# -- paths and download --------------------------------------------------------------------------
+
+
+def _paths_of(crawl: str, kind: str) -> Callable[[Any], Any]:
+    from ccrawl.commoncrawl.manifests import fetch_paths
+
+    return lambda cc: fetch_paths(cc, crawl, kind)
+
+
+@operation("cc.paths", summary="Archive file paths of a crawl, by kind", columns=("crawl", "kind", "path", "url"))
+def cc_paths(
+    kind: str,
+    crawl: str = "latest",
+    client_options: Mapping[str, Any] | None = None,
+    notice: Notice | None = None,
+) -> Iterator[Record]:
+    from ccrawl.commoncrawl.manifests import check_kind
+    from ccrawl.net.client import CCClient, run
+
+    check_kind(kind)
+    options = _options(client_options, notice)
+    for crawl_id in _crawls(crawl, options, notice):
+        paths = run(_paths_of(crawl_id, kind), **options)
+        base = CCClient(**{k: v for k, v in options.items() if k != "warn"})
+        for path in paths:
+            yield {"crawl": crawl_id, "kind": kind, "path": path, "url": base.data_url(path)}
+
+
+@operation(
+    "cc.download",
+    summary="Download whole archive files (resumable, sha256 as they stream)",
+    columns=("path", "file", "status", "bytes", "sha256"),
+    writes=True,
+)
+def cc_download(
+    kind: str | None = None,
+    paths: Iterable[str] | None = None,
+    crawl: str = "latest",
+    out: str = ".",
+    flat: bool = False,
+    workers: int = 8,
+    limit: int = 0,
+    client_options: Mapping[str, Any] | None = None,
+    notice: Notice | None = None,
+) -> Iterator[Record]:
+    """Every file of ``kind`` in the crawls ``crawl`` names, or the given ``paths`` (``download -``)."""
+    from ccrawl.commoncrawl.download import download_all
+    from ccrawl.commoncrawl.manifests import DOWNLOAD_KINDS, check_kind
+    from ccrawl.net.client import iterate, run
+
+    options = _options(client_options, notice)
+    if paths is None:
+        if kind is None:
+            raise UsageError("download needs a kind (warc, wat, wet, ...) or - to read paths on stdin")
+        check_kind(kind, allowed=DOWNLOAD_KINDS)
+        todo: list[str] = []
+        for crawl_id in _crawls(crawl, options, notice):
+            todo += run(_paths_of(crawl_id, kind), **options)
+    else:
+        todo = [p.strip() for p in paths if p and p.strip()]
+    if limit > 0:
+        todo = todo[:limit]
+    ok = failed = 0
+    for row in iterate(lambda cc: download_all(cc, todo, out_dir=out, flat=flat, workers=workers), **options):
+        if str(row["status"]).startswith("failed"):
+            failed += 1
+            _say(notice)(f"download: {row['path']}: {str(row['status'])[len('failed: '):]}")
+        else:
+            ok += 1
+        yield row
+    _end_of_stream(ok, failed, "file")
+
+
+# -- fetch, get, export --------------------------------------------------------------------------
+
+
+def _locations(items: Iterable[Mapping[str, Any] | Any], notice: Notice) -> Iterator[Any]:
+    from ccrawl.commoncrawl.records import Location, location_from
+
+    for n, item in enumerate(items, start=1):
+        if isinstance(item, Location):
+            yield item
+            continue
+        try:
+            yield location_from(item, where=f"location {n}")
+        except CcrawlError as exc:
+            notice(f"fetch: {exc}")
+
+
+@operation("cc.fetch", summary="WARC records by location (one at a time or coalesced --batch)", columns=())
+def cc_fetch(
+    locations: Iterable[Mapping[str, Any]],
+    content: str = "body",
+    batch: bool = False,
+    gap: int = 1 << 20,
+    max_span: int = 16 << 20,
+    order: str = "file",
+    lookahead: int = 64,
+    ledger: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    notice: Notice | None = None,
+) -> Iterator[Record]:
+    """Rows per record under the ``content`` flag; each record's rows carry nothing of how it was read."""
+    for result in fetch_results(
+        locations, content=content, batch=batch, gap=gap, max_span=max_span, order=order, lookahead=lookahead,
+        ledger=ledger, client_options=client_options, notice=notice,
+    ):
+        yield from result.rows or ()
+
+
+def fetch_results(
+    locations: Iterable[Mapping[str, Any] | Any],
+    *,
+    content: str = "body",
+    batch: bool = False,
+    gap: int = 1 << 20,
+    max_span: int = 16 << 20,
+    order: str = "file",
+    lookahead: int = 64,
+    ledger: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    notice: Notice | None = None,
+) -> Iterator[Any]:
+    """The :class:`~ccrawl.commoncrawl.fetch.FetchResult` of every location that read; failures named."""
+    from ccrawl.commoncrawl.fetch import Ledger, check_batch, fetch_batch, fetch_each
+    from ccrawl.commoncrawl.records import check_content
+    from ccrawl.net.client import iterate
+
+    say = _say(notice)
+    check_content(content)
+    if batch:
+        check_batch(gap, max_span, order, lookahead)
+    locs = list(_locations(locations, say)) if batch else _locations(locations, say)
+    ok = failed = 0
+    with Ledger(ledger) as book:
+        if batch:
+            stream = iterate(
+                lambda cc: fetch_batch(
+                    cc, locs, content=content, gap=gap, max_span=max_span, order=order, lookahead=lookahead, ledger=book
+                ),
+                **_options(client_options, notice),
+            )
+        else:
+            stream = iterate(
+                lambda cc: fetch_each(cc, locs, content=content, ledger=book), **_options(client_options, notice)
+            )
+        for result in stream:
+            if result.error is not None:
+                failed += 1
+                say(f"fetch: {result.location.key}: {result.error}")
+                continue
+            ok += 1
+            yield result
+        if ok == 0 and failed == 0 and book.done:
+            return  # everything was already in the ledger: a finished run, not an empty one
+    _end_of_stream(ok, failed, "location")
+
+
+def dry_run_line(
+    locations: Iterable[Mapping[str, Any] | Any], *, gap: int = 1 << 20, max_span: int = 16 << 20,
+    ledger: str | None = None, notice: Notice | None = None,
+) -> str:
+    """The line ``fetch --batch --dry-run`` prints; nothing is fetched."""
+    from ccrawl.commoncrawl.fetch import Ledger, check_batch, dry_run
+
+    check_batch(gap, max_span, "file", 1)
+    return dry_run(_locations(locations, _say(notice)), gap=gap, max_span=max_span, ledger=Ledger(ledger))
+
+
+def newest_capture(
+    url: str, crawls: Sequence[str], *, client_options: Mapping[str, Any], notice: Notice | None = None
+) -> Record | None:
+    """The capture ``get`` fetches: in the newest crawl that has ``url``, its newest 200, else its newest."""
+    from ccrawl.commoncrawl.cdx import CdxQuery, search
+
+    options = {k: v for k, v in client_options.items() if k != "warn"}
+    for crawl in crawls:
+        rows = list(search(CdxQuery(url, match="exact"), [crawl], client_options=options, notice=notice))
+        if rows:
+            ok = [r for r in rows if str(r.get("status")) == "200"]
+            return max(ok or rows, key=lambda r: str(r.get("timestamp", "")))
+    return None
+
+
+@operation("cc.get", summary="What Common Crawl captured for a URL: the newest capture's record", columns=())
+def cc_get(
+    url: str,
+    content: str = "body",
+    crawl: str = "latest",
+    client_options: Mapping[str, Any] | None = None,
+    notice: Notice | None = None,
+) -> Iterator[Record]:
+    """Look ``url`` up in the index of the crawls ``crawl`` names (newest first), then fetch the record."""
+    from ccrawl.commoncrawl.records import check_content
+
+    check_content(content)
+    options = _options(client_options, notice)
+    crawls = _crawls(crawl, options, notice)
+    capture = newest_capture(url, crawls, client_options=options, notice=notice)
+    if capture is None:
+        where = crawls[0] if len(crawls) == 1 else f"{len(crawls)} crawls"
+        raise NothingMatched(f"get: no capture of {url} in {where}; try -c all or `ccrawl search {url} -c all`")
+    for result in fetch_results([capture], content=content, client_options=client_options, notice=notice):
+        yield from result.rows or ()
+
+
+@operation(
+    "cc.export",
+    summary="Captures into rotating .warc.gz files opening with a warcinfo record of provenance",
+    columns=("file", "records", "bytes"),
+    writes=True,
+)
+def cc_export(
+    locations: Iterable[Mapping[str, Any]],
+    prefix: str = "ccrawl",
+    subprefix: str | None = None,
+    size: int = 1_000_000_000,
+    out_dir: str = ".",
+    creator: str | None = None,
+    operator: str | None = None,
+    command_line: str = "",
+    strict: bool = False,
+    client_options: Mapping[str, Any] | None = None,
+    notice: Notice | None = None,
+) -> Iterator[Record]:
+    """Copy the records at ``locations`` (CDX rows or location JSON) into WARC files under ``out_dir``."""
+    from ccrawl.commoncrawl.export import export_locations
+    from ccrawl.net.client import iterate
+
+    say = _say(notice)
+    locs = list(_locations(locations, say))
+    if not locs:
+        raise NothingMatched("export: no captures to write")
+    yield from iterate(
+        lambda cc: export_locations(
+            cc, locs, out_dir=out_dir, prefix=prefix, subprefix=subprefix, size=size, creator=creator,
+            operator=operator, command_line=command_line, strict=strict, warn=say,
+        ),
+        **_options(client_options, notice),
+    )

@@ -1,0 +1,224 @@
+"""The parse operation: decode local WARC, WAT or WET files (or stdin) into records.
+
+One record per WARC record that passes the filters, with its location (``file``, ``offset``,
+``length``), its WARC type, URL, date, HTTP status and media type. What else a record carries
+depends on the format and the content flag:
+
+* WET (``conversion`` records): ``text`` and ``content_language`` always (the shape
+  ``index build --input`` reads);
+* ``content="text"|"markdown"``: the page's text or Markdown, rendered by
+  :mod:`ccrawl.extract` (its ``h2m`` engine) when it imports, else the ``<body>`` text by
+  selectolax (Markdown then needs ccrawl.extract);
+* ``content="links"``: ``links``, the page's outlinks resolved against its URL (for WAT
+  metadata records: the links Common Crawl extracted);
+* ``content="meta"``: ``title``, ``description``, ``canonical``, ``declared_language``.
+
+Filters: ``types`` (WARC-Type, a comma list), ``status`` (HTTP status), ``mime`` (a prefix of the
+payload's media type), ``lang`` (ISO 639-3: a WET record's identified languages, else the language
+ccrawl.extract detects in the page text), ``url`` (a substring of the target URI, or a glob with
+``*``).
+
+Truncated or corrupt input yields the records that were whole, then raises
+:class:`~ccrawl.errors.InputError` naming the file and offset (exit 1);
+``skip_bad_records`` reports each skipped record on stderr and carries on.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+from urllib.parse import urljoin
+
+from ccrawl.errors import UsageError
+from ccrawl.ops import operation
+from ccrawl.warc.reader import Record, decode_payload, iter_records
+
+Row = dict[str, Any]
+
+COLUMNS = ("file", "offset", "length", "type", "url", "date", "status", "mime", "record_id")
+CONTENT_KINDS = ("text", "markdown", "links", "meta")
+FORMATS = ("warc", "wat", "wet")
+_HTML = ("text/html", "application/xhtml+xml")
+
+
+def detect_format(path: str) -> str:
+    """``wat`` or ``wet`` from Common Crawl's file names (``*.warc.wat.gz``, ``*.warc.wet.gz``), else warc."""
+    low = path.lower()
+    if ".wat" in low:
+        return "wat"
+    if ".wet" in low:
+        return "wet"
+    return "warc"
+
+
+def _text_of(record: Record) -> str:
+    payload = decode_payload(record) if record.http_headers is not None else record.payload
+    try:
+        from ccrawl.extract.decode import decode_body
+
+        return decode_body(payload, record.http_header("Content-Type")).text
+    except ImportError:
+        return payload.decode("utf-8", errors="replace")
+
+
+def _html_content(record: Record, kind: str) -> Row:
+    html = decode_payload(record)
+    url = record.url or ""
+    try:
+        from ccrawl.extract.engines import get_extractor
+    except ImportError:
+        return _selectolax_content(html, url, kind)
+    out = get_extractor("h2m").extract(html, url, content_type=record.http_header("Content-Type"))
+    if kind == "text":
+        return {"title": out.title, "text": out.text}
+    if kind == "markdown":
+        return {"title": out.title, "markdown": out.markdown}
+    if kind == "links":
+        return {"links": list(out.outlinks)}
+    return {
+        "title": out.title,
+        "description": out.description,
+        "canonical": out.canonical,
+        "declared_language": out.declared_language,
+    }
+
+
+def _selectolax_content(html: bytes, url: str, kind: str) -> Row:
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(html.decode("utf-8", errors="replace"))
+    title_node = tree.css_first("title")
+    title = title_node.text(strip=True) if title_node is not None else ""
+    if kind == "links":
+        seen: dict[str, None] = {}
+        for a in tree.css("a[href]"):
+            href = (a.attributes.get("href") or "").strip()
+            if href and not href.startswith(("javascript:", "mailto:", "#")):
+                seen.setdefault(urljoin(url, href), None)
+        return {"links": list(seen)}
+    if kind == "markdown":
+        raise UsageError("--markdown needs ccrawl.extract, which did not import; use --text instead")
+    if kind == "meta":
+
+        def attr(selector: str, name: str) -> str:
+            node = tree.css_first(selector)
+            return (node.attributes.get(name) or "") if node is not None else ""
+
+        return {
+            "title": title,
+            "description": attr('meta[name="description"]', "content"),
+            "canonical": attr('link[rel="canonical"]', "href"),
+            "declared_language": attr("html", "lang"),
+        }
+    tree.strip_tags(["script", "style", "template", "noscript"])
+    body = tree.body
+    return {"title": title, "text": body.text(separator="\n", strip=True) if body is not None else ""}
+
+
+def _wat_content(record: Record, kind: str) -> Row:
+    try:
+        envelope = json.loads(record.payload)["Envelope"]
+    except (ValueError, KeyError, TypeError):
+        return {}
+    html_meta = envelope.get("Payload-Metadata", {}).get("HTTP-Response-Metadata", {}).get("HTML-Metadata", {})
+    if kind == "links":
+        base = record.url or ""
+        return {"links": [urljoin(base, link.get("url", "")) for link in html_meta.get("Links", []) if link.get("url")]}
+    if kind == "meta":
+        return {"title": html_meta.get("Head", {}).get("Title", "")}
+    return {}
+
+
+def _detected_language(record: Record) -> str:
+    try:
+        from ccrawl.extract.lang import detect_language
+    except ImportError:
+        return ""
+    text = _html_content(record, "text").get("text", "")
+    return detect_language(str(text))[0]
+
+
+def _matches(record: Record, *, types: set[str], status: int | None, mime: str | None, url: str | None) -> bool:
+    if types and record.warc_type not in types:
+        return False
+    if status is not None and record.http_status != status:
+        return False
+    if mime and not record.mime.startswith(mime.lower()):
+        return False
+    if url:
+        target = record.url or ""
+        if "*" in url or "?" in url:
+            return fnmatch.fnmatchcase(target, url)
+        return url in target
+    return True
+
+
+def _row(record: Record, fmt: str, content: str | None, lang_of: str | None) -> Row:
+    row: Row = {
+        "file": record.filename,
+        "offset": record.offset,
+        "length": record.length,
+        "type": record.warc_type,
+        "url": record.url,
+        "date": record.date,
+        "status": record.http_status,
+        "mime": record.mime or None,
+        "record_id": record.record_id,
+    }
+    if record.warc_type == "conversion" or (fmt == "wet" and record.warc_type != "warcinfo"):
+        row["content_language"] = ",".join(record.languages) or None
+        row["text"] = _text_of(record)
+    elif lang_of:
+        row["content_language"] = lang_of
+    if content is None:
+        return row
+    if fmt == "wat" and record.warc_type == "metadata":
+        row.update(_wat_content(record, content))
+    elif record.warc_type in ("response", "resource") and record.mime in _HTML:
+        row.update(_html_content(record, content))
+    return row
+
+
+@operation("warc.parse", summary="Records of local WARC/WAT/WET files (or stdin)", columns=COLUMNS)
+def warc_parse(
+    files: Sequence[str],
+    format: str | None = None,
+    types: Sequence[str] = (),
+    status: int | None = None,
+    mime: str | None = None,
+    lang: str | None = None,
+    url: str | None = None,
+    content: str | None = None,
+    skip_bad_records: bool = False,
+    verify_digests: bool = False,
+    notice: Callable[[str], None] | None = None,
+) -> Iterator[Row]:
+    """Every record of ``files`` (``-`` is stdin) passing the filters, with the content asked for."""
+    if format is not None and format not in FORMATS:
+        raise UsageError(f"--format {format!r}: use warc, wat or wet")
+    if content is not None and content not in CONTENT_KINDS:
+        raise UsageError(f"content {content!r}: use one of --text, --markdown, --links, --meta")
+    if not files:
+        raise UsageError("parse needs a file, or - to read stdin")
+    wanted = {t.strip().lower() for item in types for t in item.split(",") if t.strip()}
+    for path in files:
+        fmt = format or detect_format(path)
+        records = iter_records(path, skip_bad_records=skip_bad_records, on_skip=notice, verify_digests=verify_digests)
+        for record in records:
+            if not _matches(record, types=wanted, status=status, mime=mime, url=url):
+                continue
+            found_lang: str | None = None
+            if lang:
+                langs = record.languages
+                if not langs and record.warc_type in ("response", "resource") and record.mime in _HTML:
+                    detected = _detected_language(record)
+                    langs = [detected] if detected else []
+                    found_lang = detected or None
+                if lang.lower() not in langs:
+                    continue
+            yield _row(record, fmt, content, found_lang)
+
+
+__all__ = ["COLUMNS", "CONTENT_KINDS", "FORMATS", "detect_format", "warc_parse"]

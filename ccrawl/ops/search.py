@@ -1,0 +1,131 @@
+"""The search operation (CLI ``search``, alias ``cdx``): captures of a URL or pattern from the CDX index.
+
+Thin over :mod:`ccrawl.commoncrawl.cdx`: resolve ``-c`` to crawl IDs, build the query, stream the
+rows. Nothing matched at all is :class:`~ccrawl.errors.NothingMatched` (exit 3), raised after the
+stream ends so the stderr summary lines come first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from ccrawl.commoncrawl.cdx import COLUMNS, DEFAULT_MAX_BUFFER, LOCATION_COLUMNS, CdxQuery, SearchStats
+from ccrawl.errors import NothingMatched
+from ccrawl.ops import operation
+
+Record = dict[str, Any]
+
+
+def resolve_crawls(crawl: str, client_options: Mapping[str, Any], warn: Callable[[str], None] | None) -> list[str]:
+    """Crawl IDs for a ``-c`` value (explicit IDs need no network)."""
+    from ccrawl.commoncrawl.crawls import explicit_id, needs_list, resolve
+    from ccrawl.net.client import run
+
+    if not needs_list(crawl):
+        return [c for c in (explicit_id(p) for p in crawl.split(",")) if c]
+    kwargs = {"warn": warn} if warn is not None else {}
+    return run(lambda cc: resolve(cc, crawl, **kwargs), **dict(client_options))
+
+
+def build_query(
+    url: str,
+    *,
+    match: str | None = None,
+    status: str | int | None = None,
+    mime: str | None = None,
+    lang: str | None = None,
+    filters: Sequence[str] = (),
+    url_contains: Sequence[str] = (),
+    url_not_contains: Sequence[str] = (),
+    from_ts: str | None = None,
+    to_ts: str | None = None,
+    push_filters: bool = True,
+) -> CdxQuery:
+    """A :class:`CdxQuery` from the flags search (and export) share."""
+    return CdxQuery(
+        url,
+        match=match,
+        status=None if status is None else str(status),
+        mime=mime,
+        lang=lang,
+        filters=tuple(filters),
+        url_contains=tuple(url_contains),
+        url_not_contains=tuple(url_not_contains),
+        from_ts=from_ts,
+        to_ts=to_ts,
+        push_filters=push_filters,
+    )
+
+
+@operation("cc.search", summary="Captures of a URL or pattern from the CDX index", columns=COLUMNS)
+def cc_search(
+    url: str,
+    crawl: str = "latest",
+    match: str | None = None,
+    status: str | None = None,
+    mime: str | None = None,
+    lang: str | None = None,
+    filters: Sequence[str] = (),
+    url_contains: Sequence[str] = (),
+    url_not_contains: Sequence[str] = (),
+    from_ts: str | None = None,
+    to_ts: str | None = None,
+    push_filters: bool = True,
+    at: str | None = None,
+    latest_only: bool = False,
+    dedup: bool = False,
+    sort: str | None = None,
+    max_buffer: int = DEFAULT_MAX_BUFFER,
+    strict: bool = False,
+    explain: bool = False,
+    locations: bool = False,
+    limit: int = 0,
+    workers: int = 2,
+    client_options: Mapping[str, Any] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> Iterator[Record]:
+    """Every capture matching the query over the crawls ``crawl`` names; see :func:`ccrawl.commoncrawl.cdx.search`."""
+    from ccrawl.commoncrawl.cdx import search
+
+    query = build_query(
+        url, match=match, status=status, mime=mime, lang=lang, filters=filters, url_contains=url_contains,
+        url_not_contains=url_not_contains, from_ts=from_ts, to_ts=to_ts, push_filters=push_filters,
+    )
+    options = dict(client_options or {})
+    crawls = resolve_crawls(crawl, options, notice)
+    stats = SearchStats()
+    count = 0
+    for row in search(
+        query, crawls, client_options=options, at=at, latest_only=latest_only, dedup=dedup, sort=sort,
+        max_buffer=max_buffer, strict=strict, explain=explain, locations=locations, workers=workers,
+        limit=limit, notice=notice, stats=stats,
+    ):
+        count += 1
+        yield row
+    if count == 0:
+        where = crawls[0] if len(crawls) == 1 else f"{len(crawls)} crawls"
+        raise NothingMatched(f"search: no capture of {url} matched in {where}")
+
+
+@operation(
+    "cc.estimate",
+    summary="How big a CDX query's answer is, per crawl, without listing it",
+    columns=("crawl", "pages", "blocks", "max_captures"),
+)
+def cc_estimate(
+    url: str,
+    crawl: str = "latest",
+    match: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    notice: Callable[[str], None] | None = None,
+) -> Iterator[Record]:
+    """Pages, blocks and an upper bound of captures per crawl (``showNumPages``)."""
+    from ccrawl.commoncrawl.cdx import estimate
+
+    options = dict(client_options or {})
+    crawls = resolve_crawls(crawl, options, notice)
+    yield from estimate(build_query(url, match=match), crawls, client_options=options)
+
+
+__all__ = ["LOCATION_COLUMNS", "build_query", "cc_estimate", "cc_search", "resolve_crawls"]

@@ -1,0 +1,139 @@
+"""parse: filters, content flags, WET/WAT shapes, and broken input through the CLI (exit 1, records first)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ccrawl.cli.main import main
+from ccrawl.errors import InputError, UsageError
+from ccrawl.ops.parse import detect_format, warc_parse
+
+
+def _record(wtype: str, url: str, block: bytes, extra: str = "") -> bytes:
+    head = (
+        f"WARC/1.0\r\nWARC-Type: {wtype}\r\nWARC-Target-URI: {url}\r\nWARC-Date: 2024-03-01T00:00:00Z\r\n"
+        f"WARC-Record-ID: <urn:uuid:{abs(hash((wtype, url))):032x}>\r\n{extra}"
+        f"Content-Length: {len(block)}\r\n\r\n"
+    )
+    return head.encode() + block + b"\r\n\r\n"
+
+
+def _response(url: str, html: str, status: int = 200) -> bytes:
+    body = html.encode()
+    http = f"HTTP/1.1 {status} OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {len(body)}\r\n\r\n"
+    return _record("response", url, http.encode() + body, "Content-Type: application/http; msgtype=response\r\n")
+
+
+PAGE = ('<html lang="en"><head><title>Budget 2024</title><meta name="description" content="the budget">'
+        '<link rel="canonical" href="https://example.com/budget"></head><body><h1>Budget</h1>'
+        '<p>The senate budget for the year, with a long paragraph of plain English words in it so that '
+        'language detection has something to work with across several sentences of text.</p>'
+        '<a href="/next">next</a> <a href="https://other.org/x">x</a></body></html>')
+
+
+@pytest.fixture
+def warc(tmp_path: Path) -> Path:
+    path = tmp_path / "pages.warc"
+    path.write_bytes(_response("https://example.com/budget", PAGE)
+                     + _response("https://example.com/gone", "<p>no</p>", 404)
+                     + _record("request", "https://example.com/budget", b"GET /budget HTTP/1.1\r\n\r\n"))
+    return path
+
+
+@pytest.fixture
+def wet(tmp_path: Path) -> Path:
+    path = tmp_path / "x.warc.wet"
+    path.write_bytes(
+        _record("conversion", "https://example.com/a", b"Hello world", "WARC-Identified-Content-Language: eng\r\n")
+        + _record("conversion", "https://example.de/b", b"Hallo Welt", "WARC-Identified-Content-Language: deu,eng\r\n")
+        + _record("conversion", "https://example.fr/c", b"Bonjour", "WARC-Identified-Content-Language: fra\r\n")
+    )
+    return path
+
+
+def test_filters_by_type_status_mime_and_url(warc: Path) -> None:
+    assert [r["type"] for r in warc_parse([str(warc)])] == ["response", "response", "request"]
+    assert [r["url"] for r in warc_parse([str(warc)], types=["response"], status=404)] == ["https://example.com/gone"]
+    assert len(list(warc_parse([str(warc)], mime="text/"))) == 2
+    assert [r["url"] for r in warc_parse([str(warc)], url="*/budget", types=["request,response"])] == [
+        "https://example.com/budget", "https://example.com/budget"]
+
+
+def test_content_flags(warc: Path) -> None:
+    (text,) = warc_parse([str(warc)], status=200, content="text")
+    assert text["title"] == "Budget 2024" and "senate budget" in text["text"]
+    (links,) = warc_parse([str(warc)], status=200, content="links")
+    assert "https://example.com/next" in links["links"] and "https://other.org/x" in links["links"]
+    (meta,) = warc_parse([str(warc)], status=200, content="meta")
+    assert meta["description"] == "the budget" and meta["canonical"] == "https://example.com/budget"
+    (md,) = warc_parse([str(warc)], status=200, content="markdown")
+    assert "Budget" in md["markdown"]
+
+
+def test_lang_detects_the_language_of_html_pages(warc: Path) -> None:
+    rows = list(warc_parse([str(warc)], lang="eng"))
+    assert [r["url"] for r in rows] == ["https://example.com/budget"] and rows[0]["content_language"] == "eng"
+
+
+def test_wet_records_carry_text_and_language_and_filter_by_it(wet: Path) -> None:
+    rows = list(warc_parse([str(wet)], lang="eng"))
+    assert [(r["url"], r["content_language"], r["text"]) for r in rows] == [
+        ("https://example.com/a", "eng", "Hello world"), ("https://example.de/b", "deu,eng", "Hallo Welt")]
+    assert detect_format("CC-MAIN-x.warc.wet.gz") == "wet" and detect_format("a.warc.wat.gz") == "wat"
+
+
+def test_bad_arguments_are_usage_errors(warc: Path) -> None:
+    with pytest.raises(UsageError):
+        list(warc_parse([str(warc)], format="arc"))
+    with pytest.raises(UsageError):
+        list(warc_parse([]))
+
+
+def test_truncated_input_yields_whole_records_then_raises(corpus_dir: Path) -> None:
+    got = []
+    with pytest.raises(InputError, match="offset 1197"):
+        for row in warc_parse([str(corpus_dir / "warc" / "example-trunc.warc")]):
+            got.append(row)
+    assert len(got) == 3
+
+
+def test_cli_prints_whole_records_then_one_line_and_exits_1(
+    corpus_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["parse", str(corpus_dir / "warc" / "example-trunc.warc"), "-o", "jsonl"])
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert [json.loads(line)["offset"] for line in out.splitlines()] == [0, 488, 1197]
+    assert err.count("\n") == 1 and "offset 1197" in err and "Traceback" not in err
+
+
+def test_cli_skip_bad_records_goes_on_to_the_next_file(corpus_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    files = [str(corpus_dir / "warc" / "example-trunc.warc"), str(corpus_dir / "warc" / "example.warc.gz")]
+    code = main(["parse", *files, "--skip-bad-records", "-o", "jsonl"])
+    out, err = capsys.readouterr()
+    assert code == 0 and len(out.splitlines()) == 3 + 6
+    assert "skipped the rest of" in err and "offset 1197" in err
+
+
+def test_cli_names_an_arc_file(corpus_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["parse", str(corpus_dir / "warc" / "example.arc"), "-o", "jsonl"]) == 1
+    assert "ARC file, not WARC" in capsys.readouterr().err
+
+
+def test_cli_reads_stdin_and_names_the_offset_of_a_cut_gzip(corpus_dir: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    data = (corpus_dir / "warc" / "example.warc.gz").read_bytes()[:2500]  # cut inside the 4th member
+    env = {"CCRAWL_CONFIG_DIR": str(tmp_path / "cfg"), "PATH": "/usr/bin:/bin"}
+    import os
+
+    done = subprocess.run([sys.executable, "-m", "ccrawl", "parse", "-", "-o", "jsonl"], input=data,
+                          capture_output=True, env={**os.environ, **env})
+    assert done.returncode == 1
+    assert [json.loads(line)["offset"] for line in done.stdout.splitlines()] == [0, 353, 784]
+    err = done.stderr.decode()
+    assert err.count("\n") == 1 and "<stdin>" in err and "offset 2012" in err
