@@ -28,6 +28,7 @@ not async use :func:`run` and :func:`iterate`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import re
 import sys
@@ -534,7 +535,9 @@ def iterate(fn: Callable[[CCClient], AsyncIterator[T]], **options: Any) -> Itera
     finally:
         try:
             if agen is not None and hasattr(agen, "aclose"):
-                loop.run_until_complete(agen.aclose())
+                # a signal that lands mid-step leaves the generator running: it can only be dropped
+                with contextlib.suppress(RuntimeError):
+                    loop.run_until_complete(agen.aclose())
             loop.run_until_complete(client.close())
             loop.run_until_complete(loop.shutdown_asyncgens())
         finally:
