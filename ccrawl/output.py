@@ -201,16 +201,18 @@ class Renderer:
         self.stream.flush()
 
 
+_RAW_KEYS = ("body", "raw", "content", "text", "markdown")
+
+
 def _raw_value(record: Mapping[str, Any], columns: Sequence[str]) -> Any:
-    for key in ("body", "raw", "content", "text", "markdown"):
+    """The payload ``-o raw`` prints: a body-like field, else the last column (commands put it last)."""
+    for key in _RAW_KEYS:
         if key in record and key in columns:
             return record[key]
-    if len(columns) == 1:
-        return record.get(columns[0])
-    for key in ("body", "raw", "content", "text", "markdown"):
+    for key in _RAW_KEYS:
         if key in record:
             return record[key]
-    return record.get(columns[0]) if columns else ""
+    return record.get(columns[-1]) if columns else ""
 
 
 def _render_template(template: str, record: Mapping[str, Any]) -> str:

@@ -43,12 +43,13 @@ COLUMNS = {
     "text": ("url", "filename", "offset", "length", "text"),
     "markdown": ("url", "filename", "offset", "length", "markdown"),
     "links": ("source", "url"),
+    "title": ("url", "filename", "offset", "length", "title"),
     "headers": ("url", "filename", "offset", "length", "status", "raw"),
     "meta": META_COLUMNS,
 }
 
 #: Extension of the file ``--dir`` writes per record, by content flag.
-EXTENSIONS = {"text": "txt", "markdown": "md", "links": "txt", "headers": "txt", "meta": "json"}
+EXTENSIONS = {"title": "txt", "text": "txt", "markdown": "md", "links": "txt", "headers": "txt", "meta": "json"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +111,12 @@ def location_from_line(line: str, *, lineno: int) -> Location:
 WARC = "warc"
 
 
+#: Not a fetch flag: the page title alone, for ``extract title``.
+TITLE = "title"
+
+
 def check_content(content: str) -> str:
-    if content not in CONTENT and content != WARC:
+    if content not in CONTENT and content not in (WARC, TITLE):
         raise UsageError(f"unknown content {content!r}; one of: {', '.join(CONTENT)}")
     return content
 
@@ -171,6 +176,8 @@ def render(data: bytes, loc: Location, content: str) -> list[dict[str, Any]]:
         raw = "\n".join([first, *lines]) + "\n"
         return [{**_base(loc, record), "status": status, "raw": raw}]
     extraction = _extract(record, payload)
+    if content == TITLE:
+        return [{**_base(loc, record), "title": extraction.title}]
     if content == "text":
         return [{**_base(loc, record), "text": extraction.text}]
     if content == "markdown":
