@@ -28,7 +28,7 @@ def _leaf(content: str) -> click.Command:
     @click.argument("url")
     def leaf(run: Run, url: str) -> None:
         from ccrawl import ops
-        from ccrawl.cli.commoncrawl import _client, _columns, _crawl, _echo, _default_format
+        from ccrawl.cli.commoncrawl import _client, _columns, _crawl, _default_format, _echo
 
         _default_format(run, "text" if content == "title" else content)
         records = ops.get("cc.get")(url=url, content=content, crawl=_crawl(run), client_options=_client(run),
