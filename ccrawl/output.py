@@ -184,7 +184,9 @@ class Renderer:
 
     def close(self) -> None:
         if self.fmt == "json" and self.template is None:
-            if self.single and len(self._buffer) == 1:
+            if self.single and not self._buffer:
+                pass  # a one-target command that produced nothing says so on stderr, not with []
+            elif self.single and len(self._buffer) == 1:
                 self.stream.write(to_json(self._buffer[0], indent=2) + "\n")
             else:
                 self.stream.write("[\n")

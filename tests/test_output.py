@@ -123,3 +123,10 @@ def test_parquet_round_trips(tmp_path) -> None:  # type: ignore[no-untyped-def]
 
 def test_empty_csv_still_has_its_header() -> None:
     assert render("csv", records=[]).splitlines() == ["host,rank,degree"]
+
+
+def test_single_target_json_with_no_record_prints_nothing_but_a_list_prints_an_empty_array() -> None:
+    buf = io.StringIO()
+    emit([], OutputOptions(fmt="json"), columns=COLUMNS, stream=buf, single=True)
+    assert buf.getvalue() == ""
+    assert json.loads(render("json", records=[])) == []
