@@ -1,0 +1,71 @@
+"""``ccrawl recrawl publish``: the fleet publisher's command line (parsing and rendering only).
+
+Only the ``publish`` leaf lives here; the ``recrawl`` group is the lead's (``ccrawl/cli/recrawl.py``)
+and ``recrawl run`` is the pipeline's. The work is :class:`ccrawl.datasets.publish_recrawl.Publisher`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ccrawl.cli.common import Run, command
+
+_DURATION = "a duration such as 30s, 5m or a number of seconds"
+
+
+def _seconds(flag: str, value: str) -> float:
+    from ccrawl.config import parse_duration
+    from ccrawl.errors import UsageError
+
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"{flag} {value!r}: {exc}; give {_DURATION}") from exc
+
+
+@command("publish", help="Commit closed capture shards to a dataset repo as they land, with the ledger and card.")
+@click.option("--dir", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Capture directory to publish from, the same one recrawl run writes into")
+@click.option("--repo", default="", help="Dataset repo to publish to, default the open-index repo for --kind")
+@click.option("--kind", type=click.Choice(["domains", "urls"]), default="domains",
+              help="Which recrawl this is, domains or urls, default domains")
+@click.option("--server", default="", help="Name of this machine, default the hostname")
+@click.option("--shard", type=int, default=0, help="Which partition of the work list this machine took, 0-based")
+@click.option("--shards", type=int, default=1, help="How many machines are splitting the work list, default 1")
+@click.option("--state", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The crawl's checkpoint file, read so the card can report progress")
+@click.option("--commit-every", type=int, default=4, help="Shards per HuggingFace commit, default 4")
+@click.option("--watch", default="0",
+              help="Keep watching the directory and publish shards as they close, 0 makes one pass")
+@click.option("--keep", is_flag=True, help="Keep local shards after commit instead of deleting them")
+@click.option("--private", is_flag=True, help="Create the dataset repo private")
+@click.option("--no-push", is_flag=True, help="Stage and report but skip the upload")
+@click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where --no-push writes the would-be commits, default <dir>/.publish-staging")
+@click.option("--max-stall", default="10m",
+              help="Exit 75 when no commit lands for this long with shards waiting, default 10m")
+@click.option("--hub", default="",
+              help="A directory to publish to a local hub instead (default $CCRAWL_HUB, else the Hub)")
+def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard: int, shards: int,
+            state: Path | None, commit_every: int, watch: str, keep: bool, private: bool, no_push: bool,
+            staging: Path | None, max_stall: str, hub: str) -> None:
+    from ccrawl.datasets.publish_recrawl import Publisher, PublishOptions
+    from ccrawl.ops.publish import COLUMNS, open_publish_repo, summary_line
+
+    settings = run.settings
+    if not repo:
+        repo = str(getattr(settings, f"recrawl_{kind}_repo", "") or "")
+    opts = PublishOptions(
+        directory, repo_id=repo, kind=kind, server=server, shard=shard, shards=shards, state=state,
+        commit_every=commit_every, watch=_seconds("--watch", watch), keep=keep, private=private, no_push=no_push,
+        staging=staging, max_stall=_seconds("--max-stall", max_stall),
+        backoff=float(getattr(settings, "backoff", 1.0) or 1.0),
+        backoff_max=float(getattr(settings, "backoff_max", 60.0) or 60.0),
+    )
+    target = open_publish_repo(opts.repo_id, hub=hub, endpoint=str(getattr(settings, "hf_endpoint", "") or ""),
+                               no_push=no_push)
+    publisher = Publisher(opts, target, log=run.info)
+    run.emit(publisher.run(), columns=COLUMNS)
+    run.info(summary_line(publisher.stats, no_push=no_push))

@@ -1,0 +1,179 @@
+"""A work list read from a hub: releases and parts listed from the repo, one column read over ranged reads.
+
+This is the hub side of ``recrawl run --from domains|urls|<repo>``. :class:`HubWorkList` has the shape of
+:class:`ccrawl.recrawl.worklist.WorkList` (``column``, ``parts()``, ``identity()``, ``iter_rows()``), so the
+recrawl feeder walks a Hub release exactly as it walks a local directory:
+
+* releases are the directories of the repo that hold ``.parquet`` files, listed once, never guessed;
+  the newest is the last in name order (``CC-MAIN-2026-25`` and dates sort by time);
+* parts are listed, sorted by the number in their name (``part-000`` and ``part-00000`` both work);
+* a part is opened through :class:`RangeFile`, a seekable file whose reads are ranged requests through
+  an ``fsspec`` read-ahead cache, so pyarrow fetches the footer and the one column's chunks and nothing
+  else, one request per chunk.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ccrawl.datasets.hub import DatasetRepo
+from ccrawl.errors import InputError, UsageError
+from ccrawl.recrawl.worklist import COLUMN_SHORTHANDS, Part, part_sort_key
+
+#: Read-ahead past each read: one ranged request serves pyarrow's footer probe and the footer, and a
+#: column chunk (which pyarrow asks for in one read) costs one request of its own size plus this.
+BLOCK_SIZE = 64 * 1024
+
+
+class RangeFile(io.RawIOBase):
+    """A read-only, seekable view of one file on a hub, read by ranged requests with a little read-ahead."""
+
+    def __init__(self, repo: DatasetRepo, path: str, size: int, *, block_size: int = BLOCK_SIZE) -> None:
+        import fsspec.caching
+
+        super().__init__()
+        self.repo = repo
+        self.path = path
+        self.size = size
+        self._pos = 0
+        self.requests = 0
+        self.bytes_fetched = 0
+        self._cache = fsspec.caching.BytesCache(block_size, self._fetch, size)
+
+    def _fetch(self, start: int, end: int) -> bytes:
+        self.requests += 1
+        data = self.repo.read_range(self.path, start, end - start)
+        self.bytes_fetched += len(data)
+        if len(data) != min(end, self.size) - start:
+            raise InputError(f"{self.repo.repo_id}/{self.path}: asked {end - start} bytes at {start}, got {len(data)}")
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self.size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        end = min(self.size, self._pos + len(view))
+        if end <= self._pos:
+            return 0
+        data = self._cache._fetch(self._pos, end)
+        view[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+    def read(self, size: int = -1) -> bytes:
+        end = self.size if size is None or size < 0 else min(self.size, self._pos + size)
+        if end <= self._pos:
+            return b""
+        data = bytes(self._cache._fetch(self._pos, end))
+        self._pos += len(data)
+        return data
+
+    readall = read
+
+
+def list_releases(repo: DatasetRepo, under: str = "") -> list[str]:
+    """Directories of ``repo`` (below ``under``) that hold ``.parquet`` files, in name order."""
+    dirs = {f.path.rsplit("/", 1)[0] for f in repo.list_files(under) if f.path.endswith(".parquet") and "/" in f.path}
+    return sorted(dirs)
+
+
+def newest_release(repo: DatasetRepo, under: str = "") -> str:
+    """The last release in name order; an empty repo is an error, not an empty work list."""
+    releases = list_releases(repo, under)
+    if not releases:
+        raise InputError(f"{repo.repo_id} holds no directory of .parquet parts: an empty release is an error")
+    return releases[-1]
+
+
+def open_parquet(repo: DatasetRepo, path: str, size: int) -> Any:
+    """A ``pyarrow.parquet.ParquetFile`` over ranged reads of one file."""
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(RangeFile(repo, path, size))
+    except InputError:
+        raise
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise InputError(f"{repo.repo_id}/{path} is listed but is not readable Parquet: {exc}") from exc
+
+
+def read_column(repo: DatasetRepo, path: str, size: int, column: str) -> Iterator[list[Any]]:
+    """One column of a part, a row group at a time (values as Python objects)."""
+    pf = open_parquet(repo, path, size)
+    if column not in pf.schema_arrow.names:
+        raise UsageError(f"--column {column!r} is not in {path}; its columns are: {', '.join(pf.schema_arrow.names)}")
+    for group in range(pf.metadata.num_row_groups):
+        yield pf.read_row_group(group, columns=[column]).column(0).to_pylist()
+
+
+class HubWorkList:
+    """A release of Parquet parts in a hub repo, read one column at a time."""
+
+    def __init__(self, repo: DatasetRepo, column: str, release: str | None = None, *, threads: int = 8) -> None:
+        self.repo = repo
+        self.column = COLUMN_SHORTHANDS.get(column, column)
+        self.release = release.strip("/") if release else newest_release(repo)
+        files = [f for f in repo.list_files(self.release) if f.path.endswith(".parquet")]
+        if not files:
+            listed = ", ".join(list_releases(repo)) or "none"
+            raise InputError(f"{repo.repo_id}: no .parquet parts in {self.release!r}; releases there: {listed}")
+        files.sort(key=lambda f: part_sort_key(f.path))
+        self._sizes = {self._name(f.path): f.size for f in files}
+        with ThreadPoolExecutor(max_workers=threads) as pool:
+            self._parts = list(pool.map(lambda f: self._describe(f.path, f.size), files))
+
+    def _name(self, path: str) -> str:
+        return path[len(self.release) + 1 :]
+
+    def _describe(self, path: str, size: int) -> Part:
+        pf = open_parquet(self.repo, path, size)
+        if self.column not in pf.schema_arrow.names:
+            raise UsageError(
+                f"--column {self.column!r} is not in {path}; its columns are: {', '.join(pf.schema_arrow.names)}"
+            )
+        return Part(self._name(path), size, pf.metadata.num_rows)
+
+    def parts(self) -> list[Part]:
+        return list(self._parts)
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "source": f"hub:{self.repo.repo_id}/{self.release}",
+            "column": self.column,
+            "parts": [[p.name, p.size] for p in self._parts],
+        }
+
+    def iter_rows(self, part_index: int, start_row: int = 0) -> Iterator[tuple[int, str | None]]:
+        part = self._parts[part_index]
+        pf = open_parquet(self.repo, f"{self.release}/{part.name}", part.size)
+        first = 0
+        for group in range(pf.metadata.num_row_groups):
+            n = pf.metadata.row_group(group).num_rows
+            if first + n <= start_row:
+                first += n  # skipped by its footer count: its pages are never fetched
+                continue
+            try:
+                values = pf.read_row_group(group, columns=[self.column]).column(0).to_pylist()
+            except InputError:
+                raise
+            except Exception as exc:
+                raise InputError(f"work-list part {part.name} row group {group} cannot be read: {exc}") from exc
+            for i in range(max(0, start_row - first), n):
+                v = values[i]
+                yield first + i, (None if v is None else str(v))
+            first += n

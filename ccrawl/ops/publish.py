@@ -1,0 +1,84 @@
+"""The ``recrawl.publish`` operation: commit sealed capture shards to a dataset repo with ledger and card.
+
+Library side of ``ccrawl recrawl publish``; see :mod:`ccrawl.datasets.publish_recrawl` for what a pass
+does. ``hub`` picks where the repo lives: ``""`` for ``$CCRAWL_HUB`` or else the HuggingFace Hub at
+``endpoint`` (``HF_ENDPOINT``), ``"hf"`` for the Hub explicitly, or a directory for a local hub.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ccrawl.ops import operation
+
+COLUMNS = ("file", "local", "rows", "bytes", "action", "commit")
+
+
+def open_publish_repo(
+    repo_id: str, *, hub: str = "", endpoint: str = "", token: str | None = None, no_push: bool = False
+) -> Any:
+    """The repo a publisher writes to, checking the token first when it will push to the Hub.
+
+    A push without ``HF_TOKEN``/``HUGGINGFACE_TOKEN`` raises ``CredentialMissing`` (exit 4) here,
+    before the capture directory is read or any request is made.
+    """
+    import os
+
+    from ccrawl.datasets.hub import HUB_ENV, open_repo, require_token, token_from_env
+
+    where = hub or os.environ.get(HUB_ENV, "") or "hf"
+    token = token if token is not None else token_from_env()
+    if where in ("hf", "huggingface") and not no_push:
+        require_token(token)
+    return open_repo(repo_id, hub=where, endpoint=endpoint or None, token=token)
+
+
+@operation("recrawl.publish", summary="Commit closed capture shards to a dataset repo, with the ledger and card",
+           columns=COLUMNS, writes=True)
+def recrawl_publish(
+    dir: str,
+    repo: str = "",
+    kind: str = "domains",
+    server: str = "",
+    shard: int = 0,
+    shards: int = 1,
+    state: str = "",
+    commit_every: int = 4,
+    watch: float = 0.0,
+    keep: bool = False,
+    private: bool = False,
+    no_push: bool = False,
+    staging: str = "",
+    max_stall: float = 600.0,
+    hub: str = "",
+    endpoint: str = "",
+) -> Iterator[dict[str, Any]]:
+    """One record per shard handled: committed, staged (``no_push``) or exists (already published).
+
+    Progress lines and the summary go to the ``ccrawl.publish`` logger.
+    """
+    from ccrawl.datasets.publish_recrawl import Publisher, PublishOptions
+
+    opts = PublishOptions(
+        Path(dir), repo_id=repo, kind=kind, server=server, shard=shard, shards=shards,
+        state=Path(state) if state else None, commit_every=commit_every, watch=watch, keep=keep,
+        private=private, no_push=no_push, staging=Path(staging) if staging else None, max_stall=max_stall,
+    )
+    target = open_publish_repo(opts.repo_id, hub=hub, endpoint=endpoint, no_push=no_push)
+    logger = logging.getLogger("ccrawl.publish")
+    publisher = Publisher(opts, target, log=logger.info)
+    yield from publisher.run()
+    logger.info(summary_line(publisher.stats, no_push=no_push))
+
+
+def summary_line(stats: Any, *, no_push: bool) -> str:
+    """The one-line summary a publisher prints at the end."""
+    verb = "staged" if no_push else "committed"
+    return (
+        f"recrawl publish: {verb} {stats.staged if no_push else stats.committed} shard(s), {stats.rows:,} rows in "
+        f"{stats.commits} commit(s); {stats.existing} already on the hub, {stats.retries} retries, "
+        f"{stats.conflicts} conflicts"
+    )
