@@ -1,0 +1,99 @@
+"""``ccrawl recrawl run``: parse the flags, call :func:`ccrawl.recrawl.run_recrawl`, print the summary."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import sys
+from typing import Any
+
+import click
+
+from ccrawl.cli.common import Run, command
+from ccrawl.errors import UsageError
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(value: str, flag: str) -> int:
+    """``512MB``, ``1g``, ``500KiB`` or a plain byte count (units are powers of 1024)."""
+    m = _SIZE.match(value)
+    if not m:
+        raise UsageError(f"{flag}: not a size: {value!r} (write it as 512MB, 1GB or a byte count)")
+    unit = (m.group(2) or "").lower().rstrip("b").rstrip("i")
+    return int(float(m.group(1)) * _UNITS[unit])
+
+
+def parse_seconds(value: str, flag: str) -> float:
+    from ccrawl.config import parse_duration
+
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from exc
+
+
+def parse_resolve(values: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for v in values:
+        host, sep, ip = v.partition("=")
+        if not sep or not host or not ip:
+            raise UsageError(f"--resolve: write HOST=IP or '*.suffix=IP' (got {v!r})")
+        out[host] = ip
+    return out
+
+
+@command("run", help="Walk a published dataset and fetch every URL in it, resumable from a checkpoint.")
+@click.option("--from", "source", required=True,
+              help="Work list: domains, urls, a dataset repo ID or a local directory")
+@click.option("--dir", "release", help="Directory of parts inside the dataset [the newest release]")
+@click.option("--column", help="String column holding the work, domain or url")
+@click.option("--out", help="Directory to write output files into (empty fetches without archiving)")
+@click.option("--format", "fmt", type=click.Choice(["parquet", "warc"]), default="parquet", show_default=True)
+@click.option("--state", help="Checkpoint file, so a killed run resumes where it stopped")
+@click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
+@click.option("--max-pages", type=int, default=0, show_default=True, help="Stop after this many fetches (0 = no limit)")
+@click.option("--robots", is_flag=True, help="Check robots.txt before fetching (off by default on a recrawl)")
+@click.option("--no-extract", is_flag=True, help="Store the body without rendering it to text and Markdown")
+@click.option("--extractor", default="h2m", show_default=True, help="Engine that renders a page to Markdown")
+@click.option("--extractors", type=int, help="Extract processes [the core count, clamped to --workers]")
+@click.option("--shard-size", default="512MB", show_default=True, help="Rotate to a new output shard past this payload")
+@click.option("--prefix", default="ccrawl", show_default=True, help="File name prefix for the output files")
+@click.option("--writers", type=int, default=1, show_default=True, help="Output files open at once")
+@click.option("--batch", type=int, default=2000, show_default=True, help="Work items between WARC checkpoints")
+@click.option("--queue-mb", type=float, default=128.0, show_default=True, help="MB of finished work that may wait")
+@click.option("--shard", type=int, default=0, show_default=True, help="Which partition of the work list, 0-based")
+@click.option("--shards", type=int, default=1, show_default=True, help="How many machines split the work list")
+@click.option("--workers", "-j", type=int, default=256, show_default=True, help="Concurrent fetches in total")
+@click.option("--fetchers", type=int, help="Fetch processes [one per 256 workers, at most the core count]")
+@click.option("--dns-lookups", type=int, help="DNS lookups in flight [workers/8, floored at 16, capped at 128]")
+@click.option("--robots-timeout", default="10s", show_default=True, help="Budget for one host's robots.txt")
+@click.option("--timeout", default="30s", show_default=True, help="Budget for one fetch, redirects included")
+@click.option("--previous", help="Earlier capture directory: send its validators, store 304s as unchanged rows")
+@click.option("--profile-dir", help="Write a CPU and a heap profile per process into this directory")
+@click.option("--profile-name", default="recrawl", show_default=True, help="Name the profile files, to diff runs")
+@click.option("--resolve", multiple=True, help="Resolver override HOST=IP or '*.suffix=IP' (repeatable)")
+def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_timeout: str, timeout: str,
+        resolve: tuple[str, ...], **flags: Any) -> None:
+    from ccrawl.recrawl import run_recrawl
+
+    summary = run_recrawl(
+        source,
+        format=fmt,
+        delay=parse_seconds(delay, "--delay"),
+        shard_size=parse_size(shard_size, "--shard-size"),
+        robots_timeout=parse_seconds(robots_timeout, "--robots-timeout"),
+        timeout=parse_seconds(timeout, "--timeout"),
+        resolve=parse_resolve(resolve),
+        hub_endpoint=run.settings.hf_endpoint,
+        progress=run.progress,
+        journal=run.flags.get("journal"),
+        metrics_addr=run.flags.get("metrics_addr"),
+        command_line=shlex.join(["ccrawl", *sys.argv[1:]]),
+        **flags,
+    )
+    for line in summary.lines():
+        run.info(line)
+    if run.flags.get("output"):
+        run.emit([summary.as_dict()], single=True)

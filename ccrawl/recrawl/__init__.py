@@ -1,0 +1,15 @@
+"""The recrawl engine: walk a published work list, fetch every URL, write capture shards or WARC.
+
+``run_recrawl(source, **flags) -> RunSummary`` is the library entry point (every CLI flag is a
+keyword); the parts are the work-list reader (:mod:`.worklist`), the feeder (:mod:`.feeder`),
+the process pipeline (:mod:`.pipeline` with :mod:`.fetchproc`, :mod:`.extractproc`,
+:mod:`.writerproc` over shared-memory rings, :mod:`.ring`), the sinks (:mod:`.sinks`,
+:mod:`.warcrec`), the checkpoint (:mod:`.checkpoint`, :mod:`.recovery`) and the summary
+(:mod:`.summary`, :mod:`.report`, :mod:`.telemetry`). See docs/recrawl.md.
+"""
+
+from ccrawl.recrawl.params import RunParams
+from ccrawl.recrawl.run import run_recrawl
+from ccrawl.recrawl.summary import RunSummary
+
+__all__ = ["RunParams", "RunSummary", "run_recrawl"]

@@ -1,0 +1,145 @@
+"""An extract process: renders HTML rows to Markdown and text between the fetch and the writers.
+
+Reads rows from its ring (every fetch process writes into it), renders the ones that are HTML
+with the run's engine (``ccrawl.extract.get_extractor``; title + text with selectolax when that
+package is absent), and passes every row on to the writers round-robin. A row that is not HTML,
+failed, or came back 304 passes through with ``extractor`` empty, which is how a reader tells
+"nobody rendered this" from "rendered to nothing". Time is split three ways for the summary:
+rendering, waiting for the sink, and idle (waiting for input).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Protocol
+
+from ccrawl.recrawl.decoding import ContentDecodeError, decode_content, looks_like_html
+from ccrawl.recrawl.procs import child_setup, pack_meta, peak_rss_mb, unpack_meta
+from ccrawl.recrawl.ring import Ring
+
+RENDER_LIMIT = 10 * 1024 * 1024
+
+
+class Engine(Protocol):
+    label: str
+
+    def render(self, body: bytes, url: str, content_type: str) -> dict[str, Any]: ...
+
+
+class _LibraryEngine:
+    """``ccrawl.extract``'s engines: Markdown, text, title, language, simhash."""
+
+    def __init__(self, name: str) -> None:
+        from ccrawl.extract.engines import get_extractor
+
+        self._engine = get_extractor(name)
+        self.label = self._engine.label
+
+    def render(self, body: bytes, url: str, content_type: str) -> dict[str, Any]:
+        out = self._engine.extract(body, url, content_type=content_type or None)
+        rec = out.as_record()
+        return {k: rec[k] for k in ("markdown", "text", "title", "word_count", "language",
+                                    "language_confidence", "simhash", "extractor")}
+
+
+class _TitleTextEngine:
+    """Fallback when the extraction package is missing: title and plain text via selectolax."""
+
+    label = "selectolax-text@1"
+
+    def render(self, body: bytes, url: str, content_type: str) -> dict[str, Any]:
+        from selectolax.lexbor import LexborHTMLParser
+
+        tree = LexborHTMLParser(body)
+        tree.strip_tags(["script", "style", "template", "svg", "noscript"])
+        title_node = tree.css_first("title")
+        title = title_node.text(strip=True) if title_node is not None else ""
+        root = tree.body if tree.body is not None else tree.root
+        text = root.text(separator="\n", strip=True) if root is not None else ""
+        return {"title": title, "text": text, "word_count": len(text.split()), "extractor": self.label}
+
+
+def make_engine(name: str) -> Engine:
+    """The named engine from ``ccrawl.extract``; the title+text fallback when it cannot be imported."""
+    try:
+        return _LibraryEngine(name)
+    except ImportError:
+        return _TitleTextEngine()
+
+
+def engine_label(name: str) -> str:
+    """``name@version`` of the engine a run with ``--extractor name`` uses (for provenance)."""
+    return make_engine(name).label
+
+
+def render_row(engine: Engine, meta: dict[str, Any], body: bytes) -> None:
+    """Add the extraction columns to ``meta`` when the row is an HTML page with a body."""
+    if meta["error"] or meta["unchanged"] or not body:
+        return
+    try:
+        html = decode_content(body, meta.get("_content_encoding", ""), RENDER_LIMIT)
+    except ContentDecodeError as exc:
+        _note(meta, "extract_error", str(exc))
+        return
+    if not looks_like_html(meta["content_type"], html):
+        return
+    try:
+        meta.update(engine.render(html, meta["final_url"] or meta["url"], meta["content_type"]))
+    except Exception as exc:  # one pathological page must not end the run: note it, keep the row
+        _note(meta, "extract_error", f"{type(exc).__name__}: {exc}")
+
+
+def _note(meta: dict[str, Any], key: str, value: str) -> None:
+    extra = json.loads(meta["meta_json"] or "{}")
+    extra[key] = value
+    meta["meta_json"] = json.dumps(extra, separators=(",", ":"), ensure_ascii=False)
+
+
+def extract_main(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, engine_name: str, upstream: int) -> None:
+    """Entry point of extract process ``idx``; ``upstream`` fetch processes feed its ring."""
+    child_setup()
+    from ccrawl.profiling.session import heap_profile
+
+    with heap_profile(f"extract{idx}"):
+        _extract_loop(idx, ring_in, rings_out, events, engine_name, upstream)
+
+
+def _extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, engine_name: str, upstream: int) -> None:
+    ppid = os.getppid()
+    engine = make_engine(engine_name)
+    eofs = rendered = rows = 0
+    busy = sink_wait = 0.0
+    started = last = time.monotonic()
+    k = 0
+    while eofs < upstream:
+        descs = ring_in.read_descriptors(timeout=0.5)
+        if descs is None or os.getppid() != ppid:
+            os._exit(0)
+        for desc in descs:
+            if Ring.is_eof(desc):
+                eofs += 1
+                continue
+            blob, body = ring_in.read(desc)
+            ring_in.release(desc)
+            t0 = time.perf_counter()
+            meta = unpack_meta(blob)
+            render_row(engine, meta, body)
+            rendered += bool(meta.get("extractor"))
+            rows += 1
+            t1 = time.perf_counter()
+            rings_out[k % len(rings_out)].put(pack_meta(meta), body)
+            k += 1
+            busy += t1 - t0
+            sink_wait += time.perf_counter() - t1
+        now = time.monotonic()
+        if now - last > 1.0:
+            events.put(("extract", idx, {"rows": rows, "rendered": rendered, "busy_s": busy,
+                                         "sink_wait_s": sink_wait, "wall_s": now - started,
+                                         "peak_rss_mb": peak_rss_mb()}, False))
+            last = now
+    for ring in rings_out:
+        ring.put_eof()
+    events.put(("extract", idx, {"rows": rows, "rendered": rendered, "busy_s": busy, "sink_wait_s": sink_wait,
+                                 "wall_s": time.monotonic() - started, "peak_rss_mb": peak_rss_mb()}, True))

@@ -1,0 +1,131 @@
+"""Every knob of ``recrawl run`` as one validated dataclass, with the defaults and their reasons.
+
+The CLI passes its flags straight through as keywords of :func:`ccrawl.recrawl.run_recrawl`,
+which builds a :class:`RunParams`; so every limit the CLI honours is a keyword of the library.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ccrawl.errors import UsageError
+
+FORMATS = ("parquet", "warc")
+PROGRESS = ("text", "json", "none")
+MB = 1024 * 1024
+
+
+def cores() -> int:
+    """CPUs this process may run on (affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+@dataclass(slots=True)
+class RunParams:
+    """One recrawl run. Times are seconds, sizes bytes unless the name says MB."""
+
+    source: str
+    """``--from``: a local directory of parts, ``domains``, ``urls`` or a dataset repo id."""
+    release: str | None = None
+    column: str | None = None
+    hub: str | None = None
+    """Where a repo-id ``source`` lives: None/``"hf"`` the HuggingFace Hub, or a local hub directory."""
+    hub_endpoint: str | None = None
+    """HuggingFace endpoint (a fake Hub in tests); None means ``HF_ENDPOINT`` or huggingface.co."""
+    out: str | None = None
+    """Directory for the output files; None or '' fetches without archiving."""
+    format: str = "parquet"
+    state: str | None = None
+    delay: float = 1.0
+    max_pages: int = 0
+    robots: bool = False
+    no_extract: bool = False
+    extractor: str = "h2m"
+    extractors: int | None = None
+    """Extract processes; default the core count, clamped to ``workers`` (see docs/recrawl.md)."""
+    shard_size: int = 512 * MB
+    prefix: str = "ccrawl"
+    writers: int = 1
+    batch: int = 2000
+    queue_mb: float = 128.0
+    shard: int = 0
+    shards: int = 1
+    workers: int = 256
+    fetchers: int | None = None
+    """Fetch processes; default one per 256 workers, at most the core count."""
+    dns_lookups: int | None = None
+    robots_timeout: float = 10.0
+    timeout: float = 30.0
+    max_body: int = 10 * MB
+    previous: str | None = None
+    progress: str = "none"
+    journal: str | None = None
+    metrics_addr: str | None = None
+    resolve: Mapping[str, str] = field(default_factory=dict)
+    """Resolver override for the fetch processes (tests point ``*.test`` at loopback)."""
+    nameservers: tuple[str, ...] = ()
+    user_agent: str | None = None
+    verify_tls: bool = True
+    profile_dir: str | None = None
+    """Write a CPU profile (py-spy, pprof) and a heap profile (memray) per process here."""
+    profile_name: str = "recrawl"
+    """File name stem of the profiles, so two runs can be told apart and diffed."""
+    tick_seconds: float = 2.0
+    command_line: str = ""
+    handle_signals: bool = True
+
+    def validate(self) -> RunParams:
+        """Raise :class:`UsageError` naming the flag when a value cannot work; fill the defaults."""
+        if self.format not in FORMATS:
+            raise UsageError(f"--format must be one of {', '.join(FORMATS)} (got {self.format!r})")
+        if self.progress not in PROGRESS:
+            raise UsageError(f"--progress must be one of {', '.join(PROGRESS)} (got {self.progress!r})")
+        if self.shards < 1:
+            raise UsageError(f"--shards must be at least 1 (got {self.shards})")
+        if not 0 <= self.shard < self.shards:
+            raise UsageError(f"--shard must be in 0..{self.shards - 1} for --shards {self.shards} (got {self.shard})")
+        checks = [
+            (self.workers >= 1, "--workers must be at least 1"),
+            (self.writers >= 1, "--writers must be at least 1"),
+            (self.batch >= 1, "--batch must be at least 1"),
+            (self.max_pages >= 0, "--max-pages must be >= 0 (0 = no limit)"),
+            (self.delay >= 0, "--delay must be >= 0 (0 = no spacing)"),
+            (self.queue_mb > 0, "--queue-mb must be > 0"),
+            (self.shard_size > 0, "--shard-size must be > 0"),
+            (self.timeout > 0, "--timeout must be > 0"),
+            (self.robots_timeout > 0, "--robots-timeout must be > 0"),
+            (self.max_body > 0, "max_body must be > 0"),
+            (self.extractors is None or self.extractors >= 1, "--extractors must be at least 1"),
+            (self.fetchers is None or self.fetchers >= 1, "--fetchers must be at least 1"),
+            (self.dns_lookups is None or self.dns_lookups >= 1, "--dns-lookups must be at least 1"),
+            (bool(self.prefix) and "/" not in self.prefix, "--prefix must be a non-empty file name prefix"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise UsageError(message)
+        if self.fetchers is None:
+            self.fetchers = max(1, min(cores(), math.ceil(self.workers / 256)))
+        self.fetchers = min(self.fetchers, self.workers)
+        if self.extractors is None:
+            self.extractors = cores()
+        self.extractors = max(1, min(self.extractors, self.workers))
+        if self.dns_lookups is None:
+            from ccrawl.fetch import default_dns_lookups
+
+            self.dns_lookups = default_dns_lookups(self.workers)
+        return self
+
+    @property
+    def extracting(self) -> bool:
+        """A run renders pages only when it writes Parquet and was not told ``--no-extract``."""
+        return self.format == "parquet" and not self.no_extract
+
+    @property
+    def archiving(self) -> bool:
+        return bool(self.out)

@@ -1,0 +1,390 @@
+"""The recrawl pipeline's parent: starts the processes, feeds them, seals, checkpoints and stops.
+
+::
+
+    feeder ─► fetch ×F ─► (ring) ─► extract ×E ─► (ring) ─► writer ×W ─► shards
+      ▲                                                        │
+      └──── credits, stats ◄── events queue ◄── durable rows, want_seal, drained
+
+Bodies travel through shared-memory rings (:mod:`ccrawl.recrawl.ring`), one per consumer,
+sized from ``--queue-mb`` split across the stages and their consumers. Work items travel on
+a pipe per fetch process, bounded by credits the process returns as results leave it.
+
+The parent is the only process that renames a sealed file, and it does so only after the
+checkpoint covering the file's rows is on disk, so a kill anywhere leaves a state the next
+start repairs exactly (:mod:`ccrawl.recrawl.recovery`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue
+import signal
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ccrawl.errors import CcrawlError
+from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, save_checkpoint
+from ccrawl.recrawl.feeder import FeedCounts, Routed
+from ccrawl.recrawl.params import MB, RunParams
+from ccrawl.recrawl.report import summarize
+from ccrawl.recrawl.ring import Ring, StageCounter, record_size
+from ccrawl.recrawl.sinks import Durable, finalize
+from ccrawl.recrawl.summary import RunSummary, aggregate_fetch
+from ccrawl.recrawl.telemetry import Telemetry
+
+#: Room for one row's metadata (headers JSON, Markdown and text travel in it after extraction).
+_META_ROOM = 4 * MB
+
+
+@dataclass
+class _Procs:
+    fetch: list[Any] = field(default_factory=list)
+    extract: list[Any] = field(default_factory=list)
+    writer: list[Any] = field(default_factory=list)
+    inboxes: list[Any] = field(default_factory=list)
+    controls: list[Any] = field(default_factory=list)
+    rings: list[Ring] = field(default_factory=list)
+
+    def all(self) -> list[Any]:
+        return self.fetch + self.extract + self.writer
+
+    def kill(self) -> None:
+        for p in self.all():
+            if p.is_alive():
+                p.kill()
+
+
+def ring_sizes(params: RunParams) -> tuple[int, int, int]:
+    """(bytes per extract-stage ring, bytes per writer-stage ring, total bound).
+
+    The bound is split across the stages and then across each stage's consumers, and raised
+    where needed so every ring holds at least one largest possible row.
+    """
+    stages = 2 if params.extracting else 1
+    total = int(params.queue_mb * MB)
+    floor = record_size(_META_ROOM, params.max_body)
+    x_ring = max(total // stages // (params.extractors or 1), floor) if params.extracting else 0
+    w_ring = max(total // stages // params.writers, floor)
+    bound = x_ring * (params.extractors or 1) * (1 if params.extracting else 0) + w_ring * params.writers
+    return x_ring, w_ring, bound
+
+
+class Pipeline:
+    """One run of the process pipeline over a prepared feed."""
+
+    def __init__(
+        self,
+        params: RunParams,
+        *,
+        tracker: ProgressTracker,
+        feed_iter: Any,
+        counts: FeedCounts,
+        checkpoint: Checkpoint | None,
+        stem: str,
+        provenance: dict[str, str],
+        telemetry: Telemetry,
+    ) -> None:
+        self.p = params
+        self.tracker = tracker
+        self.feed_iter = feed_iter
+        self.counts = counts
+        self.cp = checkpoint
+        self.stem = stem
+        self.provenance = provenance
+        self.tel = telemetry
+        self.ctx = mp.get_context("spawn")
+        self.events: Any = self.ctx.Queue()
+        self.procs = _Procs()
+        self.fetch_stats: dict[int, dict[str, Any]] = {}
+        self.extract_stats: dict[int, dict[str, Any]] = {}
+        self.writer_stats: dict[int, dict[str, Any]] = {}
+        self.sealed_files: list[str] = []
+        self.warc_open: dict[int, tuple[str, int]] = {}
+        self.pending_renames: list[list[str]] = []
+        self.durable_rows = 0
+        self.stop_reason = ""
+        self.signals = 0
+        self.feeder_busy = 0.0
+        self.counters: list[StageCounter] = []
+        self.queue_peak = 0
+        self.profile: Any = None
+
+    # -- start ----------------------------------------------------------------------------------
+    def start(self) -> None:
+        p, ctx = self.p, self.ctx
+        assert p.fetchers and p.extractors
+        x_ring, w_ring, self.queue_bound = ring_sizes(p)
+        writer_rings = [Ring(ctx, w_ring) for _ in range(p.writers)]
+        self.counters.append(StageCounter(writer_rings))
+        extract_rings: list[Ring] = []
+        if p.extracting:
+            extract_rings = [Ring(ctx, x_ring) for _ in range(p.extractors)]
+            self.counters.append(StageCounter(extract_rings))
+        self.procs.rings = writer_rings + extract_rings
+        from ccrawl.recrawl.extractproc import extract_main
+        from ccrawl.recrawl.fetchproc import fetch_main
+        from ccrawl.recrawl.writerproc import writer_main
+
+        upstream_of_writers = p.extractors if p.extracting else p.fetchers
+        sync_rows = max(1, p.batch // p.writers)
+        for k, ring in enumerate(writer_rings):
+            rx, tx = ctx.Pipe(duplex=False)
+            proc = ctx.Process(
+                target=writer_main,
+                name=f"ccrawl-writer-{k}",
+                args=(k, ring, rx, self.events, upstream_of_writers, p.format, p.out or "",
+                      f"{self.stem}-w{k}", self.provenance, p.shard_size, sync_rows),
+                daemon=True,
+            )
+            self.procs.writer.append(proc)
+            self.procs.controls.append(tx)
+        for k, ring in enumerate(extract_rings):
+            proc = ctx.Process(
+                target=extract_main,
+                name=f"ccrawl-extract-{k}",
+                args=(k, ring, writer_rings, self.events, p.extractor, p.fetchers),
+                daemon=True,
+            )
+            self.procs.extract.append(proc)
+        downstream = extract_rings or writer_rings
+        per_fetcher = max(1, p.workers // p.fetchers)
+        self.credit_limit = max(2 * per_fetcher, 64)
+        for k in range(p.fetchers):
+            rx, tx = ctx.Pipe(duplex=False)
+            proc = ctx.Process(
+                target=fetch_main,
+                name=f"ccrawl-fetch-{k}",
+                args=(k, rx, self.events, downstream, self._fetch_kwargs(per_fetcher), p.format == "warc"),
+                daemon=True,
+            )
+            self.procs.fetch.append(proc)
+            self.procs.inboxes.append(tx)
+        if p.profile_dir:
+            from ccrawl.profiling.session import ProfileSession
+
+            self.profile = ProfileSession(p.profile_dir, p.profile_name)
+        for proc in self.procs.all():
+            proc.start()
+            if self.profile is not None:
+                self.profile.watch(proc.pid, proc.name.removeprefix("ccrawl-").replace("-", ""))
+        if self.profile is not None:
+            self.profile.watch(os.getpid(), "parent")
+
+    def _fetch_kwargs(self, per_fetcher: int) -> dict[str, Any]:
+        p = self.p
+        kw: dict[str, Any] = {
+            "timeout": p.timeout,
+            "max_body": p.max_body,
+            "delay": p.delay,
+            "robots": p.robots,
+            "robots_timeout": p.robots_timeout,
+            "dns_lookups": max(1, -(-(p.dns_lookups or 16) // (p.fetchers or 1))),
+            "resolve": dict(p.resolve),
+            "nameservers": tuple(p.nameservers),
+            "concurrency": per_fetcher,
+            "verify_tls": p.verify_tls,
+        }
+        if p.user_agent:
+            kw["user_agent"] = p.user_agent
+        return kw
+
+    # -- signals --------------------------------------------------------------------------------
+    def _on_signal(self, signum: int, frame: Any) -> None:
+        self.signals += 1
+        if self.signals >= 2:
+            # at once: the checkpoint on disk is only ever replaced atomically, so it is valid
+            self.procs.kill()
+            os._exit(128 + signum)
+        self.stop_reason = self.stop_reason or "signal"
+
+    # -- the loop -------------------------------------------------------------------------------
+    def run(self) -> RunSummary:
+        p = self.p
+        started = time.monotonic()
+        old_handlers = {}
+        if p.handle_signals and _main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                old_handlers[sig] = signal.signal(sig, self._on_signal)
+        try:
+            self.start()
+            self.tel.event("start", workers=p.workers, fetchers=p.fetchers, extractors=p.extractors if p.extracting
+                           else 0, writers=p.writers, queue_bound_bytes=self.queue_bound)
+            self._loop()
+        except BaseException:
+            self.procs.kill()
+            raise
+        finally:
+            for sig, handler in old_handlers.items():
+                signal.signal(sig, handler)
+        for proc in self.procs.all():
+            proc.join(timeout=10)
+        summary = summarize(self, time.monotonic() - started)
+        if self.profile is not None:
+            manifest = self.profile.finish()
+            self.tel.event("profiles", directory=str(p.profile_dir), manifest=manifest)
+        for ring in self.procs.rings:
+            ring.close()
+        return summary
+
+    def _loop(self) -> None:
+        p = self.p
+        credits = [self.credit_limit] * len(self.procs.fetch)
+        held: Routed | None = None
+        feeding = True
+        seal_round = 0
+        acks_needed = 0
+        drained = 0
+        final_sent = False
+        exited = 0
+        batches: list[list[tuple[int, str, str, str]]] = [[] for _ in self.procs.fetch]
+        last_tick = time.monotonic()
+        while exited < len(self.procs.writer):
+            # feed as far as credits allow
+            if feeding and self.stop_reason:
+                feeding = False
+            t0 = time.perf_counter()
+            while feeding:
+                if p.max_pages and self.counts.issued >= p.max_pages and held is None:
+                    self.stop_reason, feeding = "max_pages", False
+                    break
+                if held is None:
+                    held = next(self.feed_iter, None)
+                    if held is None:
+                        self.stop_reason, feeding = self.stop_reason or "end", False
+                        break
+                k, item = held
+                if credits[k] <= 0:
+                    break
+                credits[k] -= 1
+                batches[k].append(item)
+                held = None
+                if len(batches[k]) >= 256:
+                    self.procs.inboxes[k].send(batches[k])
+                    batches[k] = []
+            for k, batch in enumerate(batches):
+                if batch:
+                    self.procs.inboxes[k].send(batch)
+                    batches[k] = []
+            if not feeding and not final_sent:
+                for inbox in self.procs.inboxes:
+                    inbox.send(None)
+                final_sent = True
+            self.feeder_busy += time.perf_counter() - t0
+            # events
+            try:
+                ev = self.events.get(timeout=0.05)
+            except queue.Empty:
+                ev = None
+            while ev is not None:
+                kind = ev[0]
+                if kind == "fetch":
+                    credits[ev[1]] += ev[2]
+                    self.fetch_stats[ev[1]] = ev[3]
+                elif kind == "extract":
+                    self.extract_stats[ev[1]] = ev[2]
+                elif kind == "writer":
+                    self.writer_stats[ev[1]] = ev[2]
+                    if ev[3]:
+                        exited += 1
+                elif kind == "want_seal" and not acks_needed and not drained:
+                    seal_round += 1
+                    acks_needed = len(self.procs.controls)
+                    for ctl in self.procs.controls:
+                        ctl.send(("seal", seal_round))
+                elif kind == "durable":
+                    if str(ev[3]).startswith("seal:") and ev[3] != "seal:final" and acks_needed:
+                        acks_needed -= 1
+                    self._on_durable(ev[1], ev[2])
+                elif kind == "drained":
+                    drained += 1
+                    if drained == len(self.procs.writer):
+                        for ctl in self.procs.controls:
+                            ctl.send(("seal", "final"))
+                            ctl.send(("exit",))
+                elif kind == "crash":
+                    raise CcrawlError(f"{ev[1]} failed: {ev[2]}; the checkpoint is intact, run again to resume")
+                try:
+                    ev = self.events.get_nowait()
+                except queue.Empty:
+                    ev = None
+            self.queue_peak = max(self.queue_peak, sum(c.sample() for c in self.counters))
+            now = time.monotonic()
+            if now - last_tick >= p.tick_seconds:
+                last_tick = now
+                self._tick()
+            self._check_alive()
+
+    def _check_alive(self) -> None:
+        for proc in self.procs.all():
+            if proc.exitcode not in (None, 0):
+                raise CcrawlError(
+                    f"{proc.name} died with exit code {proc.exitcode}; the checkpoint is intact, run again to resume"
+                )
+
+    # -- durability and the checkpoint ------------------------------------------------------------
+    def _on_durable(self, writer: int, d: Durable | None) -> None:
+        if d is None:
+            return
+        self.tracker.mark_durable(d.seqs)
+        self.durable_rows += len(d.seqs)
+        if d.sealed and d.tmp_path:
+            self.warc_open.pop(writer, None)
+            self.pending_renames.append([d.tmp_path, d.final_path])
+        elif d.tmp_path:
+            self.warc_open[writer] = (d.tmp_path, d.size)
+        self._write_checkpoint()
+        for tmp, final in self.pending_renames:
+            finalize(tmp, final)
+            self.sealed_files.append(final)
+            self.tel.event("shard_sealed", file=final, rows=d.rows, payload_bytes=d.payload,
+                           bytes=os.path.getsize(final))
+        self.pending_renames = []
+
+    def _write_checkpoint(self, done: bool = False) -> None:
+        if self.cp is None or not self.p.state:
+            return
+        part, row = self.tracker.position()
+        cp = self.cp
+        cp.part, cp.row, cp.done = part, row, done
+        cp.fetched = self._base_fetched + self.durable_rows
+        cp.durable_above = self.tracker.durable_above()
+        cp.warc_files = {tmp: size for tmp, size in self.warc_open.values()}
+        cp.pending_renames = [list(x) for x in self.pending_renames]
+        save_checkpoint(self.p.state, cp)
+        self.tel.event("checkpoint", part=part, row=row, fetched=cp.fetched, done=done)
+
+    @property
+    def _base_fetched(self) -> int:
+        return getattr(self, "_base", 0)
+
+    def set_base_fetched(self, n: int) -> None:
+        self._base = n
+
+    def finish_checkpoint(self, done: bool) -> None:
+        self._write_checkpoint(done=done)
+
+    # -- reporting ------------------------------------------------------------------------------
+    def _tick(self) -> None:
+        f = aggregate_fetch(list(self.fetch_stats.values()))
+        part, row = self.tracker.position()
+        held = sum(c.held() for c in self.counters)
+        self.tel.tick(
+            fetched=f["ok"] + f["failed"],
+            durable=self.durable_rows,
+            failed=f["failed"],
+            bytes=f["body_bytes"],
+            part=part,
+            row=row,
+            queue_bytes=held,
+            files=len(self.sealed_files),
+        )
+
+
+def _main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+

@@ -1,0 +1,128 @@
+"""``run_recrawl``: the library entry point of ``ccrawl recrawl run``; every flag is a keyword.
+
+::
+
+    from ccrawl.recrawl import run_recrawl
+    summary = run_recrawl("worklist/", column="url", out="captures/", state="recrawl.json",
+                          workers=64, max_pages=1000)
+    print("\\n".join(summary.lines()))
+
+It opens the work list, loads (or refuses) the checkpoint, repairs the output directory from
+it, runs the pipeline and writes the final checkpoint. It returns a :class:`RunSummary`; the
+CLI prints :meth:`RunSummary.lines` on stderr.
+"""
+
+from __future__ import annotations
+
+import secrets
+import shlex
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ccrawl import __version__
+from ccrawl.errors import UsageError
+from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, load_checkpoint
+from ccrawl.recrawl.feeder import FeedCounts, feed
+from ccrawl.recrawl.params import RunParams
+from ccrawl.recrawl.pipeline import Pipeline
+from ccrawl.recrawl.recovery import recover_outputs
+from ccrawl.recrawl.summary import RunSummary
+from ccrawl.recrawl.telemetry import Telemetry
+from ccrawl.recrawl.worklist import identity_digest, open_worklist
+
+CANON_VERSION = "canon/1"
+
+
+def _provenance(params: RunParams, worklist_id: str, run_id: str, extractor: str) -> dict[str, str]:
+    return {
+        "ccrawl.version": __version__,
+        "ccrawl.software": f"ccrawl/{__version__}",
+        "ccrawl.extractor": extractor,
+        "ccrawl.canon": CANON_VERSION,
+        "ccrawl.command": params.command_line or shlex.join(sys.argv),
+        "ccrawl.worklist_id": worklist_id,
+        "ccrawl.shard": f"{params.shard}/{params.shards}",
+        "ccrawl.run_id": run_id,
+        "ccrawl.robots": "on" if params.robots else "off",
+    }
+
+
+def _warcinfo_fields(prov: dict[str, str]) -> dict[str, str]:
+    fields = {
+        "software": prov["ccrawl.software"],
+        "format": "WARC File Format 1.0",
+        "conformsTo": "http://bibnum.bnf.fr/WARC/WARC_ISO_28500_version1_latestdraft.pdf",
+        "robots": "obey" if prov["ccrawl.robots"] == "on" else "ignore",
+    }
+    fields.update({k.replace("ccrawl.", "ccrawl-"): v for k, v in prov.items()})
+    return fields
+
+
+def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
+    """Run one recrawl of ``source`` (``--from``); keywords are the fields of :class:`RunParams`."""
+    try:
+        params = RunParams(source=source, **kwargs)
+    except TypeError as exc:
+        raise UsageError(f"recrawl run: {exc}") from exc
+    params.validate()
+    worklist = open_worklist(params.source, release=params.release, column=params.column, hub=params.hub,
+                             hub_endpoint=params.hub_endpoint)
+    identity = worklist.identity()
+    loaded = (
+        load_checkpoint(params.state, worklist=identity, shard=params.shard, shards=params.shards)
+        if params.state
+        else None
+    )
+    if params.out:
+        out = Path(params.out)
+        out.mkdir(parents=True, exist_ok=True)
+        recover_outputs(out, params.prefix, loaded)
+    if loaded is not None and loaded.done:
+        return RunSummary(part=loaded.part, row=loaded.row, done=True, stopped_by="nothing", state=params.state or "")
+    cp = loaded or Checkpoint(worklist=identity, shard=params.shard, shards=params.shards)
+    start = (cp.part, cp.row)
+    skip = cp.durable_rows()
+    tracker = ProgressTracker(start, skip)
+    validators = None
+    if params.previous:
+        from ccrawl.recrawl.previous import load_validators
+
+        validators = load_validators(params.previous)
+    extractor = ""
+    if params.extracting:
+        from ccrawl.recrawl.extractproc import engine_label
+
+        extractor = engine_label(params.extractor)
+    counts = FeedCounts()
+    feed_iter = feed(
+        worklist, tracker, start=start, skip=skip, shard=params.shard, shards=params.shards,
+        fetchers=params.fetchers or 1, validators=validators, counts=counts,
+    )
+    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-" + secrets.token_hex(3)
+    shard_part = f"-s{params.shard}of{params.shards}" if params.shards > 1 else ""
+    stem = f"{params.prefix}{shard_part}-{run_id}"
+    prov = _provenance(params, identity_digest(identity), run_id, extractor)
+    telemetry = Telemetry(progress=params.progress, journal=params.journal, metrics_addr=params.metrics_addr)
+    try:
+        pipe = Pipeline(
+            params,
+            tracker=tracker,
+            feed_iter=feed_iter,
+            counts=counts,
+            checkpoint=cp if params.state else None,
+            stem=stem,
+            provenance=_warcinfo_fields(prov) if params.format == "warc" else prov,
+            telemetry=telemetry,
+        )
+        pipe.set_base_fetched(cp.fetched)
+        summary = pipe.run()
+        done = summary.stopped_by == "end" and tracker.pending() == 0
+        pipe.finish_checkpoint(done)
+        summary.done = done
+        summary.part, summary.row = tracker.position()
+        telemetry.event("end", **summary.as_dict())
+    finally:
+        telemetry.close()
+    return summary

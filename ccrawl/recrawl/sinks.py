@@ -1,0 +1,245 @@
+"""Where a writer process puts rows: a Parquet shard, a WARC file, or nowhere (``--out`` empty).
+
+A sink is opened by its first row (so a run that stops cleanly leaves no empty file), writes to
+``<name>.tmp`` while open, and on :meth:`seal` finishes the file (Parquet footer), fsyncs it and
+hands the temp name back. The *parent* renames it to the final name after the checkpoint that
+covers its rows is on disk, so a kill at any instant leaves either rows that the checkpoint
+covers in a file the next start finishes renaming, or rows it does not cover in a ``.tmp``
+that the next start deletes: never a sealed row that is fetched again.
+
+WARC is durable wherever it is fsynced, so :meth:`WarcSink.sync` reports the synced length
+and its rows at every batch; the checkpoint records (temp name, durable length), and a resume
+truncates the file to that length and finishes it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ccrawl.recrawl.schema import CAPTURE_SCHEMA, capture_row, payload_bytes, rows_to_table
+
+#: Low-cardinality string columns, where a dictionary page pays for itself.
+_DICTIONARY_COLUMNS = ["host", "content_type", "error", "extractor", "language", "warc_file"]
+
+
+@dataclass(slots=True)
+class Durable:
+    """Rows made durable by a sync or a seal, and the file that holds them."""
+
+    seqs: list[int]
+    tmp_path: str = ""
+    final_path: str = ""
+    size: int = 0
+    rows: int = 0
+    payload: int = 0
+    sealed: bool = False
+
+
+@dataclass(slots=True)
+class _Naming:
+    directory: Path
+    stem: str  # "<prefix>-<run id>-w<k>"
+    suffix: str
+    counter: int = 0
+
+    def next(self) -> Path:
+        path = self.directory / f"{self.stem}-{self.counter:05d}{self.suffix}"
+        self.counter += 1
+        return path
+
+
+def fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def finalize(tmp_path: str, final_path: str) -> None:
+    """Rename a sealed temp file to its final name and make the rename durable."""
+    os.replace(tmp_path, final_path)
+    fsync_dir(Path(final_path).parent)
+
+
+def _clean(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in meta.items() if not k.startswith("_")}
+
+
+@dataclass
+class ParquetSink:
+    """Capture rows into zstd Parquet shards; row groups are cut by rows or payload."""
+
+    directory: Path
+    stem: str
+    metadata: dict[str, str]
+    row_group_rows: int = 2000
+    row_group_bytes: int = 32 * 1024 * 1024
+    payload: int = 0
+    _naming: _Naming = field(init=False)
+    _file: BinaryIO | None = field(default=None, init=False)
+    _writer: Any = field(default=None, init=False)
+    _path: Path | None = field(default=None, init=False)
+    _buffer: list[dict[str, Any]] = field(default_factory=list, init=False)
+    _buffered: int = field(default=0, init=False)
+    _seqs: list[int] = field(default_factory=list, init=False)
+    _rows: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self._naming = _Naming(self.directory, self.stem, ".parquet")
+        self._schema = CAPTURE_SCHEMA.with_metadata({k.encode(): v.encode() for k, v in self.metadata.items()})
+
+    def add(self, meta: dict[str, Any], body: bytes, seq: int) -> None:
+        row = capture_row(_clean(meta), None)
+        row["body"] = body
+        size = payload_bytes(row)
+        self._buffer.append(row)
+        self._buffered += size
+        self.payload += size
+        self._seqs.append(seq)
+        self._rows += 1
+        if len(self._buffer) >= self.row_group_rows or self._buffered >= self.row_group_bytes:
+            self._flush()
+
+    def _flush(self) -> None:
+        if not self._buffer:
+            return
+        import pyarrow.parquet as pq
+
+        if self._writer is None:
+            final = self._naming.next()
+            self._path = final
+            self._file = open(str(final) + ".tmp", "wb")  # noqa: SIM115 - closed by seal()
+            self._writer = pq.ParquetWriter(
+                self._file,
+                self._schema,
+                compression="zstd",
+                use_dictionary=_DICTIONARY_COLUMNS,
+                write_statistics=["url", "host", "status", "fetched_at", "error"],
+            )
+        self._writer.write_table(rows_to_table(self._buffer), row_group_size=len(self._buffer))
+        self._buffer.clear()
+        self._buffered = 0
+
+    def sync(self) -> Durable | None:
+        """Parquet rows are durable only at a seal."""
+        return None
+
+    def seal(self) -> Durable | None:
+        """Finish the open shard (footer, fsync); None when no row arrived since the last seal."""
+        if not self._rows:
+            return None
+        self._flush()
+        assert self._writer is not None and self._file is not None and self._path is not None
+        self._writer.close()
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        tmp = str(self._path) + ".tmp"
+        out = Durable(self._seqs, tmp, str(self._path), os.path.getsize(tmp), self._rows, self.payload, True)
+        self._writer = self._file = self._path = None
+        self._seqs, self._rows, self.payload = [], 0, 0
+        return out
+
+
+@dataclass
+class WarcSink:
+    """Request/response record pairs into gzip-per-record WARC files; failures are counted, not written."""
+
+    directory: Path
+    stem: str
+    info_fields: dict[str, str]
+    payload: int = 0
+    _naming: _Naming = field(init=False)
+    _file: BinaryIO | None = field(default=None, init=False)
+    _path: Path | None = field(default=None, init=False)
+    _info_id: str = field(default="", init=False)
+    _pending: list[int] = field(default_factory=list, init=False)
+    _rows: int = field(default=0, init=False)
+
+    def __post_init__(self) -> None:
+        self._naming = _Naming(self.directory, self.stem, ".warc.gz")
+
+    def _open(self) -> BinaryIO:
+        from ccrawl.recrawl.warcrec import warcinfo
+
+        final = self._naming.next()
+        self._path = final
+        self._file = open(str(final) + ".tmp", "wb")  # noqa: SIM115 - closed by seal()
+        self._info_id, member = warcinfo(final.name, self.info_fields)
+        self._file.write(member)
+        return self._file
+
+    def add(self, meta: dict[str, Any], body: bytes, seq: int) -> None:
+        self._pending.append(seq)
+        if meta["error"]:
+            return  # a WARC record is a response; a failure has none (counted on the summary)
+        from ccrawl.recrawl.warcrec import exchange
+
+        f = self._file or self._open()
+        request, response = exchange(
+            target_uri=meta["_target_url"],
+            fetched_at_ms=meta["fetched_at"],
+            ip_address=meta["ip_address"],
+            request_head=meta["_request_head"],
+            response_head=meta["_response_head"],
+            body=body,
+            truncated=meta["_truncated"],
+            warcinfo_id=self._info_id,
+        )
+        f.write(request)
+        f.write(response)
+        self.payload += len(request) + len(response)
+        self._rows += 1
+
+    def sync(self) -> Durable | None:
+        """fsync what is written; the rows since the last sync are durable now."""
+        if not self._pending:
+            return None
+        size = 0
+        tmp = ""
+        if self._file is not None and self._path is not None:
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            size = self._file.tell()
+            tmp = str(self._path) + ".tmp"
+        out = Durable(self._pending, tmp, str(self._path or ""), size, self._rows, self.payload, False)
+        self._pending = []
+        return out
+
+    def seal(self) -> Durable | None:
+        """Sync and close the open file; None when nothing is open and nothing is pending."""
+        out = self.sync() or (Durable([], "", "", 0) if self._file is not None else None)
+        if self._file is None or self._path is None:
+            return out
+        assert out is not None
+        out.tmp_path, out.final_path = str(self._path) + ".tmp", str(self._path)
+        out.size, out.sealed, out.rows, out.payload = self._file.tell(), True, self._rows, self.payload
+        self._file.close()
+        self._file = self._path = None
+        self._rows, self.payload = 0, 0
+        return out
+
+
+@dataclass
+class NullSink:
+    """``--out`` empty: rows are counted and dropped, and durable at once (nothing to lose)."""
+
+    payload: int = 0
+    _pending: list[int] = field(default_factory=list)
+
+    def add(self, meta: dict[str, Any], body: bytes, seq: int) -> None:
+        self._pending.append(seq)
+
+    def sync(self) -> Durable | None:
+        if not self._pending:
+            return None
+        out = Durable(self._pending)
+        self._pending = []
+        return out
+
+    def seal(self) -> Durable | None:
+        return self.sync()

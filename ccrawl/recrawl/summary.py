@@ -1,0 +1,157 @@
+"""The run summary: what a recrawl did and where its time went, as data and as stderr lines.
+
+Every figure is computed from counters the processes report (fetch stats, extract and writer
+busy time, ring peaks), so the lines are reproducible from the ``--journal`` ``end`` event,
+which carries the same :class:`RunSummary` as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+PHASES = ("dns", "connect", "ttfb", "body", "robots", "host_clock", "slot")
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What one ``recrawl run`` did."""
+
+    fetched: int = 0
+    """Rows written durably this run (an attempt each, failures included)."""
+    ok: int = 0
+    failed: int = 0
+    not_modified: int = 0
+    bytes: int = 0
+    """Body bytes fetched."""
+    files: list[str] = field(default_factory=list)
+    """Output files sealed this run."""
+    part: int = 0
+    row: int = 0
+    done: bool = False
+    stopped_by: str = "end"
+    """``end`` (list walked out), ``max_pages``, ``signal`` or ``nothing`` (already done)."""
+    rows_read: int = 0
+    dropped_not_owned: int = 0
+    dropped_empty: int = 0
+    skipped_durable: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    status_classes: dict[str, int] = field(default_factory=dict)
+    robots: dict[str, Any] = field(default_factory=dict)
+    dns: dict[str, Any] = field(default_factory=dict)
+    elapsed_s: float = 0.0
+    pages_per_s: float = 0.0
+    phase_shares: dict[str, float] = field(default_factory=dict)
+    """Share of the fetch pool's time (``workers`` x wall clock) per phase."""
+    extract_shares: dict[str, float] = field(default_factory=dict)
+    writer_busy: float = 0.0
+    queue_peak_bytes: int = 0
+    queue_bound_bytes: int = 0
+    feeder_share: float = 0.0
+    workers: int = 0
+    fetchers: int = 0
+    extractors: int = 0
+    writers: int = 0
+    state: str = ""
+    peak_rss_mb: dict[str, float] = field(default_factory=dict)
+    """Peak resident memory per process kind (the largest process of each kind) and the parent."""
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """The human summary printed on stderr at the end of a run."""
+        mb = 1024 * 1024
+        out = [
+            f"recrawl: {self.fetched} fetched ({self.ok} ok, {self.failed} failed, {self.not_modified} not modified), "
+            f"{self.bytes / mb:.1f} MB of bodies, {len(self.files)} files sealed; "
+            f"position part {self.part} row {self.row}{' (done)' if self.done else ''}; stopped by {self.stopped_by}",
+            f"work list: {self.rows_read} rows read, {self.dropped_not_owned} not this shard's, "
+            f"{self.dropped_empty} empty, {self.skipped_durable} already written",
+        ]
+        if self.errors:
+            parts = ", ".join(f"{k} {v}" for k, v in sorted(self.errors.items(), key=lambda kv: -kv[1]) if v)
+            out.append(f"failures by class: {parts or 'none'}")
+        if self.robots.get("enabled"):
+            r = self.robots
+            out.append(
+                f"robots: {r.get('fetched', 0)} robots.txt fetched, {r.get('disallowed_urls', 0)} URLs disallowed, "
+                f"{r.get('unreachable', 0)} hosts unreachable (RFC 9309: treated as disallow)"
+            )
+        else:
+            out.append("robots off (a recrawl does not check robots.txt unless --robots is given)")
+        d = self.dns
+        out.append(
+            f"dns: {d.get('lookups', 0)} lookups, {d.get('cache_hits', 0)} cache hits, "
+            f"{d.get('overridden', 0)} overridden, {d.get('failures', 0)} failures, "
+            f"peak {d.get('peak_in_flight', 0)} in flight"
+        )
+        shares = " ".join(f"{k} {v:.0%}" for k, v in self.phase_shares.items())
+        out.append(
+            f"timing: {self.pages_per_s:.1f} pages/s over {self.elapsed_s:.1f}s with {self.workers} workers "
+            f"in {self.fetchers} fetch processes; pool: {shares}"
+        )
+        if self.extract_shares:
+            x = self.extract_shares
+            out.append(
+                f"extract pool ({self.extractors} processes): rendering {x.get('rendering', 0):.0%}, "
+                f"waiting for the sink {x.get('sink', 0):.0%}, idle {x.get('idle', 0):.0%}"
+            )
+        out.append(
+            f"writers ({self.writers}): busy {self.writer_busy:.0%} of the wall clock; queue peak "
+            f"{self.queue_peak_bytes / mb:.1f} MB of {self.queue_bound_bytes / mb:.0f} MB bound; "
+            f"feeder busy {self.feeder_share:.0%}"
+        )
+        if self.peak_rss_mb:
+            out.append("memory: peak RSS " + ", ".join(f"{k} {v:.0f} MB" for k, v in self.peak_rss_mb.items()))
+        return out
+
+
+def aggregate_fetch(stats: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum the per-process Fetcher stats into one."""
+    total: dict[str, Any] = {"ok": 0, "failed": 0, "not_modified": 0, "body_bytes": 0, "errors": {},
+                             "status_classes": {}, "phases_s": dict.fromkeys(PHASES, 0.0), "sink_wait_s": 0.0,
+                             "dns": {}, "robots": {}}
+    for s in stats:
+        for key in ("ok", "failed", "not_modified", "body_bytes"):
+            total[key] += s.get(key, 0)
+        total["sink_wait_s"] += s.get("sink_wait_s", 0.0)
+        for group in ("errors", "status_classes"):
+            for k, v in s.get(group, {}).items():
+                total[group][k] = total[group].get(k, 0) + v
+        for k, v in s.get("phases_s", {}).items():
+            total["phases_s"][k] = total["phases_s"].get(k, 0.0) + v
+        for group in ("dns", "robots"):
+            for k, v in s.get(group, {}).items():
+                if isinstance(v, bool):
+                    total[group][k] = v
+                elif k.startswith("peak"):
+                    total[group][k] = max(total[group].get(k, 0), v)
+                elif isinstance(v, int | float):
+                    total[group][k] = total[group].get(k, 0) + v
+    return total
+
+
+def phase_shares(fetch: dict[str, Any], workers: int, wall: float) -> dict[str, float]:
+    """Share of the pool's time per phase, with the rest as idle.
+
+    The pool is ``workers`` x wall clock, or the summed time of every fetch task when that is
+    larger: tasks waiting for a host's clock or its robots.txt hold no connection slot, so more
+    tasks than ``workers`` can be waiting at once, and the shares must still add up to 100%.
+    """
+    busy = sum(fetch["phases_s"].values()) + fetch["sink_wait_s"]
+    pool = max(workers * wall, busy, 1e-9)
+    shares = {k: v / pool for k, v in fetch["phases_s"].items()}
+    shares["sink"] = fetch["sink_wait_s"] / pool
+    shares["idle"] = max(0.0, 1.0 - sum(shares.values()))
+    return {k: round(v, 4) for k, v in shares.items()}
+
+
+def extract_shares(stats: list[dict[str, Any]]) -> dict[str, float]:
+    """Rendering / waiting for the sink / idle, as shares of the pool's width times its wall clock."""
+    if not stats:
+        return {}
+    pool = max(sum(s.get("wall_s", 0.0) for s in stats), 1e-9)
+    rendering = sum(s.get("busy_s", 0.0) for s in stats) / pool
+    sink = sum(s.get("sink_wait_s", 0.0) for s in stats) / pool
+    return {"rendering": round(rendering, 4), "sink": round(sink, 4), "idle": round(max(0.0, 1 - rendering - sink), 4)}

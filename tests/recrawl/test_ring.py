@@ -1,0 +1,64 @@
+"""The shared-memory ring carries messages intact between processes and bounds the bytes held."""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing as mp
+import random
+
+from ccrawl.recrawl.ring import Ring, StageCounter, record_size
+
+
+def _produce(ring: Ring, who: int, n: int) -> None:
+    rng = random.Random(who)
+    for i in range(n):
+        body = rng.randbytes(rng.randrange(0, 3000))
+        meta = f"{who}:{i}:{hashlib.sha1(body).hexdigest()}".encode()
+        ring.put(meta, body)
+    ring.put_eof()
+
+
+def test_messages_from_two_producer_processes_arrive_intact_through_a_small_ring() -> None:
+    ctx = mp.get_context("spawn")
+    ring = Ring(ctx, 16 * 1024)
+    counter = StageCounter([ring])  # far smaller than the traffic: wraps and waits many times
+    procs = [ctx.Process(target=_produce, args=(ring, w, 150)) for w in range(2)]
+    for p in procs:
+        p.start()
+    seen: dict[int, int] = {0: 0, 1: 0}
+    eofs = 0
+    pending = []
+    rng = random.Random(7)
+    while eofs < 2:
+        descs = ring.read_descriptors(timeout=0.2) or []
+        if not descs:  # nothing new: give everything back so a waiting producer can go on
+            while pending:
+                ring.release(pending.pop())
+        for desc in descs:
+            if Ring.is_eof(desc):
+                eofs += 1
+                continue
+            meta, body = ring.read(desc)
+            who, i, digest = meta.decode().split(":")
+            assert hashlib.sha1(body).hexdigest() == digest
+            assert int(i) == seen[int(who)]  # one producer's messages stay in order
+            seen[int(who)] += 1
+            pending.append(desc)
+        rng.shuffle(pending)  # release out of order: the tail must wait for the oldest
+        while len(pending) > 2:
+            ring.release(pending.pop())
+    for d in pending:
+        ring.release(d)
+    for p in procs:
+        p.join(10)
+    assert seen == {0: 150, 1: 150}
+    assert counter.held() == 0 == ring.held()
+    assert 3000 < ring.peak() <= ring.capacity, "the ring filled up and never past its bound"
+    assert counter.peak() >= ring.peak()
+    ring.close()
+
+
+def test_record_size_is_header_plus_payload_rounded_to_sixteen() -> None:
+    assert record_size(0, 0) == 16
+    assert record_size(1, 0) == 32
+    assert record_size(10, 6) == 32
