@@ -1,0 +1,266 @@
+"""Extraction bench: pages/s on one core and html-eval F1 for every engine, against the peers.
+
+    python bench/bench_extract.py                       # whole corpus, all engines available
+    python bench/bench_extract.py --every 3 --json out.json
+    python bench/bench_extract.py --engines h2m,trafilatura --max-seconds 60
+
+Engines: ours (h2m, readability, raw via ``ccrawl.extract``) and the peers, each used the way
+its documentation shows: trafilatura ``extract()`` (text, comments off, tables on), readability-lxml
+``Document(html).summary()`` then the summary's text, resiliparse ``extract_plain_text(...,
+main_content=True)``. A peer that is not installed is skipped and named.
+
+Every page is read into memory first, then each engine runs on it in turn (interleaved), so
+a machine shared with other work slows all engines alike rather than whichever ran last. The
+run stops at ``--max-seconds`` and reports the pages done; all engines have seen the same ones.
+Timings are CPU time per call (``time.process_time``), single process, single thread:
+"pages/s per core", and steadier than wall time on a machine shared with other work. The F1 is the
+quality gate's scorer (``ccrawl.extract.evaluate``). For h2m it also reports the slowest pages
+and how often the detected language matches ``<html lang>`` on pages of 200+ words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from ccrawl.extract.engines import get_extractor
+from ccrawl.extract.evaluate import Score, load_pages, sample, score_page
+from ccrawl.extract.lang import to_iso639_3
+
+TextFn = Callable[[bytes, str], str]
+
+
+def _ours(name: str) -> TextFn:
+    engine = get_extractor(name)
+    return lambda html, url: engine.extract(html, url).text
+
+
+def _trafilatura() -> TextFn:
+    import trafilatura
+
+    return lambda html, url: trafilatura.extract(html, url=url, include_comments=False, include_tables=True) or ""
+
+
+def _readability_lxml() -> TextFn:
+    from readability import Document
+    from selectolax.lexbor import LexborHTMLParser
+
+    def run(html: bytes, url: str) -> str:
+        summary = Document(html, url=url).summary(html_partial=True)
+        root = LexborHTMLParser(summary).root
+        return root.text(separator="\n") if root is not None else ""
+
+    return run
+
+
+def _resiliparse() -> TextFn:
+    from resiliparse.extract.html2text import extract_plain_text
+    from resiliparse.parse.html import HTMLTree
+
+    return lambda html, url: extract_plain_text(HTMLTree.parse_from_bytes(html), main_content=True)
+
+
+FACTORIES: dict[str, Callable[[], TextFn]] = {
+    "h2m": lambda: _ours("h2m"),
+    "readability": lambda: _ours("readability"),
+    "raw": lambda: _ours("raw"),
+    "trafilatura": _trafilatura,
+    "readability-lxml": _readability_lxml,
+    "resiliparse": _resiliparse,
+}
+VERSIONS = {
+    "trafilatura": ("trafilatura", "__version__"),
+    "readability-lxml": ("readability", None),
+    "resiliparse": ("resiliparse", None),
+}
+
+
+def _version(name: str) -> str:
+    if name in ("h2m", "readability", "raw"):
+        return get_extractor(name).label
+    from importlib.metadata import PackageNotFoundError, version
+
+    dist = {"readability-lxml": "readability-lxml", "trafilatura": "trafilatura", "resiliparse": "resiliparse"}[name]
+    try:
+        return f"{name}@{version(dist)}"
+    except PackageNotFoundError:
+        return name
+
+
+def main() -> int:
+    """Run the bench and print one table (and optionally JSON)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    default_corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "html-eval"
+    ap.add_argument("--corpus", type=Path, default=default_corpus)
+    ap.add_argument("--engines", default=",".join(FACTORIES), help="comma-separated, default all")
+    ap.add_argument("--every", type=int, default=1, help="every N-th page in URL order (deterministic)")
+    ap.add_argument("--max-seconds", type=float, default=600, help="stop after this long (all engines alike)")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("--stages", action="store_true", help="only break h2m's CPU time down by stage")
+    args = ap.parse_args()
+    if not (args.corpus / "evaldata.json").is_file():
+        print(f"html-eval corpus not found at {args.corpus}: pass --corpus", file=sys.stderr)
+        return 1
+    if args.stages:
+        return _stages(args.corpus, sample(load_pages(args.corpus), args.every))
+
+    engines: dict[str, TextFn] = {}
+    for name in args.engines.split(","):
+        try:
+            engines[name] = FACTORIES[name]()
+        except ImportError as exc:
+            print(f"skipping {name}: {exc} (pip install trafilatura readability-lxml)", file=sys.stderr)
+    pages = sample(load_pages(args.corpus), args.every)
+    bodies = {p.file: (args.corpus / "pages" / p.file).read_bytes() for p in pages}
+
+    times: dict[str, list[float]] = {n: [] for n in engines}
+    scores: dict[str, Score] = {n: Score() for n in engines}
+    slowest: list[tuple[float, str]] = []
+    started = time.perf_counter()
+    done = 0
+    for page in pages:
+        if time.perf_counter() - started > args.max_seconds:
+            break
+        html = bodies[page.file]
+        for name, fn in engines.items():
+            t0 = time.process_time()
+            text = fn(html, page.url)
+            elapsed = time.process_time() - t0
+            times[name].append(elapsed)
+            scores[name].add(score_page(text, page))
+            if name == "h2m":
+                slowest.append((elapsed, page.file))
+        done += 1
+
+    lang = _language_agreement(args.corpus, pages[:done]) if "h2m" in engines else None
+    rows = []
+    for name in engines:
+        t = times[name]
+        s = scores[name]
+        rows.append(
+            {
+                "engine": _version(name),
+                "pages": len(t),
+                "pages_per_s": round(len(t) / sum(t), 1) if t else 0.0,
+                "median_ms": round(statistics.median(t) * 1000, 2) if t else 0.0,
+                "p99_ms": round(sorted(t)[int(len(t) * 0.99) - 1] * 1000, 1) if t else 0.0,
+                "max_ms": round(max(t) * 1000, 1) if t else 0.0,
+                **{k: v for k, v in s.as_dict().items() if k in ("f1", "precision", "recall", "leakage")},
+            }
+        )
+    print(
+        f"{'engine':28s} {'pages':>5s} {'pages/s':>8s} {'med ms':>7s} {'p99 ms':>7s} {'max ms':>7s}"
+        f" {'F1':>6s} {'prec':>6s} {'recall':>6s} {'leak':>6s}"
+    )
+    for r in rows:
+        print(
+            f"{r['engine']:28s} {r['pages']:5d} {r['pages_per_s']:8.1f} {r['median_ms']:7.2f} {r['p99_ms']:7.1f}"
+            f" {r['max_ms']:7.1f} {r['f1']:6.3f} {r['precision']:6.3f} {r['recall']:6.3f} {r['leakage']:6.3f}"
+        )
+    ref = next((r for r in rows if r["engine"].startswith("trafilatura")), None)
+    if ref:
+        for r in rows:
+            if r is not ref and ref["pages_per_s"]:
+                print(
+                    f"  {r['engine']}: {r['pages_per_s'] / ref['pages_per_s']:.1f}x trafilatura's pages/s,"
+                    f" F1 {r['f1'] - ref['f1']:+.3f}"
+                )
+    if slowest:
+        slowest.sort(reverse=True)
+        print("h2m slowest pages: " + ", ".join(f"{f} {t * 1000:.1f} ms" for t, f in slowest[:5]))
+    if lang:
+        print(f"h2m language vs <html lang> on 200+ word pages: {lang['agree']}/{lang['pages']} = {lang['share']:.3f}")
+    if args.json:
+        args.json.write_text(json.dumps({"rows": rows, "language": lang, "pages_done": done}, indent=2) + "\n")
+    return 0
+
+
+def _stages(corpus: Path, pages: list) -> int:  # type: ignore[type-arg]
+    """h2m's pipeline run stage by stage (CPU time), to show where a page's time goes."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    from ccrawl.extract.decode import decode_body
+    from ccrawl.extract.engines import _STRIP, _head_fields
+    from ccrawl.extract.guards import flatten_deep_nesting
+    from ccrawl.extract.lang import detect_language
+    from ccrawl.extract.mainsel import select_main
+    from ccrawl.extract.model import DEFAULT_BUDGET
+    from ccrawl.extract.render import Renderer
+    from ccrawl.extract.urls import Resolver, outlinks
+
+    try:
+        from ccrawl.extract.simhash import simhash_or_none
+    except ImportError:
+        simhash_or_none = None  # type: ignore[assignment]
+    spent: dict[str, float] = {}
+    clock = time.process_time
+
+    def lap(stage: str, since: float) -> float:
+        now = clock()
+        spent[stage] = spent.get(stage, 0.0) + now - since
+        return now
+
+    for page in pages:
+        body = (corpus / "pages" / page.file).read_bytes()
+        t = clock()
+        source = decode_body(body).text
+        t = lap("decode", t)
+        source, _ = flatten_deep_nesting(source, DEFAULT_BUDGET.max_block_nesting)
+        t = lap("nesting guard", t)
+        tree = LexborHTMLParser(source)
+        tree.strip_tags(_STRIP)
+        t = lap("parse (lexbor)", t)
+        _head_fields(tree)
+        resolver = Resolver(page.url)
+        outlinks([a.attributes.get("href") or "" for a in tree.css("a[href]")], resolver, 10_000)
+        t = lap("metadata + outlinks", t)
+        if tree.body is None:
+            continue
+        main = select_main(tree.body)
+        t = lap("container selection", t)
+        md, text = Renderer(resolver, DEFAULT_BUDGET, prune=True, root_chars=main.root_chars).render(main.root)
+        t = lap("render walk (Python)", t)
+        detect_language(text)
+        t = lap("language", t)
+        if simhash_or_none is not None:
+            simhash_or_none(md)
+            lap("simhash", t)
+    total = sum(spent.values())
+    for stage, seconds in spent.items():
+        print(f"{stage:24s} {seconds / len(pages) * 1000:7.3f} ms/page {seconds / total * 100:5.1f}%")
+    print(f"{'total':24s} {total / len(pages) * 1000:7.3f} ms/page = {len(pages) / total:.0f} pages/s")
+    return 0
+
+
+def _language_agreement(corpus: Path, pages: list) -> dict[str, object]:  # type: ignore[type-arg]
+    """Share of 200+ word pages whose detected language equals their declared ``<html lang>``."""
+    engine = get_extractor("h2m")
+    agree = total = 0
+    disagreements = []
+    for page in pages:
+        x = engine.extract((corpus / "pages" / page.file).read_bytes(), page.url)
+        declared = to_iso639_3(x.declared_language)
+        if not declared or x.word_count < 200:
+            continue
+        total += 1
+        if x.language == declared:
+            agree += 1
+        else:
+            disagreements.append([page.file, x.declared_language, x.language, x.language_confidence])
+    return {
+        "pages": total,
+        "agree": agree,
+        "share": round(agree / total, 4) if total else 0.0,
+        "disagreements": disagreements,
+    }
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

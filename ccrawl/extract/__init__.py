@@ -1,0 +1,1 @@
+"""HTML to Markdown, text, title, links, language and simhash: the extraction engines."""

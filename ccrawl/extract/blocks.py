@@ -1,0 +1,117 @@
+"""Rendered blocks and the helpers that stitch, flatten and prune them (used by the renderer).
+
+A block is ``(markdown, text, kind)``; ``kind`` is ``p`` (paragraph), ``h`` (heading),
+``list``, ``pre``, ``quote``, ``table``, ``hr``, or ``x`` for :data:`DROPPED`, the marker the
+renderer leaves where pruning removed something, so that a heading left above it can go too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ccrawl.extract.escape import escape_inline
+
+Node = Any  # selectolax.lexbor.LexborNode
+Block = tuple[str, str, str]  # markdown, text, kind
+DROPPED: Block = ("", "", "x")
+
+
+def only_titles_left(blocks: list[Block], start: int) -> bool:
+    """True when pruning emptied a container of everything but headings or a short label."""
+    dropped = False
+    for _md, tx, kind in blocks[start:]:
+        if kind == "x":
+            dropped = True
+        elif kind != "h" and len(tx) > 40:
+            return False
+    return dropped
+
+
+def heading_level(block: Block) -> int:
+    """1-6 for a heading block, 0 for anything else."""
+    return len(block[0]) - len(block[0].lstrip("#")) if block[2] == "h" else 0
+
+
+def drop_orphan_headings(blocks: list[Block]) -> list[Block]:
+    """Drop headings whose section was pruned away ("Related stories" over a removed link list)."""
+    out: list[Block] = []
+    pending_drop = False
+    for block in reversed(blocks):
+        if block[2] == "x":
+            pending_drop = True
+            continue
+        if block[2] == "h" and pending_drop:
+            level = heading_level(block)
+            nxt = out[-1] if out else None
+            if nxt is None or (nxt[2] == "h" and heading_level(nxt) <= level):
+                continue
+        pending_drop = False
+        if block[0]:
+            out.append(block)
+    out.reverse()
+    return out
+
+
+def one_line(blocks: list[Block]) -> str:
+    """Blocks flattened into one line of inline Markdown, for a heading or a table cell.
+
+    Paragraphs keep their inline markup; other blocks (lists, quotes, code) fall back to their
+    escaped text, since their block syntax would be literal text on one line.
+    """
+    parts = []
+    for md, tx, kind in blocks:
+        if kind == "p":
+            parts.append(md.replace("\\\n", " "))
+        elif tx:
+            parts.append(escape_inline(" ".join(tx.split())))
+    return " ".join(parts).strip()
+
+
+def has_nested_table(table: Node) -> bool:
+    """True when ``table`` holds another table (a layout table, rendered as blocks)."""
+    # css() on a node matches the node itself too, so look for a second table.
+    own = table.mem_id
+    return any(t.mem_id != own for t in table.css("table"))
+
+
+def table_rows(table: Node, max_cells: int) -> list[tuple[bool, list[Node]]]:
+    """Rows of ``table`` (not of tables nested in it) as (all cells are th, cells).
+
+    Collection stops past ``max_cells`` cells, so a million-cell table never becomes a million
+    Python objects; the caller notes the cut.
+    """
+    rows: list[tuple[bool, list[Node]]] = []
+    cells_seen = 0
+
+    def trs() -> Iterator[Node]:
+        for part in table.iter():
+            if part.tag == "tr":
+                yield part
+            elif part.tag in ("thead", "tbody", "tfoot"):
+                yield from (tr for tr in part.iter() if tr.tag == "tr")
+
+    for tr in trs():
+        cells = [c for c in tr.iter() if c.tag in ("td", "th")]
+        if cells:
+            rows.append((all(c.tag == "th" for c in cells), cells))
+            cells_seen += len(cells)
+            if cells_seen > max_cells:
+                break
+    return rows
+
+
+def indent(text: str, width: int) -> str:
+    """Every non-empty line of ``text`` indented by ``width`` spaces."""
+    pad = " " * width
+    return "\n".join((pad + line) if line else "" for line in text.split("\n"))
+
+
+def join_item(blocks: list[Block], width: int) -> str:
+    """Blocks of one list item, continuation lines indented to the item's content column."""
+    out = blocks[0][0]
+    for b in blocks[1:]:
+        sep = "\n" if b[2] == "list" else "\n\n"
+        out += sep + b[0]
+    first, _, rest = out.partition("\n")
+    return first + ("\n" + indent(rest, width) if rest else "")

@@ -1,0 +1,116 @@
+"""Cues that an element is page furniture rather than content: tags, roles, class and id words.
+
+The words are matched per component of a class or id (``post-footer`` has the components
+``post`` and ``footer``), so ``footer`` matches ``site-footer`` and ``footer_links`` but
+``navigate`` does not match ``nav``. A cue is only a hint: the renderer keeps an element that
+holds half of the container's text, the ``h1`` or the article body whatever it is called
+(``<div class="below-banner">`` wrapping the whole article is common; see
+``Renderer._small`` in :mod:`ccrawl.extract.render`). :func:`verdict` is the renderer's
+one-call check; the smaller functions serve other modules (quality signals).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Elements that are furniture wherever they appear (``header``/``footer`` are handled by the
+#: renderer, since inside an ``<article>`` they hold the headline and the byline).
+BOILERPLATE_TAGS = frozenset({"nav", "aside", "menu", "dialog", "form"})
+
+BOILERPLATE_ROLES = frozenset(
+    {"navigation", "banner", "contentinfo", "complementary", "menu", "menubar", "search", "dialog", "alert"}
+)
+
+_WORDS = (
+    "nav|navbar|navigation|navi|menu|menus|submenu|topmenu|megamenu|footer|foot|sidebar|sidebars|"
+    "sidenav|share|shares|sharing|sharebar|social|socials|comment|comments|"
+    "commentlist|disqus|related|recommended|recommendations|breadcrumb|breadcrumbs|crumbs|cookie|"
+    "cookies|consent|gdpr|banner|ad|ads|advert|adverts|advertisement|advertising|sponsor|sponsored|"
+    "promo|promotion|newsletter|subscribe|subscription|signup|popup|modal|overlay|masthead|tagcloud|"
+    "tags|pagination|pager|skip|skiplink|toolbar|login|rating|ratings|outbrain|taboola|"
+    "jumplinks|trending|mostread|mostpopular|popular|follow|sociallinks|"
+    "author|authors|byline|authorbox|bio|caption|legend|credit|credits|nextread|readmore|read-more|"
+    "copyright|legal|disclaimer|sr-only|visually-hidden|dropdown"
+)
+_CUE = re.compile(rf"(?:^|[-_ ])(?:{_WORDS})(?:$|[-_ ])")
+# Class tokens that describe state or taxonomy, not a part of the page: WordPress puts
+# "category-newsletter" and "tag-social" on the article itself, themes put "has-sidebar" on <body>.
+_STATE_TOKENS = re.compile(
+    r"(?:^|\s)(?:category|tag|tags|format|type|status|has|no|with|without|is|single|postid|page|"
+    r"template|theme|lang|js|view|layout)-\S*"
+)
+_BEM_MODIFIER = re.compile(r"--[\w-]*")
+_HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+def cue_words(attrs: dict[str, str | None]) -> str:
+    """The lowercased class and id of an element, space-separated."""
+    cls = attrs.get("class") or ""
+    ident = attrs.get("id") or ""
+    if not cls and not ident:
+        return ""
+    words = f"{cls} {ident}".lower()
+    if "-" in words:
+        words = _STATE_TOKENS.sub(" ", words)
+        if "--" in words:  # BEM modifiers ("section--ads") describe a variant, not the part
+            words = _BEM_MODIFIER.sub("", words)
+    return words
+
+
+# Class names that say "this is the content" outright; they win over a furniture word beside
+# them ("entry-content entry-content-read-more").
+_CONTENT = re.compile(
+    r"(?:^|\s)(?:entry-content|post-content|post-body|article-body|article-content|articlebody|story-body|"
+    r"main-content|post-entry|single-content)(?:\s|$)"
+)
+
+
+def has_boilerplate_cue(words: str) -> bool:
+    """True when a class or id component names furniture (nav, footer, share, comments...)."""
+    return bool(words) and _CUE.search(words) is not None and _CONTENT.search(words) is None
+
+
+def is_hidden(attrs: dict[str, str | None]) -> bool:
+    """True for elements a browser would not show (``hidden``, ``display:none``, ``aria-hidden``)."""
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return True
+    style = attrs.get("style")
+    return bool(style) and _HIDDEN_STYLE.search(style) is not None  # type: ignore[arg-type]
+
+
+def has_boilerplate_role(attrs: dict[str, str | None]) -> bool:
+    """True for ARIA landmark roles that are never the main content."""
+    role = attrs.get("role")
+    return bool(role) and role.lower() in BOILERPLATE_ROLES  # type: ignore[union-attr]
+
+
+KEEP, HIDDEN, FURNITURE = 0, 1, 2
+
+
+def verdict(attrs: dict[str, str | None], use_cues: bool = True) -> int:
+    """:data:`HIDDEN`, :data:`FURNITURE` (by role or, with ``use_cues``, class/id) or :data:`KEEP`.
+
+    One call per element on the renderer's hot path, so the checks are inlined.
+    """
+    if "hidden" in attrs or attrs.get("aria-hidden") == "true":
+        return HIDDEN
+    style = attrs.get("style")
+    if style and _HIDDEN_STYLE.search(style):
+        return HIDDEN
+    role = attrs.get("role")
+    if role and role.lower() in BOILERPLATE_ROLES:
+        return FURNITURE
+    if use_cues:
+        cls = attrs.get("class")
+        ident = attrs.get("id")
+        if cls or ident:
+            words = f"{cls or ''} {ident or ''}".lower()
+            # Most elements match no cue at all: test first, clean the state tokens only if one does.
+            if _CUE.search(words) is not None:
+                if "-" in words:
+                    words = _STATE_TOKENS.sub(" ", words)
+                    if "--" in words:
+                        words = _BEM_MODIFIER.sub("", words)
+                if _CUE.search(words) and not _CONTENT.search(words):
+                    return FURNITURE
+    return KEEP

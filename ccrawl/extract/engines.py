@@ -1,0 +1,333 @@
+"""The extraction engines behind one interface: ``get_extractor(name).extract(html, url)``.
+
+========== ============================================================================
+engine     what it does
+========== ============================================================================
+h2m        default: main-content container + in-walk pruning, GitHub-flavoured Markdown
+readability Arc90-style paragraph scoring, rendered by the same Markdown renderer
+raw        the whole ``<body>`` as Markdown, nothing removed but scripts and styles (control)
+wet        plain text passed through unchanged (Common Crawl WET records)
+trafilatura the trafilatura package, when installed (comparison only)
+========== ============================================================================
+
+Every result names its engine as ``name@version`` (:attr:`Extractor.label`). The version of the
+in-house engines changes whenever their output for some page changes, so rows written by two
+releases can be told apart.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Protocol
+
+from selectolax.lexbor import LexborHTMLParser
+
+from ccrawl.errors import UsageError
+from ccrawl.extract.decode import decode_body
+from ccrawl.extract.guards import flatten_deep_nesting
+from ccrawl.extract.lang import detect_language
+from ccrawl.extract.mainsel import select_main
+from ccrawl.extract.model import DEFAULT_BUDGET, Budget, Extraction
+from ccrawl.extract.readability import select_readable
+from ccrawl.extract.render import Renderer
+from ccrawl.extract.urls import Resolver, outlinks
+
+#: Bumped whenever the in-house engines render some page differently.
+ENGINE_VERSION = "1"
+MAX_OUTLINKS = 10_000
+_FALLBACK_SHARE = 0.15
+# <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
+_STRIP = ["script", "style", "template", "svg"]
+
+
+class Extractor(Protocol):
+    """An extraction engine: a name, a version and ``extract``."""
+
+    name: str
+    version: str
+
+    @property
+    def label(self) -> str:
+        """``name@version``, the value of the ``extractor`` column."""
+        ...
+
+    def extract(
+        self,
+        html: bytes | str,
+        url: str = "",
+        *,
+        content_type: str | None = None,
+        budget: Budget = DEFAULT_BUDGET,
+    ) -> Extraction:
+        """Render one document."""
+        ...
+
+
+def _simhash(markdown: str) -> int | None:
+    # Imported lazily: the fingerprint module belongs to the dedup side and is optional here.
+    try:
+        from ccrawl.extract.simhash import simhash_or_none
+    except ImportError:
+        return None
+    return simhash_or_none(markdown)
+
+
+def _decode(html: bytes | str, content_type: str | None, budget: Budget, out: Extraction) -> str:
+    if len(html) > budget.max_bytes:
+        out.notes.append(f"size: input cut from {len(html)} to {budget.max_bytes} bytes")
+        out.truncated = True
+        html = html[: budget.max_bytes]
+    if isinstance(html, str):
+        out.charset, out.charset_source = "", "given"
+        return html
+    decoded = decode_body(html, content_type)
+    out.charset, out.charset_source = decoded.charset, decoded.source
+    if decoded.note:
+        out.notes.append(decoded.note)
+    return decoded.text
+
+
+def _first_text(tree: Any, selector: str, attr: str | None = None) -> str:
+    node = tree.css_first(selector)
+    if node is None:
+        return ""
+    value = node.attributes.get(attr) if attr else node.text(deep=True)
+    return " ".join((value or "").split())
+
+
+_HEAD_FIELDS = (
+    'title, meta[name="description"], meta[property="og:title"], meta[property="og:description"], '
+    'link[rel="canonical"], base[href]'
+)
+
+
+def _head_fields(tree: Any) -> dict[str, str]:
+    """Title, description, canonical, base and ``<html lang>``: one selector pass, first wins."""
+    found: dict[str, str] = {}
+    for node in tree.css(_HEAD_FIELDS):
+        tag = node.tag
+        attrs = node.attributes
+        if tag == "title":
+            key, value = "title", node.text(deep=True)
+        elif tag == "meta":
+            key, value = (attrs.get("name") or attrs.get("property") or "").lower(), attrs.get("content")
+        elif tag == "link":
+            key, value = "canonical", attrs.get("href")
+        else:
+            key, value = "base", attrs.get("href")
+        value = " ".join((value or "").split())
+        if value and key not in found:
+            found[key] = value
+    root = tree.root
+    if root is not None and root.tag == "html":
+        lang = root.attributes.get("lang")
+        if lang:
+            found["lang"] = lang.strip()
+    return found
+
+
+def _finish(out: Extraction, started: float) -> Extraction:
+    out.word_count = len(out.text.split())
+    out.language, out.language_confidence = detect_language(out.text)
+    out.simhash = _simhash(out.markdown)
+    out.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
+    return out
+
+
+def _render_roots(renderer: Renderer, roots: list[Any]) -> tuple[str, str]:
+    """Markdown and text of several roots, in document order, as one document."""
+    parts = [renderer.render(n) for n in roots]
+    return "\n\n".join(p[0] for p in parts if p[0]), "\n".join(p[1] for p in parts if p[1])
+
+
+def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
+    """Where h2m renders when no container names itself, and how much text that holds.
+
+    Paragraph scoring (the readability pass) finds the densest region; tuned for recall, a lone
+    scored block is widened to its parent (which usually holds the headline and the lead) when
+    that at most doubles the text. A region under 15% of the page's text is not trusted.
+    """
+    nodes = select_readable(body)
+    kept = sum(len(n.text(deep=True)) for n in nodes)
+    if nodes == [body] or kept < _FALLBACK_SHARE * body_chars:
+        return [body], body_chars
+    if len(nodes) == 1 and nodes[0].parent is not None:
+        parent_chars = len(nodes[0].parent.text(deep=True))
+        if parent_chars <= 2 * kept:
+            return [nodes[0].parent], parent_chars
+    return nodes, kept
+
+
+class HtmlExtractor:
+    """The in-house HTML engines (``h2m``, ``readability``, ``raw``): one pipeline, three policies."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.version = ENGINE_VERSION
+
+    @property
+    def label(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+    def extract(
+        self,
+        html: bytes | str,
+        url: str = "",
+        *,
+        content_type: str | None = None,
+        budget: Budget = DEFAULT_BUDGET,
+    ) -> Extraction:
+        """Decode, parse, pick the content, render Markdown and text, and label the result."""
+        started = time.perf_counter()
+        out = Extraction(extractor=self.label)
+        source = _decode(html, content_type, budget, out)
+        source, removed = flatten_deep_nesting(source, budget.max_block_nesting)
+        if removed:
+            out.truncated = True
+            out.notes.append(f"nesting: {removed} block tags deeper than {budget.max_block_nesting} removed")
+        tree = LexborHTMLParser(source)
+        tree.strip_tags(_STRIP)
+        meta = _head_fields(tree)
+        out.title = meta.get("title") or meta.get("og:title") or _first_text(tree, "h1")
+        out.description = meta.get("description") or meta.get("og:description", "")
+        out.canonical = meta.get("canonical", "")
+        out.declared_language = meta.get("lang", "")
+        base = meta.get("base", "")
+        resolver = Resolver(url)
+        if base:
+            resolver = Resolver(resolver.resolve(base) or url)
+        hrefs = [a.attributes.get("href") or "" for a in tree.css("a[href]")]
+        out.outlinks = outlinks(hrefs, resolver, MAX_OUTLINKS)
+        body = tree.body if tree.body is not None else tree.root
+        # Past the deadline already (a huge page), the renderer still takes its first few
+        # hundred nodes before its clock check stops it: a cut page, never an empty one.
+        if body is not None:
+            out.markdown, out.text = self._render(body, resolver, budget, out, started)
+        return _finish(out, started)
+
+    def _render(
+        self, body: Any, resolver: Resolver, budget: Budget, out: Extraction, started: float
+    ) -> tuple[str, str]:
+        if self.name == "raw":
+            renderer = Renderer(resolver, budget, prune=False, started=started)
+            result = renderer.render(body)
+        elif self.name == "readability":
+            nodes = select_readable(body)
+            out.main_content = nodes != [body]
+            renderer = Renderer(resolver, budget, prune=True, root_chars=len(body.text(deep=True)), started=started)
+            renderer.in_article = True
+            result = _render_roots(renderer, nodes)
+        else:
+            renderer, result = self._render_h2m(body, resolver, budget, out, started)
+        out.notes.extend(renderer.notes)
+        out.truncated = out.truncated or renderer.truncated
+        return result
+
+    @staticmethod
+    def _render_h2m(
+        body: Any, resolver: Resolver, budget: Budget, out: Extraction, started: float
+    ) -> tuple[Renderer, tuple[str, str]]:
+        main = select_main(body)
+        if main.chosen:
+            roots, root_chars = [main.root], main.root_chars
+        else:
+            roots, root_chars = _fallback_roots(body, main.root_chars)
+        out.main_content = roots != [body]
+        renderer = Renderer(resolver, budget, prune=True, root_chars=root_chars, started=started)
+        renderer.in_article = main.article_like
+        result = _render_roots(renderer, roots)
+        return renderer, result
+
+
+class WetExtractor:
+    """Plain text (a WET record's payload) passed through unchanged as text and Markdown."""
+
+    name = "wet"
+    version = ENGINE_VERSION
+
+    @property
+    def label(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+    def extract(
+        self,
+        html: bytes | str,
+        url: str = "",
+        *,
+        content_type: str | None = None,
+        budget: Budget = DEFAULT_BUDGET,
+    ) -> Extraction:
+        """The text as given (decoded as the header says, else UTF-8 as WET files are)."""
+        started = time.perf_counter()
+        out = Extraction(extractor=self.label)
+        if isinstance(html, bytes) and not content_type:
+            content_type = "text/plain; charset=utf-8"
+        text = _decode(html, content_type, budget, out)
+        out.markdown = out.text = text
+        return _finish(out, started)
+
+
+class TrafilaturaExtractor:
+    """The trafilatura package (optional), for side-by-side comparison with the in-house engines."""
+
+    name = "trafilatura"
+
+    def __init__(self) -> None:
+        try:
+            import trafilatura
+        except ImportError as exc:
+            raise UsageError(
+                "extractor trafilatura needs the trafilatura package: pip install 'ccrawl[bench]'"
+            ) from exc
+        self._traf = trafilatura
+        self.version = str(trafilatura.__version__)
+
+    @property
+    def label(self) -> str:
+        """``name@version``."""
+        return f"{self.name}@{self.version}"
+
+    def extract(
+        self,
+        html: bytes | str,
+        url: str = "",
+        *,
+        content_type: str | None = None,
+        budget: Budget = DEFAULT_BUDGET,
+    ) -> Extraction:
+        """trafilatura's Markdown and its plain text (two calls: it renders one format per call)."""
+        started = time.perf_counter()
+        out = Extraction(extractor=self.label)
+        source = _decode(html, content_type, budget, out)
+        opts: dict[str, Any] = {"url": url or None, "include_comments": False, "include_tables": True}
+        out.markdown = self._traf.extract(source, output_format="markdown", include_links=True, **opts) or ""
+        out.text = self._traf.extract(source, **opts) or ""
+        tree = LexborHTMLParser(source)
+        out.title = _first_text(tree, "title")
+        out.declared_language = _first_text(tree, "html", "lang")
+        out.main_content = bool(out.text)
+        return _finish(out, started)
+
+
+ENGINES = ("h2m", "readability", "raw", "wet", "trafilatura")
+_cache: dict[str, Extractor] = {}
+
+
+def get_extractor(name: str = "h2m") -> Extractor:
+    """The engine called ``name`` (one of :data:`ENGINES`); raises UsageError for others."""
+    key = name.strip().lower()
+    if key in _cache:
+        return _cache[key]
+    engine: Extractor
+    if key in ("h2m", "readability", "raw"):
+        engine = HtmlExtractor(key)
+    elif key == "wet":
+        engine = WetExtractor()
+    elif key == "trafilatura":
+        engine = TrafilaturaExtractor()
+    else:
+        raise UsageError(f"unknown extractor {name!r}: use one of {', '.join(ENGINES)}")
+    _cache[key] = engine
+    return engine
