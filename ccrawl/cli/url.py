@@ -7,7 +7,7 @@ when every URL failed and 3 when stdin was empty.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import click
@@ -37,7 +37,7 @@ class _Tally:
                 continue
             yield item
 
-    def records(self, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def records(self, records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
         for record in records:
             if record.get("error"):
                 self.failed += 1
