@@ -59,7 +59,7 @@ def result_meta(result: Any, seq: int, *, warc: bool) -> dict[str, Any]:
 
 
 class _Outbox:
-    """Round-robin over the downstream rings, through one thread that may block on a full ring."""
+    """Round-robin over the downstream rings; a full ring is waited on in a helper thread."""
 
     def __init__(self, rings: list[Ring]) -> None:
         self.rings = rings
@@ -71,6 +71,8 @@ class _Outbox:
         ring = self.rings[self._next % len(self.rings)]
         self._next += 1
         blob = pack_meta(meta)
+        if ring.try_put(blob, body):
+            return  # room right away: no hop to the helper thread
         t0 = time.perf_counter()
         await asyncio.get_running_loop().run_in_executor(self._pool, ring.put, blob, body)
         self.sink_wait += time.perf_counter() - t0

@@ -119,10 +119,35 @@ class Ring:
     # -- producer side ------------------------------------------------------------------------
     def put(self, meta: bytes, body: bytes | memoryview = b"") -> float:
         """Copy one message in and announce it; returns the seconds spent waiting for room."""
+        need = self._size(meta, body)
+        reserved = self._reserve(need, wait=True)
+        assert reserved is not None  # a waiting reservation always ends with room
+        head, phys, waited = reserved
+        self._fill(head, phys, need, meta, body)
+        return waited
+
+    def try_put(self, meta: bytes, body: bytes | memoryview = b"") -> bool:
+        """Copy one message in only if it fits now; False, with nothing written, when the ring is full.
+
+        The fetch loop calls this first so the common case costs no hop to a helper thread.
+        """
+        need = self._size(meta, body)
+        reserved = self._reserve(need, wait=False)
+        if reserved is None:
+            return False
+        head, phys, _ = reserved
+        self._fill(head, phys, need, meta, body)
+        return True
+
+    def _size(self, meta: bytes, body: bytes | memoryview) -> int:
         need = record_size(len(meta), len(body))
+        if need > self.capacity:
+            raise ValueError(f"message of {need} bytes does not fit a ring of {self.capacity} bytes")
+        return need
+
+    def _reserve(self, need: int, *, wait: bool) -> tuple[int, int, float] | None:
+        """Allocate ``need`` bytes: (head, physical offset, seconds waited), or None if full and not waiting."""
         cap = self.capacity
-        if need > cap:
-            raise ValueError(f"message of {need} bytes does not fit a ring of {cap} bytes")
         buf = self._buf
         waited = 0.0
         with self._cond:
@@ -133,6 +158,8 @@ class Ring:
                 pad = cap - phys if phys + need > cap else 0
                 if head + pad + need - tail <= cap:
                     break
+                if not wait:
+                    return None
                 t0 = time.perf_counter()
                 _U64.pack_into(buf, 24, 1)  # ask the consumer to wake us when it frees room
                 self._cond.wait(0.01)
@@ -141,17 +168,21 @@ class Ring:
                 _HDR.pack_into(buf, _CTRL + phys, pad, _PAD, 0, 0)
                 head += pad
                 phys = 0
-            _HDR.pack_into(buf, _CTRL + phys, need, _ALLOC, len(meta), len(body))
+            _HDR.pack_into(buf, _CTRL + phys, need, _ALLOC, 0, 0)
             _U64.pack_into(buf, 0, head + need)
             used = head + need - tail
             if used > _U64.unpack_from(buf, 16)[0]:
                 _U64.pack_into(buf, 16, used)
+        return head, phys, waited
+
+    def _fill(self, head: int, phys: int, need: int, meta: bytes, body: bytes | memoryview) -> None:
+        buf = self._buf
+        _HDR.pack_into(buf, _CTRL + phys, need, _ALLOC, len(meta), len(body))
         start = _CTRL + phys + _HDR.size
         buf[start : start + len(meta)] = meta
         start += len(meta)
         buf[start : start + len(body)] = body
         os.write(self._tx.fileno(), _DESC.pack(head, need))
-        return waited
 
     def put_eof(self) -> None:
         """Tell the consumer that this producer sends nothing more."""

@@ -62,3 +62,25 @@ def test_record_size_is_header_plus_payload_rounded_to_sixteen() -> None:
     assert record_size(0, 0) == 16
     assert record_size(1, 0) == 32
     assert record_size(10, 6) == 32
+
+
+def test_try_put_writes_nothing_when_full_and_succeeds_once_room_is_released() -> None:
+    ctx = mp.get_context("spawn")
+    ring = Ring(ctx, 4096)
+    body = bytes(1000)
+    written = 0
+    while ring.try_put(b"m", body):
+        written += 1
+    assert written == 4096 // record_size(1, len(body))
+    descs: list[tuple[int, int]] = []
+    while len(descs) < written:
+        descs += ring.read_descriptors(timeout=1.0) or []
+    assert len(descs) == written  # the refused put announced nothing
+    assert ring.read(descs[0]) == (b"m", body)
+    ring.release(descs[0])
+    assert ring.try_put(b"n", body)
+    more = ring.read_descriptors(timeout=1.0) or []
+    assert [ring.read(d)[0] for d in more] == [b"n"]
+    for d in descs[1:] + more:
+        ring.release(d)
+    ring.close()
