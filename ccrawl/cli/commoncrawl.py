@@ -182,12 +182,15 @@ def paths(run: Run, kind: str | None, list_kinds: bool) -> None:
 
 @command("download", help="Download whole archive files for a crawl (resumable). - reads paths on stdin.")
 @click.argument("kind")
-@click.option("--out", default=".", show_default=True, help="Directory to download into")
+@click.option("--out", default=None, help="Directory to download into [.]")
 @click.option("--flat", is_flag=True, help="Drop the source tree: every file directly under --out")
-def download(run: Run, kind: str, out: str, flat: bool) -> None:
+def download(run: Run, kind: str, out: str | None, flat: bool) -> None:
     from ccrawl import ops
 
     op = ops.get("cc.download")
+    library = run.settings.library_dir if run.flags.get("library") else None
+    if library is not None and out is not None:
+        raise UsageError("--out and --library both say where files go; drop one (--library-dir moves the library)")
     paths_in = None
     if kind == "-":
         paths_in = []
@@ -204,9 +207,9 @@ def download(run: Run, kind: str, out: str, flat: bool) -> None:
         run.emit(({"path": p} for p in listed), columns=("path",))
         return
     run.emit(
-        op(kind=None if kind == "-" else kind, paths=paths_in, crawl=_crawl(run), out=out, flat=flat,
-           workers=int(run.settings.workers or 8), limit=run.output.limit, client_options=_client(run),
-           notice=_echo),
+        op(kind=None if kind == "-" else kind, paths=paths_in, crawl=_crawl(run), out=out or ".", flat=flat,
+           workers=int(run.settings.workers or 8), limit=run.output.limit, library=library,
+           client_options=_client(run), notice=_echo),
         columns=op.columns,
     )
 

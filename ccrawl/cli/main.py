@@ -78,6 +78,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("ccrawl.cli.extract:extract", "Pull text, links, title, or Markdown from a captured page"),
     "content": ("ccrawl.cli.content:content", "Live-fetch content signals: text, outlinks, quality"),
     "recrawl": ("ccrawl.cli.recrawl:recrawl", "Recrawl a published dataset, streaming the work list"),
+    "library": ("ccrawl.cli.library:library", "Inspect, verify, and collect the dataset library"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
     "config": ("ccrawl.cli.meta:config", "Show resolved configuration and data paths"),
     "cache": ("ccrawl.cli.meta:cache", "Inspect and clear the on-disk cache"),

@@ -9,7 +9,9 @@ past, never by reading the finished file back.
 
 Destinations keep the bucket's tree (``<out>/crawl-data/CC-MAIN-.../x.warc.gz``) unless ``flat``,
 which keeps the file name alone; two paths with the same name under ``flat`` are refused rather
-than letting one overwrite the other.
+than letting one overwrite the other. ``place`` replaces both with a function of the path: the
+dataset library passes its ``<library>/<crawl>/<kind>/<file>`` layout this way
+(:func:`ccrawl.store.library.download_relpath`) and records the rows' sha256 in its manifest.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +94,7 @@ async def download_all(
     out_dir: Path | str,
     flat: bool = False,
     workers: int = 8,
+    place: Callable[[str], Path] | None = None,
 ) -> AsyncIterator[dict[str, Any]]:
     """Download every path with ``workers`` in flight; rows arrive in completion order.
 
@@ -104,9 +107,10 @@ async def download_all(
     plan: list[tuple[str, Path]] = []
     seen: dict[Path, str] = {}
     for path in paths:
-        dest = destination(out, path, flat=flat)
+        dest = place(path) if place is not None else destination(out, path, flat=flat)
         if dest in seen and seen[dest] != path:
-            raise UsageError(f"--flat: {path} and {seen[dest]} would both be written to {dest}; drop --flat")
+            fix = "download them into separate libraries" if place is not None else "drop --flat"
+            raise UsageError(f"{path} and {seen[dest]} would both be written to {dest}; {fix}")
         if dest not in seen:
             seen[dest] = path
             plan.append((path, dest))

@@ -146,14 +146,21 @@ def cc_download(
     flat: bool = False,
     workers: int = 8,
     limit: int = 0,
+    library: str | None = None,
     client_options: Mapping[str, Any] | None = None,
     notice: Notice | None = None,
 ) -> Iterator[Record]:
-    """Every file of ``kind`` in the crawls ``crawl`` names, or the given ``paths`` (``download -``)."""
+    """Every file of ``kind`` in the crawls ``crawl`` names, or the given ``paths`` (``download -``).
+
+    ``library`` (a library root) replaces ``out``/``flat``: files land in ``<library>/<crawl>/<kind>/``
+    and each finished one is recorded in its ``library.json`` with the sha256 computed as it streamed.
+    """
     from ccrawl.commoncrawl.download import download_all
     from ccrawl.commoncrawl.manifests import DOWNLOAD_KINDS, check_kind
     from ccrawl.net.client import iterate, run
 
+    if library is not None and flat:
+        raise UsageError("--flat and --library: the library keeps its own <crawl>/<kind>/<file> tree; drop --flat")
     options = _options(client_options, notice)
     if paths is None:
         if kind is None:
@@ -166,8 +173,20 @@ def cc_download(
         todo = [p.strip() for p in paths if p and p.strip()]
     if limit > 0:
         todo = todo[:limit]
+    if library is None:
+        rows: Iterable[Record] = iterate(
+            lambda cc: download_all(cc, todo, out_dir=out, flat=flat, workers=workers), **options
+        )
+    else:
+        from ccrawl.store.library import Library, download_relpath, record_downloads
+
+        lib = Library(library)
+        places = {p: lib.locate(download_relpath(p, kind)) for p in todo}  # a path with no place fails here
+        rows = record_downloads(lib, iterate(
+            lambda cc: download_all(cc, todo, out_dir=lib.root, workers=workers, place=places.__getitem__), **options
+        ))
     ok = failed = 0
-    for row in iterate(lambda cc: download_all(cc, todo, out_dir=out, flat=flat, workers=workers), **options):
+    for row in rows:
         if str(row["status"]).startswith("failed"):
             failed += 1
             _say(notice)(f"download: {row['path']}: {str(row['status'])[len('failed: '):]}")
