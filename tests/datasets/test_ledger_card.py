@@ -107,7 +107,7 @@ def _repo_with_sidecars(tmp_path: Path, readme: bytes) -> LocalRepo:
 
 
 def test_datasets_library_reads_only_the_parquet_of_a_published_repo(tmp_path: Path) -> None:
-    datasets = pytest.importorskip("datasets", reason="the datasets library is a dev dependency: pip install datasets")
+    import datasets
     card = render_card("fleet/recrawl", "domains", {MachineKey("s1", 0, 1): [_row("a", 10), _row("b", 10)]})
     repo = _repo_with_sidecars(tmp_path, card.encode())
     ds = datasets.load_dataset(str(repo.link), cache_dir=str(tmp_path / "cache"))
@@ -119,7 +119,7 @@ def test_datasets_library_reads_only_the_parquet_of_a_published_repo(tmp_path: P
 
 def test_without_the_configs_the_json_sidecars_are_read_as_data(tmp_path: Path) -> None:
     """The control: the same repo with a card lacking ``configs`` is what broke the umi-meta viewer."""
-    datasets = pytest.importorskip("datasets", reason="the datasets library is a dev dependency: pip install datasets")
+    import datasets
     repo = _repo_with_sidecars(tmp_path, b"# no front matter\n")
     with pytest.raises(datasets.exceptions.DatasetGenerationError) as err:
         datasets.load_dataset(str(repo.link), cache_dir=str(tmp_path / "cache"))
