@@ -23,8 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ccrawl.ops.library import library_scan, library_verify  # noqa: E402
-from ccrawl.store.library import Library  # noqa: E402
+from ccrawl.ops.library import library_scan, library_verify
+from ccrawl.store.library import Library
 
 
 def manifest_write(root: Path, entries: int, repeats: int) -> float:
