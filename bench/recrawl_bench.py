@@ -41,7 +41,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.web import prepare_site, serve, write_worklist  # noqa: E402
+from bench.web import DOMAIN, prepare_site, serve, write_worklist  # noqa: E402
 
 PY = sys.executable
 
@@ -239,7 +239,7 @@ def _parse_wrk(text: str) -> tuple[float, float, int]:
 def ccrawl_argv(worklist: Path, *, extra: list[str], workers: int = 256, delay: str = "0") -> list[str]:
     return [PY, "-m", "ccrawl", "recrawl", "run", "--from", str(worklist), "--column", "url",
             "--out", "{WORK}/out", "--state", "{WORK}/state.json", "--delay", delay, "--workers", str(workers),
-            "--resolve", "*.bench.test=127.0.0.1", "--progress", "none", "-q", *extra]
+            "--resolve", f"*.{DOMAIN}=127.0.0.1", "--progress", "none", "-q", *extra]
 
 
 def main() -> None:
