@@ -67,6 +67,7 @@ class ProfileSession:
         self.started = time.time()
         self.roles: dict[str, RoleRecord] = {}
         self._samplers: dict[str, subprocess.Popen[bytes]] = {}
+        self._own_heap: Any = None
         os.environ["ARROW_DEFAULT_MEMORY_POOL"] = "system"
         # children read this to know where their heap capture goes
         os.environ[HEAP_ENV] = str(self.directory / self.name)
@@ -82,8 +83,20 @@ class ProfileSession:
         self._samplers[role] = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         self.roles[role] = RoleRecord(role, pid, time.time())
 
+    def track_heap_here(self, role: str) -> None:
+        """Record this process's own heap under ``role`` until :meth:`finish` (start children first)."""
+        import memray
+
+        path = self.path(role, "memray")
+        path.unlink(missing_ok=True)
+        self._own_heap = memray.Tracker(str(path), follow_fork=False)
+        self._own_heap.__enter__()
+
     def finish(self) -> dict[str, Any]:
         """Stop every sampler, convert to pprof, write and return the manifest."""
+        if self._own_heap is not None:
+            self._own_heap.__exit__(None, None, None)
+            self._own_heap = None
         notes: dict[str, str] = {}
         for role, proc in self._samplers.items():
             if proc.poll() is None:

@@ -102,7 +102,7 @@ def extract_main(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, en
     child_setup()
     from ccrawl.profiling.session import heap_profile
 
-    with heap_profile(f"extract{idx}"):
+    with heap_profile(f"extract-{idx}"):
         _extract_loop(idx, ring_in, rings_out, events, engine_name, upstream)
 
 

@@ -156,5 +156,5 @@ def fetch_main(
     from ccrawl.fetch import run
     from ccrawl.profiling.session import heap_profile
 
-    with heap_profile(f"fetch{idx}"):
+    with heap_profile(f"fetch-{idx}"):
         run(_serve(idx, inbox, events, rings, fetch_kwargs, warc))

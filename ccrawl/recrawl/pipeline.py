@@ -169,9 +169,11 @@ class Pipeline:
         for proc in self.procs.all():
             proc.start()
             if self.profile is not None:
-                self.profile.watch(proc.pid, proc.name.removeprefix("ccrawl-").replace("-", ""))
+                # roles as the profiles name them: feeder, fetch-N, extract-N, write-N
+                self.profile.watch(proc.pid, proc.name.removeprefix("ccrawl-").replace("writer-", "write-"))
         if self.profile is not None:
-            self.profile.watch(os.getpid(), "parent")
+            self.profile.watch(os.getpid(), "feeder")
+            self.profile.track_heap_here("feeder")
 
     def _fetch_kwargs(self, per_fetcher: int) -> dict[str, Any]:
         p = self.p

@@ -55,7 +55,7 @@ def writer_main(
     child_setup()
     from ccrawl.profiling.session import heap_profile
 
-    with heap_profile(f"writer{idx}"):
+    with heap_profile(f"write-{idx}"):
         _write_loop(idx, ring_in, control, events, upstream, kind, out, stem, provenance, shard_size, sync_rows)
 
 

@@ -144,7 +144,7 @@ def test_profile_dir_writes_cpu_and_heap_profiles_for_every_process(
                 profile_dir=str(prof), profile_name="base")
     manifest = json.loads((prof / "base.manifest.json").read_text())
     roles = {r["role"] for r in manifest["roles"]}
-    assert {"parent", "fetch0", "writer0", "extract0"} <= roles
-    for role in ("fetch0", "writer0", "extract0"):
+    assert {"feeder", "fetch-0", "write-0", "extract-0"} <= roles
+    for role in ("feeder", "fetch-0", "write-0", "extract-0"):
         assert (prof / f"base.{role}.pb.gz").stat().st_size > 0
         assert (prof / f"base.{role}.memray").stat().st_size > 0
