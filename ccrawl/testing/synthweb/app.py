@@ -181,6 +181,7 @@ class SynthWeb(FaultEndpoints):
         add("/robots-real.txt", self._robots_real)
         add("/", self._page)
         add("/p/{n:\\d+}", self._page)
+        add("/p/{n:\\d+}.html", self._page)  # the benchmark web's paths (bench/web.py), for its aiohttp fallback
         add("/private/{rest:.*}", self._page)
         add("/_synthweb/stats", self._stats_json)
         self.add_fault_routes(app)
