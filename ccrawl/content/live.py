@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import zlib
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ccrawl.errors import UsageError
+from ccrawl.fetch.decoding import ContentDecodeError, decode_content, looks_like_html
 
 if TYPE_CHECKING:
     from ccrawl.extract.model import Extraction
@@ -35,7 +35,6 @@ DEFAULT_TIMEOUT = 30.0
 DEFAULT_CONCURRENCY = 8
 #: Seconds between two requests to one host (the crawler's default politeness).
 DEFAULT_DELAY = 1.0
-_HTML_TYPES = ("text/html", "application/xhtml+xml")
 _END = object()
 
 
@@ -99,58 +98,9 @@ def parse_resolve(entries: Iterable[str]) -> dict[str, str]:
 # -- content coding --------------------------------------------------------------------------------
 
 
-class ContentCodingError(ValueError):
-    """The body does not decode with the coding its Content-Encoding names."""
-
-
-def decode_content_coding(body: bytes, coding: str, limit: int = MAX_BODY) -> bytes:
-    """``body`` with the codings of a Content-Encoding value undone, never more than ``limit`` bytes.
-
-    The fetcher keeps the body as served (content coding included) because that is what a WARC
-    record stores; only the copy handed to the extractor is decoded.
-    """
-    data = body
-    for c in reversed([c.strip().lower() for c in coding.split(",") if c.strip()]):
-        try:
-            if c in ("gzip", "x-gzip"):
-                data = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data, limit)
-            elif c == "deflate":
-                try:
-                    data = zlib.decompressobj(zlib.MAX_WBITS).decompress(data, limit)
-                except zlib.error:  # servers send raw deflate about as often as zlib-wrapped
-                    data = zlib.decompressobj(-zlib.MAX_WBITS).decompress(data, limit)
-            elif c == "br":
-                import brotli
-
-                data = brotli.Decompressor().process(data, output_buffer_limit=limit)[:limit]
-            elif c == "zstd":
-                try:
-                    from compression import zstd  # type: ignore[import-not-found,unused-ignore]
-                except ImportError:
-                    from backports import zstd
-
-                data = zstd.ZstdDecompressor().decompress(data, max_length=limit)
-            elif c != "identity":
-                raise ContentCodingError(f"unknown content coding {c!r}")
-        except ContentCodingError:
-            raise
-        except Exception as exc:  # each codec has its own error type for a corrupt stream
-            raise ContentCodingError(f"{c} body does not decode: {exc}") from exc
-    return data
-
-
 def _header(result: FetchResult, name: str) -> str:
     lowered = name.lower()
     return ", ".join(v for n, v in result.resp_headers if n.lower() == lowered)
-
-
-def is_html(content_type: str, body: bytes) -> bool:
-    """HTML by its Content-Type, or by its first bytes when the server sent none."""
-    ct = content_type.split(";", 1)[0].strip().lower()
-    if ct:
-        return ct in _HTML_TYPES
-    head = body[:1024].lstrip().lower()
-    return head.startswith((b"<!doctype html", b"<html")) or b"<html" in head
 
 
 def page_from_result(result: FetchResult, extractor: str = "h2m") -> LivePage:
@@ -166,11 +116,11 @@ def page_from_result(result: FetchResult, extractor: str = "h2m") -> LivePage:
         page.error = f"HTTP {result.status}" + (f" {result.reason}" if result.reason else "")
         return page
     try:
-        body = decode_content_coding(result.body, _header(result, "Content-Encoding"))
-    except ContentCodingError as exc:
+        body = decode_content(result.body, _header(result, "Content-Encoding"), MAX_BODY)
+    except ContentDecodeError as exc:
         page.error = str(exc)
         return page
-    if not is_html(result.content_type, body):
+    if not looks_like_html(result.content_type, body):
         page.error = f"not HTML ({result.content_type.split(';', 1)[0].strip() or 'no Content-Type'})"
         return page
     decoded = decode_body(body, result.content_type or None)

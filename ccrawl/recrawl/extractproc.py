@@ -15,7 +15,7 @@ import os
 import time
 from typing import Any, Protocol
 
-from ccrawl.recrawl.decoding import ContentDecodeError, decode_content, looks_like_html
+from ccrawl.fetch.decoding import ContentDecodeError, decode_content, looks_like_html
 from ccrawl.recrawl.procs import child_setup, pack_meta, peak_rss_mb, unpack_meta
 from ccrawl.recrawl.ring import Ring
 

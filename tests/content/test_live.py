@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
 import threading
-import zlib
 from collections.abc import Iterator
 
 import pytest
 
 from ccrawl.content.live import (
-    ContentCodingError,
-    decode_content_coding,
     fetch_pages,
-    is_html,
     live_config,
     parse_resolve,
 )
@@ -151,29 +146,6 @@ def test_input_is_read_off_the_event_loop(synth: SynthWeb) -> None:
 def test_an_unknown_extractor_is_a_usage_error_before_any_fetch() -> None:
     with pytest.raises(UsageError, match="unknown extractor"):
         list(fetch_pages(["http://a.example/"], extractor="nope"))
-
-
-def test_decode_content_coding_is_bounded_by_the_limit() -> None:
-    bomb = gzip.compress(b"\0" * 5_000_000)
-    assert len(decode_content_coding(bomb, "gzip", limit=100_000)) == 100_000
-    assert decode_content_coding(zlib.compress(b"abc"), "deflate") == b"abc"
-    raw = zlib.compressobj(wbits=-zlib.MAX_WBITS)
-    assert decode_content_coding(raw.compress(b"xyz") + raw.flush(), "deflate") == b"xyz"
-    assert decode_content_coding(b"plain", "identity") == b"plain"
-    assert decode_content_coding(gzip.compress(gzip.compress(b"two")), "gzip, gzip") == b"two"
-
-
-def test_decode_content_coding_names_an_unknown_coding() -> None:
-    with pytest.raises(ContentCodingError, match="unknown content coding 'compress'"):
-        decode_content_coding(b"x", "compress")
-
-
-def test_is_html_follows_the_type_or_sniffs_without_one() -> None:
-    assert is_html("text/html; charset=utf-8", b"")
-    assert is_html("application/xhtml+xml", b"")
-    assert not is_html("application/json", b"<html>")
-    assert is_html("", b"  <!DOCTYPE html><html>")
-    assert not is_html("", b"%PDF-1.7")
 
 
 def test_parse_resolve_reads_pattern_ip_pairs_and_rejects_others() -> None:
