@@ -22,6 +22,7 @@ stage for the run summary's queue peak against ``--queue-mb``.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import select
 import struct
@@ -33,7 +34,12 @@ from typing import Any
 _CTRL = 64
 _HDR = struct.Struct("<IIII")  # record length, state, meta length, body length
 _DESC = struct.Struct("<QQ")
-_U64 = struct.Struct("<Q")
+# The control words (head, tail, peak, waiting) are read and written through a ctypes u64 array:
+# one aligned 8-byte load or store each, which another process never sees half done. struct
+# packs a u64 a byte at a time: the parent sampling a half-written tail reported a queue peak of
+# 1.5 GB against a 128 MB bound, and a producer reading one could take room never released.
+_Ctl = ctypes.c_uint64 * 4
+_HEAD, _TAIL, _PEAK, _WAITING = 0, 1, 2, 3
 _ALLOC, _FREE, _PAD = 1, 2, 3
 _EOF = (1 << 64) - 1
 
@@ -89,6 +95,7 @@ class Ring:
         self._pending = b""
         self._buf = self._view()
         self._buf[:_CTRL] = bytes(_CTRL)
+        self._ctl = _Ctl.from_buffer(self._buf)
 
     def _view(self) -> memoryview:
         buf = self._shm.buf
@@ -110,6 +117,7 @@ class Ring:
         self._name = state["name"]
         self._shm = shared_memory.SharedMemory(name=self._name)
         self._buf = self._view()
+        self._ctl = _Ctl.from_buffer(self._buf)
         self._cond = state["cond"]
         self._rx = state["rx"]
         self._tx = state["tx"]
@@ -149,11 +157,12 @@ class Ring:
         """Allocate ``need`` bytes: (head, physical offset, seconds waited), or None if full and not waiting."""
         cap = self.capacity
         buf = self._buf
+        ctl = self._ctl
         waited = 0.0
         with self._cond:
             while True:
-                head = _U64.unpack_from(buf, 0)[0]
-                tail = _U64.unpack_from(buf, 8)[0]
+                head = ctl[_HEAD]
+                tail = ctl[_TAIL]
                 phys = head % cap
                 pad = cap - phys if phys + need > cap else 0
                 if head + pad + need - tail <= cap:
@@ -161,7 +170,7 @@ class Ring:
                 if not wait:
                     return None
                 t0 = time.perf_counter()
-                _U64.pack_into(buf, 24, 1)  # ask the consumer to wake us when it frees room
+                ctl[_WAITING] = 1  # ask the consumer to wake us when it frees room
                 self._cond.wait(0.01)
                 waited += time.perf_counter() - t0
             if pad:
@@ -169,10 +178,10 @@ class Ring:
                 head += pad
                 phys = 0
             _HDR.pack_into(buf, _CTRL + phys, need, _ALLOC, 0, 0)
-            _U64.pack_into(buf, 0, head + need)
+            ctl[_HEAD] = head + need
             used = head + need - tail
-            if used > _U64.unpack_from(buf, 16)[0]:
-                _U64.pack_into(buf, 16, used)
+            if used > ctl[_PEAK]:
+                ctl[_PEAK] = used
         return head, phys, waited
 
     def _fill(self, head: int, phys: int, need: int, meta: bytes, body: bytes | memoryview) -> None:
@@ -227,30 +236,35 @@ class Ring:
         buf = self._buf
         phys = desc[0] % cap
         struct.pack_into("<I", buf, _CTRL + phys + 4, _FREE)
-        head = _U64.unpack_from(buf, 0)[0]
-        tail = start = _U64.unpack_from(buf, 8)[0]
+        ctl = self._ctl
+        head = ctl[_HEAD]
+        tail = start = ctl[_TAIL]
         while tail < head:
             length, state, _, _ = _HDR.unpack_from(buf, _CTRL + tail % cap)
             if state not in (_FREE, _PAD):
                 break
             tail += length
         if tail != start:
-            _U64.pack_into(buf, 8, tail)  # the consumer alone writes the tail: no lock needed
-            if _U64.unpack_from(buf, 24)[0]:
+            ctl[_TAIL] = tail  # the consumer alone writes the tail: no lock needed
+            if ctl[_WAITING]:
                 with self._cond:
-                    _U64.pack_into(buf, 24, 0)
+                    ctl[_WAITING] = 0
                     self._cond.notify_all()
 
     def held(self) -> int:
-        """Bytes allocated and not yet released (wrap padding included)."""
-        return int(_U64.unpack_from(self._buf, 0)[0] - _U64.unpack_from(self._buf, 8)[0])
+        """Bytes allocated and not yet released (wrap padding included), as the parent samples it."""
+        tail = self._ctl[_TAIL]
+        head = self._ctl[_HEAD]
+        # read one after the other: records released in between would count twice, so clamp
+        return max(0, min(head - tail, self.capacity))
 
     def peak(self) -> int:
         """The most this ring ever held, exact (updated under the producers' lock)."""
-        return int(_U64.unpack_from(self._buf, 16)[0])
+        return int(self._ctl[_PEAK])
 
     def close(self) -> None:
         """Detach; the creating process also removes the segment."""
+        del self._ctl  # the ctypes view holds an export of the buffer
         self._buf.release()
         try:
             self._shm.close()

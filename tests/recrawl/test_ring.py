@@ -84,3 +84,31 @@ def test_try_put_writes_nothing_when_full_and_succeeds_once_room_is_released() -
     for d in descs[1:] + more:
         ring.release(d)
     ring.close()
+
+
+def test_counters_crossing_4_gib_stay_exact_under_two_producers() -> None:
+    """head/tail start just below 2**32 so the run crosses the boundary every byte store would tear at."""
+    ctx = mp.get_context("spawn")
+    ring = Ring(ctx, 16 * 1024)
+    start = 2**32 - 5000
+    ring._ctl[0] = ring._ctl[1] = start  # head, tail: an empty ring that has carried ~4 GiB
+    procs = [ctx.Process(target=_produce, args=(ring, w, 200)) for w in range(2)]
+    for p in procs:
+        p.start()
+    eofs, got, worst = 0, 0, 0
+    while eofs < 2:
+        worst = max(worst, ring.held())
+        for desc in ring.read_descriptors(timeout=0.2) or []:
+            if Ring.is_eof(desc):
+                eofs += 1
+                continue
+            meta, body = ring.read(desc)
+            assert hashlib.sha1(body).hexdigest() == meta.decode().split(":")[2]
+            got += 1
+            ring.release(desc)
+    for p in procs:
+        p.join()
+    assert got == 400
+    assert ring._ctl[0] > 2**32 and ring._ctl[0] == ring._ctl[1]  # crossed, and everything released
+    assert worst <= ring.capacity and ring.peak() <= ring.capacity
+    ring.close()
