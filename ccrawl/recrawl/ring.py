@@ -40,6 +40,19 @@ _DESC = struct.Struct("<QQ")
 # 1.5 GB against a 128 MB bound, and a producer reading one could take room never released.
 _Ctl = ctypes.c_uint64 * 4
 _HEAD, _TAIL, _PEAK, _WAITING = 0, 1, 2, 3
+
+
+def _control_words(buf: memoryview) -> Any:
+    """The four control words at the start of ``buf`` as a ctypes array.
+
+    Made from the mapping's address rather than with ``from_buffer``, which would hold an export
+    of the buffer and make SharedMemory refuse to close at interpreter exit. The array is only
+    used while the ring is attached.
+    """
+    probe = ctypes.c_char.from_buffer(buf)
+    address = ctypes.addressof(probe)
+    del probe
+    return _Ctl.from_address(address)
 _ALLOC, _FREE, _PAD = 1, 2, 3
 _EOF = (1 << 64) - 1
 
@@ -95,7 +108,7 @@ class Ring:
         self._pending = b""
         self._buf = self._view()
         self._buf[:_CTRL] = bytes(_CTRL)
-        self._ctl = _Ctl.from_buffer(self._buf)
+        self._ctl = _control_words(self._buf)
 
     def _view(self) -> memoryview:
         buf = self._shm.buf
@@ -117,7 +130,7 @@ class Ring:
         self._name = state["name"]
         self._shm = shared_memory.SharedMemory(name=self._name)
         self._buf = self._view()
-        self._ctl = _Ctl.from_buffer(self._buf)
+        self._ctl = _control_words(self._buf)
         self._cond = state["cond"]
         self._rx = state["rx"]
         self._tx = state["tx"]
@@ -253,8 +266,8 @@ class Ring:
 
     def held(self) -> int:
         """Bytes allocated and not yet released (wrap padding included), as the parent samples it."""
-        tail = self._ctl[_TAIL]
-        head = self._ctl[_HEAD]
+        tail = int(self._ctl[_TAIL])
+        head = int(self._ctl[_HEAD])
         # read one after the other: records released in between would count twice, so clamp
         return max(0, min(head - tail, self.capacity))
 
@@ -264,7 +277,6 @@ class Ring:
 
     def close(self) -> None:
         """Detach; the creating process also removes the segment."""
-        del self._ctl  # the ctypes view holds an export of the buffer
         self._buf.release()
         try:
             self._shm.close()

@@ -48,3 +48,21 @@ def test_sizes_read_like_the_seed_writes_them() -> None:
     assert parse_size("2048", "--shard-size") == 2048
     with pytest.raises(UsageError, match="--shard-size"):
         parse_size("12 parsecs", "--shard-size")
+
+
+def test_a_run_as_a_process_writes_nothing_but_its_summary_to_stderr(
+    web: SynthWeb, tmp_path: Path, write_worklist: Any
+) -> None:
+    """Every pipeline process exits cleanly: no traceback, no 'Exception ignored' at interpreter exit."""
+    import subprocess
+    import sys
+
+    wl = write_worklist(tmp_path / "wl", web.page_urls()[:30], parts=1)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccrawl", "recrawl", "run", "--from", str(wl), "--column", "url", "--delay", "0",
+         "--resolve", "*.test=127.0.0.1", "--out", str(tmp_path / "out"), "--progress", "none"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.startswith("recrawl: 30 fetched")
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
