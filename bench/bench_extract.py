@@ -3,6 +3,7 @@
     python bench/bench_extract.py                       # whole corpus, all engines available
     python bench/bench_extract.py --every 3 --json out.json
     python bench/bench_extract.py --engines h2m,trafilatura --max-seconds 60
+    python bench/bench_extract.py --engines h2m,raw,trafilatura --before /tmp/old   # before/after
 
 Engines: ours (h2m, readability, raw via ``ccrawl.extract``) and the peers, each used the way
 its documentation shows: trafilatura ``extract()`` (text, comments off, tables on), readability-lxml
@@ -10,7 +11,11 @@ its documentation shows: trafilatura ``extract()`` (text, comments off, tables o
 main_content=True)``. A peer that is not installed is skipped and named.
 
 Every page is read into memory first, then each engine runs on it in turn (interleaved), so
-a machine shared with other work slows all engines alike rather than whichever ran last. The
+a machine shared with other work slows all engines alike rather than whichever ran last; the
+order is reversed on every other page, since an engine that runs second on a page runs warmer
+(caches, allocator) and would otherwise always be flattered. ``--before DIR`` adds ``h2m`` and
+``raw`` from another copy of the package (``DIR/ccrawl``, e.g. ``git archive HEAD ccrawl | tar
+-x -C DIR`` plus the built ``_native/*.so``) to the same run, for before/after figures. The
 run stops at ``--max-seconds`` and reports the pages done; all engines have seen the same ones.
 Timings are CPU time per call (``time.process_time``), single process, single thread:
 "pages/s per core", and steadier than wall time on a machine shared with other work. The F1 is the
@@ -27,6 +32,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -82,7 +88,35 @@ VERSIONS = {
 }
 
 
+def _before_engines(root: Path, names: list[str]) -> dict[str, TextFn]:
+    """``name (before)`` engines from the package copy at ``root``, loaded beside this one.
+
+    The copy is imported under the same name with this package's modules moved aside, then
+    those are put back: the copy's functions keep their own module globals, so both run.
+    """
+    mine = {m: mod for m, mod in sys.modules.items() if m == "ccrawl" or m.startswith("ccrawl.")}
+    for m in mine:
+        del sys.modules[m]
+    sys.path.insert(0, str(root))
+    try:
+        from ccrawl.extract.engines import HtmlExtractor as Before
+
+        engines = {f"{n} (before)": Before(n) for n in names}
+    finally:
+        sys.path.remove(str(root))
+        for m in [m for m in sys.modules if m == "ccrawl" or m.startswith("ccrawl.")]:
+            del sys.modules[m]
+        sys.modules.update(mine)
+    return {name: _text_of(engine) for name, engine in engines.items()}
+
+
+def _text_of(engine: Any) -> TextFn:
+    return lambda html, url: engine.extract(html, url).text
+
+
 def _version(name: str) -> str:
+    if name.endswith(" (before)"):
+        return name
     if name in ("h2m", "readability", "raw"):
         return get_extractor(name).label
     from importlib.metadata import PackageNotFoundError, version
@@ -104,6 +138,7 @@ def main() -> int:
     ap.add_argument("--max-seconds", type=float, default=600, help="stop after this long (all engines alike)")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("--stages", action="store_true", help="only break h2m's CPU time down by stage")
+    ap.add_argument("--before", type=Path, help="also run h2m and raw from the package copy DIR/ccrawl")
     args = ap.parse_args()
     if not (args.corpus / "evaldata.json").is_file():
         print(f"html-eval corpus not found at {args.corpus}: pass --corpus", file=sys.stderr)
@@ -117,6 +152,8 @@ def main() -> int:
             engines[name] = FACTORIES[name]()
         except ImportError as exc:
             print(f"skipping {name}: {exc} (pip install trafilatura readability-lxml)", file=sys.stderr)
+    if args.before:
+        engines.update(_before_engines(args.before, [n for n in ("h2m", "raw") if n in engines]))
     pages = sample(load_pages(args.corpus), args.every)
     bodies = {p.file: (args.corpus / "pages" / p.file).read_bytes() for p in pages}
 
@@ -125,11 +162,12 @@ def main() -> int:
     slowest: list[tuple[float, str]] = []
     started = time.perf_counter()
     done = 0
+    order = list(engines.items())
     for page in pages:
         if time.perf_counter() - started > args.max_seconds:
             break
         html = bodies[page.file]
-        for name, fn in engines.items():
+        for name, fn in order if done % 2 == 0 else reversed(order):
             t0 = time.process_time()
             text = fn(html, page.url)
             elapsed = time.process_time() - t0
@@ -210,11 +248,14 @@ def _stages(corpus: Path, pages: list) -> int:  # type: ignore[type-arg]
     for page in pages:
         body = (corpus / "pages" / page.file).read_bytes()
         t = clock()
-        source = decode_body(body).text
+        decoded = decode_body(body)
+        source = decoded.text
         t = lap("decode", t)
-        source, _ = flatten_deep_nesting(source, DEFAULT_BUDGET.max_block_nesting)
+        source, removed = flatten_deep_nesting(source, DEFAULT_BUDGET.max_block_nesting)
         t = lap("nesting guard", t)
-        tree = LexborHTMLParser(source)
+        # As the engine does: the bytes themselves when they are the text's UTF-8.
+        utf8 = decoded.charset == "utf-8" and decoded.source != "bom" and not decoded.note and not removed
+        tree = LexborHTMLParser(body if utf8 else source)
         tree.strip_tags(_STRIP)
         t = lap("parse (lexbor)", t)
         _head_fields(tree)

@@ -104,13 +104,30 @@ def verdict(attrs: dict[str, str | None], use_cues: bool = True) -> int:
         cls = attrs.get("class")
         ident = attrs.get("id")
         if cls or ident:
-            words = f"{cls or ''} {ident or ''}".lower()
-            # Most elements match no cue at all: test first, clean the state tokens only if one does.
-            if _CUE.search(words) is not None:
-                if "-" in words:
-                    words = _STATE_TOKENS.sub(" ", words)
-                    if "--" in words:
-                        words = _BEM_MODIFIER.sub("", words)
-                if _CUE.search(words) and not _CONTENT.search(words):
-                    return FURNITURE
+            key = (cls, ident)
+            furniture = _cue_cache.get(key)
+            if furniture is None:
+                furniture = _names_furniture(f"{cls or ''} {ident or ''}".lower())
+                if len(_cue_cache) >= _CUE_CACHE_SIZE:
+                    _cue_cache.clear()
+                _cue_cache[key] = furniture
+            if furniture:
+                return FURNITURE
     return KEEP
+
+
+# A page repeats its class names (every teaser, every menu item), and so do the pages of one
+# site: the verdict on a (class, id) pair is cached, in a dict cleared when it fills up.
+_CUE_CACHE_SIZE = 20_000
+_cue_cache: dict[tuple[str | None, str | None], bool] = {}
+
+
+def _names_furniture(words: str) -> bool:
+    # Most elements match no cue at all: test first, clean the state tokens only if one does.
+    if _CUE.search(words) is None:
+        return False
+    if "-" in words:
+        words = _STATE_TOKENS.sub(" ", words)
+        if "--" in words:
+            words = _BEM_MODIFIER.sub("", words)
+    return _CUE.search(words) is not None and _CONTENT.search(words) is None

@@ -32,8 +32,9 @@ from ccrawl.extract.readability import select_readable
 from ccrawl.extract.render import Renderer
 from ccrawl.extract.urls import Resolver, outlinks
 
-#: Bumped whenever the in-house engines render some page differently.
-ENGINE_VERSION = "1"
+#: Bumped whenever the in-house engines render some page differently. 2: text ending in a
+#: backslash and "!" right before a link no longer turns the link into an image.
+ENGINE_VERSION = "2"
 MAX_OUTLINKS = 10_000
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
@@ -73,18 +74,34 @@ def _simhash(markdown: str) -> int | None:
 
 
 def _decode(html: bytes | str, content_type: str | None, budget: Budget, out: Extraction) -> str:
+    return _decode_keep_utf8(html, content_type, budget, out)[0]
+
+
+def _decode_keep_utf8(
+    html: bytes | str, content_type: str | None, budget: Budget, out: Extraction
+) -> tuple[str, bytes | None]:
+    """The decoded text, and the input bytes too when they are exactly its UTF-8 encoding.
+
+    The parser works on UTF-8 bytes: handing it the bytes we have saves it re-encoding the
+    text (~0.07 ms a page), and is the same input whenever they decoded cleanly as UTF-8
+    without a byte-order mark.
+    """
     if len(html) > budget.max_bytes:
         out.notes.append(f"size: input cut from {len(html)} to {budget.max_bytes} bytes")
         out.truncated = True
         html = html[: budget.max_bytes]
     if isinstance(html, str):
         out.charset, out.charset_source = "", "given"
-        return html
+        return html, None
     decoded = decode_body(html, content_type)
     out.charset, out.charset_source = decoded.charset, decoded.source
     if decoded.note:
         out.notes.append(decoded.note)
-    return decoded.text
+    same = decoded.charset in _UTF8_NAMES and decoded.source != "bom" and not decoded.note
+    return decoded.text, html if same else None
+
+
+_UTF8_NAMES = frozenset({"utf-8", "utf8", "UTF-8"})
 
 
 def _first_text(tree: Any, selector: str, attr: str | None = None) -> str:
@@ -140,6 +157,15 @@ def _render_roots(renderer: Renderer, roots: list[Any]) -> tuple[str, str]:
     return "\n\n".join(p[0] for p in parts if p[0]), "\n".join(p[1] for p in parts if p[1])
 
 
+def _is_body(nodes: list[Any], body: Any) -> bool:
+    """True when ``nodes`` is just ``body``.
+
+    By node identity: ``==`` on selectolax nodes compares their serialized HTML, which costs
+    two serializations of the page whenever the nodes differ.
+    """
+    return len(nodes) == 1 and nodes[0].mem_id == body.mem_id
+
+
 def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     """Where h2m renders when no container names itself, and how much text that holds.
 
@@ -149,7 +175,7 @@ def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     """
     nodes = select_readable(body)
     kept = sum(len(n.text(deep=True)) for n in nodes)
-    if nodes == [body] or kept < _FALLBACK_SHARE * body_chars:
+    if _is_body(nodes, body) or kept < _FALLBACK_SHARE * body_chars:
         return [body], body_chars
     if len(nodes) == 1 and nodes[0].parent is not None:
         parent_chars = len(nodes[0].parent.text(deep=True))
@@ -181,12 +207,12 @@ class HtmlExtractor:
         """Decode, parse, pick the content, render Markdown and text, and label the result."""
         started = time.perf_counter()
         out = Extraction(extractor=self.label)
-        source = _decode(html, content_type, budget, out)
+        source, utf8 = _decode_keep_utf8(html, content_type, budget, out)
         source, removed = flatten_deep_nesting(source, budget.max_block_nesting)
         if removed:
             out.truncated = True
             out.notes.append(f"nesting: {removed} block tags deeper than {budget.max_block_nesting} removed")
-        tree = LexborHTMLParser(source)
+        tree = LexborHTMLParser(source if removed or utf8 is None else utf8)
         tree.strip_tags(_STRIP)
         meta = _head_fields(tree)
         out.title = meta.get("title") or meta.get("og:title") or _first_text(tree, "h1")
@@ -214,7 +240,7 @@ class HtmlExtractor:
             result = renderer.render(body)
         elif self.name == "readability":
             nodes = select_readable(body)
-            out.main_content = nodes != [body]
+            out.main_content = not _is_body(nodes, body)
             renderer = Renderer(resolver, budget, prune=True, root_chars=len(body.text(deep=True)), started=started)
             renderer.in_article = True
             result = _render_roots(renderer, nodes)
@@ -233,7 +259,7 @@ class HtmlExtractor:
             roots, root_chars = [main.root], main.root_chars
         else:
             roots, root_chars = _fallback_roots(body, main.root_chars)
-        out.main_content = roots != [body]
+        out.main_content = not _is_body(roots, body)
         renderer = Renderer(resolver, budget, prune=True, root_chars=root_chars, started=started)
         renderer.in_article = main.article_like
         result = _render_roots(renderer, roots)

@@ -12,12 +12,17 @@ from __future__ import annotations
 import re
 
 _INLINE = re.compile(r"[\\`*\[\]<>|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|&(?=#?[A-Za-z0-9]+;)")
+# Every character _INLINE can match starts with one of these: a plain character-class scan
+# (fast in sre) settles the common case of text with nothing to escape.
+_INLINE_CHARS = re.compile(r"[\\`*\[\]<>|~_&]")
 _LINE_START = re.compile(r"^(?:([#>+=-])|(\d{1,9})([.)]))", re.MULTILINE)
 _TRAILING_HASHES = re.compile(r"(\s)(#+)$")
 
 
 def escape_inline(text: str) -> str:
     """Backslash-escape every character of ``text`` that CommonMark/GFM could read as markup."""
+    if _INLINE_CHARS.search(text) is None:
+        return text
     return _INLINE.sub(r"\\\g<0>", text)
 
 

@@ -81,12 +81,40 @@ _EDGE_PUNCT = re.compile(
     r"^((?:\\[!-/:-@\[-`{-~]|[^\w\s*~\\])*)([^\W_](?:.*[^\W_])?)((?:\\[!-/:-@\[-`{-~]|[^\w\s*~\\])*)$",
     re.DOTALL,
 )
-# A short line that is a date stamp or a picture credit is metadata, not content.
-_METADATA_LINE = re.compile(
-    r"^\W*(?:foto|fotos|photo|photos|bild|bilder|image|quelle|source|credit|credits|©|\(c\)|copyright)\b\s*:?"
-    r"|\b\d{1,2}\.\s?\d{1,2}\.\s?(?:19|20)\d\d\b|\b(?:19|20)\d\d-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/(?:19|20)\d\d\b",
-    re.IGNORECASE,
+# A short line that is a date stamp or a picture credit is metadata, not content. One regex
+# of both kinds is slow on the common line that is neither (sre tries every alternative at
+# every position): the credit words are tried at the start only, the dates only when the
+# line has a digit. Together they match what the single pattern (``_METADATA_LINE``) does.
+_METADATA_WORDS = (
+    r"\W*(?:foto|fotos|photo|photos|bild|bilder|image|quelle|source|credit|credits|©|\(c\)|copyright)\b\s*:?"
 )
+_METADATA_DATES = (
+    r"\b\d{1,2}\.\s?\d{1,2}\.\s?(?:19|20)\d\d\b|\b(?:19|20)\d\d-\d\d-\d\d\b|\b\d{1,2}/\d{1,2}/(?:19|20)\d\d\b"
+)
+_METADATA_LINE = re.compile(f"^{_METADATA_WORDS}|{_METADATA_DATES}", re.IGNORECASE)
+_METADATA_START = re.compile(_METADATA_WORDS, re.IGNORECASE)
+_METADATA_DATE = re.compile(_METADATA_DATES, re.IGNORECASE)
+_DIGIT = re.compile(r"\d")
+
+
+def is_metadata_line(text: str) -> bool:
+    """True when ``text`` is a date stamp or a picture credit (``_METADATA_LINE`` matches)."""
+    if _METADATA_START.match(text) is not None:
+        return True
+    return _DIGIT.search(text) is not None and _METADATA_DATE.search(text) is not None
+
+
+def _ends_with_bare(text: str, char: str) -> bool:
+    """True when ``text`` ends with ``char`` unescaped: after an even run of backslashes (or none).
+
+    ``0\\\\!`` (an escaped backslash, then "!") ends with a bare "!", although it ends with "\\!".
+    """
+    if not text.endswith(char):
+        return False
+    before = text[:-1]
+    return (len(before) - len(before.rstrip("\\"))) % 2 == 0
+
+
 _LINE_START_CHARS = frozenset("#>+=-0123456789")
 _CONTAINERS = frozenset({"article", "main", "body"})
 _CONTENT_MARKERS = 'main, h1, [itemprop="articleBody"], [role="main"]'
@@ -134,6 +162,8 @@ class Renderer:
         self.in_table = 0
         self.in_emphasis: set[str] = set()
         self.flushes = 0
+        self.drops = 0
+        self.destinations: dict[str, str] = {}
         self.markup = 0
         self.floor = 0  # index in the inline buffer where the innermost open span began
         # The budget covers the whole extraction, so the clock starts where the caller started it.
@@ -190,20 +220,29 @@ class Renderer:
     # -- walking -----------------------------------------------------------------------------
 
     def _children(self, node: Node, ctx: _Ctx, depth: int) -> None:
-        # The hot loop: _tick is inlined (count, and look at the clock every 256 elements).
+        # The hot loop: _tick is inlined (count, and look at the clock every 256 elements), and
+        # so is _text's case of a whitespace-only node (most text nodes on most pages).
+        max_depth = self.budget.max_depth
+        md, tx = ctx.md, ctx.tx
         for child in node.iter(include_text=True):
             if self.stopped:
                 return
             tag = child.tag
             if tag == "-text":
-                self._text(child.text_content, ctx)
+                raw = child.text_content
+                if raw:
+                    if raw.isspace():
+                        md.append(" ")
+                        tx.append(" ")
+                    else:
+                        self._text(raw, ctx)
                 continue
             if tag in SKIP_TAGS:
                 continue
             self.nodes += 1
             if not self.nodes & 255 and not self._tick_check():
                 return
-            if depth >= self.budget.max_depth:
+            if depth >= max_depth:
                 self._flatten(child, ctx)
             elif tag in INLINE_TAGS:
                 self._inline(child, tag, ctx, depth + 1)
@@ -252,7 +291,7 @@ class Renderer:
             md = _BREAKS.sub("\\\\\n", md)
             tx = _BREAKS.sub("\n", tx)
         # (A date in a table cell is data, not a dateline.)
-        if self.prune and len(tx) < 80 and not self.in_table and _METADATA_LINE.search(tx):
+        if self.prune and len(tx) < 80 and not self.in_table and is_metadata_line(tx):
             return
         if md[0] in _LINE_START_CHARS or "\n" in md:
             md = escape_line_starts(md)
@@ -348,14 +387,21 @@ class Renderer:
         lead, inner, trail = self._split_space(ctx, start)
         if not inner:
             return
-        href = node.attributes.get("href")
+        href = node.attrs.get("href")  # one attribute: cheaper than building the attributes dict
         url = self.resolver.resolve(href) if href else ""
         if not url or "\n" in inner:
             return
-        if not lead and start and ctx.md[start - 1].endswith("!") and not ctx.md[start - 1].endswith("\\!"):
+        if not lead and start and _ends_with_bare(ctx.md[start - 1], "!"):
             ctx.md[start - 1] = ctx.md[start - 1][:-1] + "\\!"  # "!" + "[x](y)" would be an image
-        ctx.md[start:] = [f"{lead}[{inner}]({link_destination(url)}){trail}"]
+        ctx.md[start:] = [f"{lead}[{inner}]({self._destination(url)}){trail}"]
         self.markup += 1
+
+    def _destination(self, url: str) -> str:
+        # Menus and teaser lists repeat their links: each URL is made a destination once.
+        dest = self.destinations.get(url)
+        if dest is None:
+            dest = self.destinations[url] = link_destination(url)
+        return dest
 
     def _image(self, node: Node, ctx: _Ctx) -> None:
         attrs = node.attributes
@@ -397,15 +443,16 @@ class Renderer:
             self._skip_furniture(node, tag) or tag in _PRUNED_TAGS or (tag == "header" and not self.in_article)
         ):
             if ctx.blocks and ctx.blocks[-1][2] == "h":
-                ctx.blocks.append(DROPPED)
+                self._drop(ctx)
             return
-        self._flush(ctx)
+        if ctx.md:
+            self._flush(ctx)
         before_blocks = len(ctx.blocks)
         if self.prune and tag in _PRECHECK_TAGS and self._dense_before_walk(node):
             # Judged in C before walking: a menu or link list costs a scan, not a render.
-            ctx.blocks.append(DROPPED)
+            self._drop(ctx)
             return
-        chars, link_chars, links = self.chars, self.link_chars, self.links
+        chars, link_chars, links, drops = self.chars, self.link_chars, self.links, self.drops
         heading = _HEADINGS.get(tag)
         if heading:
             self._heading(node, heading, ctx, depth)
@@ -421,16 +468,28 @@ class Renderer:
             ctx.blocks.append(("---", "", "hr"))
         else:
             self._children(node, ctx, depth)
-            self._flush(ctx)
-        if self.prune and self._link_dense(self.chars - chars, self.link_chars - link_chars, self.links - links, tag):
+            if ctx.md:
+                self._flush(ctx)
+        if not self.prune:
+            return
+        # Both checks are skipped when they cannot hold: a block without links is not link
+        # dense, and only a block in which something was dropped can be left with only titles.
+        if self.links != links and self._link_dense(
+            self.chars - chars, self.link_chars - link_chars, self.links - links, tag
+        ):
             del ctx.blocks[before_blocks:]
-            ctx.blocks.append(DROPPED)
+            self._drop(ctx)
             # Forget what was dropped, so an ancestor's density is judged on what it keeps.
             self.chars, self.link_chars, self.links = chars, link_chars, links
-        elif self.prune and only_titles_left(ctx.blocks, before_blocks):
+        elif self.drops != drops and only_titles_left(ctx.blocks, before_blocks):
             # A "Related articles" box whose list was pruned: its title goes with it.
             del ctx.blocks[before_blocks:]
-            ctx.blocks.append(DROPPED)
+            self._drop(ctx)
+
+    def _drop(self, ctx: _Ctx) -> None:
+        """Leave the marker of a pruned block (and count it, see :meth:`_block`)."""
+        self.drops += 1
+        ctx.blocks.append(DROPPED)
 
     def _dense_before_walk(self, node: Node) -> bool:
         anchors = node.css("a")
@@ -457,7 +516,8 @@ class Renderer:
         sub = _Ctx()
         floor, self.floor = self.floor, 0
         self._children(node, sub, depth)
-        self._flush(sub)
+        if sub.md:
+            self._flush(sub)
         self.floor = floor
         return drop_orphan_headings(sub.blocks) if self.prune else [b for b in sub.blocks if b[0]]
 
@@ -500,14 +560,17 @@ class Renderer:
         items: list[str] = []
         texts: list[str] = []
         width = 2
-        for child in node.iter(include_text=True):
+        # Whitespace between items is skipped in C (skip_empty: ASCII whitespace only; other
+        # blank text, such as a lone no-break space, is skipped below).
+        for child in node.iter(include_text=True, skip_empty=True):
             if self.stopped:
                 break
             ctag = child.tag
             if ctag == "-text":
-                if child.text_content and child.text_content.strip():
+                raw = child.text_content
+                if raw and raw.strip():
                     sub = _Ctx()
-                    self._text(child.text_content, sub)
+                    self._text(raw, sub)
                     self._flush(sub)
                     blocks = sub.blocks
                 else:
