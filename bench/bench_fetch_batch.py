@@ -6,7 +6,7 @@ CLI uses: one ranged GET per record, in input order, and ``--batch`` with the de
 max span. Both outputs must be byte-for-byte equal; the script prints the timings, the request
 counts and the speedup. Bounded: a few seconds for the batch, ~30 s for one at a time.
 
-    python bench/bench_fetch_batch.py                       # the figure in bench/NOTES-ccaccess.md
+    python bench/bench_fetch_batch.py                       # the figure in bench/README.md
     python bench/bench_fetch_batch.py --latency 0.05 --records 500 --files 20 --global-rate 0
 """
 

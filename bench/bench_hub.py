@@ -3,7 +3,7 @@
     python bench/bench_hub.py                      # defaults: 16 shards of ~2 MB, commit every 4
     python bench/bench_hub.py --shards 32 --rows 400 --body-kb 8
 
-Figures (one line each, the command beside them in bench/NOTES-hub.md):
+Figures (one line each, the command beside them in bench/README.md):
 
 * publish: shards, MB and seconds through ``Publisher`` into a ``LocalRepo`` and into the fake Hub via the
   real huggingface_hub client (preupload, LFS batch, PUT, NDJSON commit), commits and MB/s;

@@ -9,7 +9,7 @@ lost, and the card's totals must equal the sum of the ledgers and the rows actua
 
 Two variants: simulated crawls (fast, deterministic shard contents) and three real ``recrawl run``
 processes against a loopback site. The figures of a run are printed (``-s`` shows them) and recorded in
-bench/NOTES-hub.md.
+bench/README.md.
 """
 
 from __future__ import annotations
