@@ -102,6 +102,10 @@ async def _serve(
     tasks: set[asyncio.Task[None]] = set()
     credits = 0
     last_report = time.monotonic()
+    # Credits go back as soon as a few results have left, not on the stats cadence: the parent
+    # feeds only against credits, so holding them for the 0.1 s tick capped a process at about
+    # credit_limit / 0.1 s (16 workers: ~600 pages/s on loopback, whatever the server could do).
+    credit_every = max(1, int(fetch_kwargs.get("concurrency", 64)) // 16)
 
     async with Fetcher(FetchConfig(**fetch_kwargs)) as fetcher:
 
@@ -115,6 +119,9 @@ async def _serve(
                 events.put(("crash", f"fetch process {idx}", f"{type(exc).__name__}: {exc} (url {url})"))
                 return
             credits += 1
+            if credits >= credit_every:
+                events.put(("credit", idx, credits))
+                credits = 0
 
         def report(final: bool = False) -> None:
             nonlocal credits, last_report

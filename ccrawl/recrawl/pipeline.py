@@ -282,7 +282,9 @@ class Pipeline:
                 ev = None
             while ev is not None:
                 kind = ev[0]
-                if kind == "fetch":
+                if kind == "credit":
+                    credits[ev[1]] += ev[2]
+                elif kind == "fetch":
                     credits[ev[1]] += ev[2]
                     self.fetch_stats[ev[1]] = ev[3]
                 elif kind == "extract":
