@@ -8,8 +8,30 @@ the process pipeline (:mod:`.pipeline` with :mod:`.fetchproc`, :mod:`.extractpro
 (:mod:`.summary`, :mod:`.report`, :mod:`.telemetry`). See docs/recrawl.md.
 """
 
-from ccrawl.recrawl.params import RunParams
-from ccrawl.recrawl.run import run_recrawl
-from ccrawl.recrawl.summary import RunSummary
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ccrawl.recrawl.params import RunParams
+    from ccrawl.recrawl.run import run_recrawl
+    from ccrawl.recrawl.summary import RunSummary
 
 __all__ = ["RunParams", "RunSummary", "run_recrawl"]
+
+_LAZY = {
+    "RunParams": "ccrawl.recrawl.params",
+    "RunSummary": "ccrawl.recrawl.summary",
+    "run_recrawl": "ccrawl.recrawl.run",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use: the pipeline's child processes import this package to reach their
+    # own module (fetchproc, extractproc, writerproc) and must not pay for pyarrow and the whole
+    # engine at start-up.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
