@@ -82,7 +82,9 @@ def _progress_of(rows: Sequence[LedgerRow], live: Progress | None) -> Progress |
         return live
     if not rows:
         return None
-    last = max(rows, key=lambda r: r.committed_at)
+    # The newest row by commit time; rows of one commit share it, and the later row in the ledger
+    # is the newer one (a final checkpoint rewrites the last row, not the first of its commit).
+    _, last = max(enumerate(rows), key=lambda ir: (ir[1].committed_at, ir[0]))
     return Progress(last.part, last.row, last.done, last.fetched)
 
 

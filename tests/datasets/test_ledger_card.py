@@ -131,3 +131,15 @@ def test_without_the_configs_the_json_sidecars_are_read_as_data(tmp_path: Path) 
     # The JSON sidecars of two shapes were read as one split (the seed's viewer said CastError; this
     # version of datasets fails one step earlier, unifying the two JSON schemas).
     assert any("CastError" in c or ("ArrowInvalid" in c and "role: string" in c) for c in causes), causes
+
+
+def test_a_machine_whose_last_commit_held_several_shards_reports_its_last_rows_checkpoint() -> None:
+    """Rows of one commit share committed_at; the final checkpoint rewrites the last of them.
+
+    The card used to take the first row of the newest commit, so a machine whose last commit
+    carried two shards showed as unfinished after its done checkpoint (a fleet-test flake).
+    """
+    me = MachineKey("s1", 0, 3)
+    rows = [_row("a", 5, committed_at=7), _row("b", 5, committed_at=7, part=2, row=0, done=True)]  # type: ignore[arg-type]
+    t = card_totals(render_card("fleet/recrawl", "domains", {me: rows}))
+    assert (t["machines"], t["done"]) == (1, 1)
