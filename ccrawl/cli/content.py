@@ -62,7 +62,8 @@ class _Tally:
 
 
 def _fetch_params(run: Run, extractor: str, delay: float, resolve: tuple[str, ...]) -> dict[str, Any]:
-    from ccrawl.content.live import DEFAULT_TIMEOUT, parse_resolve
+    from ccrawl.content.live import DEFAULT_TIMEOUT
+    from ccrawl.fetch.config import parse_resolve
 
     settings = run.settings
     timeout = float(settings.timeout or 0) or DEFAULT_TIMEOUT

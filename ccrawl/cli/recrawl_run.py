@@ -34,16 +34,6 @@ def parse_seconds(value: str, flag: str) -> float:
         raise UsageError(f"{flag}: {exc}") from exc
 
 
-def parse_resolve(values: tuple[str, ...]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for v in values:
-        host, sep, ip = v.partition("=")
-        if not sep or not host or not ip:
-            raise UsageError(f"--resolve: write HOST=IP or '*.suffix=IP' (got {v!r})")
-        out[host] = ip
-    return out
-
-
 @command("run", help="Walk a published dataset and fetch every URL in it, resumable from a checkpoint.")
 @click.option("--from", "source", required=True,
               help="Work list: domains, urls, a dataset repo ID or a local directory")
@@ -76,6 +66,7 @@ def parse_resolve(values: tuple[str, ...]) -> dict[str, str]:
 @click.option("--resolve", multiple=True, help="Resolver override HOST=IP or '*.suffix=IP' (repeatable)")
 def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_timeout: str, timeout: str,
         resolve: tuple[str, ...], **flags: Any) -> None:
+    from ccrawl.fetch.config import parse_resolve
     from ccrawl.recrawl import run_recrawl
 
     summary = run_recrawl(

@@ -22,7 +22,6 @@ from collections.abc import AsyncGenerator, Callable, Generator, Iterable, Itera
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ccrawl.errors import UsageError
 from ccrawl.fetch.decoding import ContentDecodeError, decode_content, looks_like_html
 
 if TYPE_CHECKING:
@@ -82,17 +81,6 @@ def live_config(
     if user_agent:
         cfg.user_agent = user_agent
     return cfg.validate()
-
-
-def parse_resolve(entries: Iterable[str]) -> dict[str, str]:
-    """``["*.test=127.0.0.1", "a.example=10.0.0.1"]`` as a resolver override table."""
-    table: dict[str, str] = {}
-    for entry in entries:
-        pattern, sep, ip = entry.partition("=")
-        if not sep or not pattern.strip() or not ip.strip():
-            raise UsageError(f"--resolve {entry!r}: write it as PATTERN=IP, e.g. --resolve '*.test=127.0.0.1'")
-        table[pattern.strip().lower()] = ip.strip()
-    return table
 
 
 # -- content coding --------------------------------------------------------------------------------

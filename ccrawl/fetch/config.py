@@ -6,7 +6,7 @@ Every limit the CLI offers is a field here, so a library caller gets the same kn
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ccrawl import __version__
@@ -93,3 +93,14 @@ class FetchConfig:
             if not ok:
                 raise UsageError(f"fetch config: {message}")
         return self
+
+
+def parse_resolve(entries: Iterable[str]) -> dict[str, str]:
+    """``["*.test=127.0.0.1", "a.example=10.0.0.1"]`` as a resolver override table."""
+    table: dict[str, str] = {}
+    for entry in entries:
+        pattern, sep, ip = entry.partition("=")
+        if not sep or not pattern.strip() or not ip.strip():
+            raise UsageError(f"--resolve {entry!r}: write it as PATTERN=IP, e.g. --resolve '*.test=127.0.0.1'")
+        table[pattern.strip().lower()] = ip.strip()
+    return table

@@ -10,10 +10,10 @@ import pytest
 from ccrawl.content.live import (
     fetch_pages,
     live_config,
-    parse_resolve,
 )
 from ccrawl.errors import UsageError
 from ccrawl.fetch import FetchConfig
+from ccrawl.fetch.config import parse_resolve
 from ccrawl.testing.synthweb import SynthWeb, SynthWebThread
 from tests.content.server import FixtureServer
 
