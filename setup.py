@@ -35,6 +35,7 @@ def _extensions() -> list:
     return cythonize(
         mods,
         compiler_directives={"language_level": "3", "boundscheck": False, "wraparound": False},
+        include_path=[str(HERE / "csrc")],  # shared declarations: csrc/*.pxd
         quiet=True,
     )
 
