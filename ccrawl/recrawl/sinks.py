@@ -192,7 +192,9 @@ class WarcSink:
         )
         f.write(request)
         f.write(response)
-        self.payload += len(request) + len(response)
+        # --shard-size counts uncompressed payload, as for Parquet: the HTTP exchange itself,
+        # not the gzipped members it became.
+        self.payload += len(meta["_request_head"]) + len(meta["_response_head"]) + len(body)
         self._rows += 1
 
     def sync(self) -> Durable | None:

@@ -74,22 +74,31 @@ def test_warc_truncated_body_is_marked(web: SynthWeb, tmp_path: Path, write_work
     assert seen == [("length", 1000)]
 
 
-def test_warc_files_rotate_at_shard_size(web: SynthWeb, tmp_path: Path, write_worklist: Any) -> None:
-    """Pages of one host, 150 ms apart, so seal rounds land between rows and the files rotate.
+def test_warc_files_rotate_at_shard_size_of_uncompressed_payload(
+    web: SynthWeb, tmp_path: Path, write_worklist: Any
+) -> None:
+    """``--shard-size`` counts uncompressed payload (the HTTP exchanges), not gzipped bytes.
 
-    A WARC shard's size counts the gzipped records (~2.8 KB for these ~6 KB pages), so 5,000 bytes
-    is about two rows a file.
+    Pages of one host, 150 ms apart, so seal rounds land between rows and the files rotate.
+    Every file but the last holds at least 12,000 bytes of record blocks, while its gzipped
+    size is smaller than that: counting gzipped bytes would have rotated later.
     """
     one_host = [u for u in web.page_urls() if "//site0." in u]
     wl = write_worklist(tmp_path / "wl", one_host, parts=1)
     out = tmp_path / "out"
+    shard_size = 12_000
     s = run_recrawl(str(wl), column="url", out=str(out), format="warc", writers=1, delay=0.15, workers=4,
-                    timeout=5, resolve=web.resolve, shard_size=5_000)
+                    timeout=5, resolve=web.resolve, shard_size=shard_size)
     assert s.done and s.fetched == len(one_host) >= 10
     files = sorted(out.glob("*.warc.gz"))
-    assert len(files) >= 3, f"{len(files)} WARC files for {len(one_host)} pages at --shard-size 5000"
+    assert len(files) >= 3, f"{len(files)} WARC files for {len(one_host)} pages at --shard-size {shard_size}"
     responses = 0
+    payloads = []
     for f in files:
         with open(f, "rb") as fh:
-            responses += sum(1 for rec in ArchiveIterator(fh) if rec.rec_type == "response")
+            records = [rec for rec in ArchiveIterator(fh) if rec.rec_type in ("request", "response")]
+        responses += sum(1 for rec in records if rec.rec_type == "response")
+        payloads.append(sum(rec.length for rec in records))
     assert responses == len(one_host)
+    assert all(p >= shard_size for p in payloads[:-1]), payloads
+    assert any(f.stat().st_size < shard_size for f in files[:-1]), [f.stat().st_size for f in files]
