@@ -18,6 +18,8 @@ payload's media type), ``lang`` (ISO 639-3: a WET record's identified languages,
 ccrawl.extract detects in the page text), ``url`` (a substring of the target URI, or a glob with
 ``*``).
 
+No record at all (an empty input, or filters that match nothing) is
+:class:`~ccrawl.errors.NothingMatched` (exit 3), raised once every record was read.
 Truncated or corrupt input yields the records that were whole, then raises
 :class:`~ccrawl.errors.InputError` naming the file and offset (exit 1);
 ``skip_bad_records`` reports each skipped record on stderr and carries on.
@@ -31,7 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urljoin
 
-from ccrawl.errors import UsageError
+from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.ops import operation
 from ccrawl.warc.reader import Record, decode_payload, iter_records
 
@@ -203,10 +205,12 @@ def warc_parse(
     if not files:
         raise UsageError("parse needs a file, or - to read stdin")
     wanted = {t.strip().lower() for item in types for t in item.split(",") if t.strip()}
+    read = kept = 0
     for path in files:
         fmt = format or detect_format(path)
         records = iter_records(path, skip_bad_records=skip_bad_records, on_skip=notice, verify_digests=verify_digests)
         for record in records:
+            read += 1
             if not _matches(record, types=wanted, status=status, mime=mime, url=url):
                 continue
             found_lang: str | None = None
@@ -218,7 +222,12 @@ def warc_parse(
                     found_lang = detected or None
                 if lang.lower() not in langs:
                     continue
+            kept += 1
             yield _row(record, fmt, content, found_lang)
+    if not kept:
+        # Exit 3, like every query that ran and found nothing: a script can tell it from success.
+        raise NothingMatched(f"parse: no record matched the filters ({read} records read)" if read
+                             else "parse: the input holds no records")
 
 
 __all__ = ["COLUMNS", "CONTENT_KINDS", "FORMATS", "detect_format", "warc_parse"]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ccrawl.cli.main import main
-from ccrawl.errors import InputError, UsageError
+from ccrawl.errors import InputError, NothingMatched, UsageError
 from ccrawl.ops.parse import detect_format, warc_parse
 
 
@@ -92,6 +92,11 @@ def test_bad_arguments_are_usage_errors(warc: Path) -> None:
         list(warc_parse([]))
 
 
+def test_the_op_raises_nothing_matched_after_reading_everything(warc: Path) -> None:
+    with pytest.raises(NothingMatched, match="3 records read"):
+        list(warc_parse([str(warc)], url="nowhere.example"))
+
+
 def test_truncated_input_yields_whole_records_then_raises(corpus_dir: Path) -> None:
     got = []
     with pytest.raises(InputError, match="offset 1197"):
@@ -137,3 +142,19 @@ def test_cli_reads_stdin_and_names_the_offset_of_a_cut_gzip(corpus_dir: Path, tm
     assert [json.loads(line)["offset"] for line in done.stdout.splitlines()] == [0, 353, 784]
     err = done.stderr.decode()
     assert err.count("\n") == 1 and "<stdin>" in err and "offset 2012" in err
+
+
+def test_filters_that_match_nothing_exit_3_with_the_count_read(
+    warc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["parse", str(warc), "--status", "500", "-o", "jsonl"])
+    out, err = capsys.readouterr()
+    assert code == 3 and out == ""
+    assert err.count("\n") == 1 and "no record matched the filters (3 records read)" in err
+
+
+def test_an_empty_input_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    empty = tmp_path / "empty.warc"
+    empty.write_bytes(b"")
+    assert main(["parse", str(empty)]) == 3
+    assert "holds no records" in capsys.readouterr().err
