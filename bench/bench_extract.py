@@ -225,7 +225,7 @@ def _stages(corpus: Path, pages: list) -> int:  # type: ignore[type-arg]
     from selectolax.lexbor import LexborHTMLParser
 
     from ccrawl.extract.decode import decode_body
-    from ccrawl.extract.engines import _STRIP, _head_fields
+    from ccrawl.extract.engines import _STRIP, _head_and_hrefs
     from ccrawl.extract.guards import flatten_deep_nesting
     from ccrawl.extract.lang import detect_language
     from ccrawl.extract.mainsel import select_main
@@ -258,9 +258,9 @@ def _stages(corpus: Path, pages: list) -> int:  # type: ignore[type-arg]
         tree = LexborHTMLParser(body if utf8 else source)
         tree.strip_tags(_STRIP)
         t = lap("parse (lexbor)", t)
-        _head_fields(tree)
+        _, hrefs = _head_and_hrefs(tree)
         resolver = Resolver(page.url)
-        outlinks([a.attributes.get("href") or "" for a in tree.css("a[href]")], resolver, 10_000)
+        outlinks(hrefs, resolver, 10_000)
         t = lap("metadata + outlinks", t)
         if tree.body is None:
             continue

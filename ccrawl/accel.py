@@ -16,7 +16,7 @@ import importlib
 import os
 from types import ModuleType
 
-NATIVE_MODULES = ("surt", "domain", "canon", "simhash", "gzmembers", "ranges")
+NATIVE_MODULES = ("surt", "domain", "canon", "simhash", "gzmembers", "ranges", "lxbtree")
 
 _chosen: dict[str, str] = {}
 

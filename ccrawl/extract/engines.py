@@ -30,6 +30,7 @@ from ccrawl.extract.mainsel import select_main
 from ccrawl.extract.model import DEFAULT_BUDGET, Budget, Extraction
 from ccrawl.extract.readability import select_readable
 from ccrawl.extract.render import Renderer
+from ccrawl.extract.tree import head_and_hrefs, text_length
 from ccrawl.extract.urls import Resolver, outlinks
 
 #: Bumped whenever the in-house engines render some page differently. 2: text ending in a
@@ -112,35 +113,26 @@ def _first_text(tree: Any, selector: str, attr: str | None = None) -> str:
     return " ".join((value or "").split())
 
 
-_HEAD_FIELDS = (
-    'title, meta[name="description"], meta[property="og:title"], meta[property="og:description"], '
-    'link[rel="canonical"], base[href]'
-)
+def _head_and_hrefs(tree: Any) -> tuple[dict[str, str], list[str]]:
+    """Title, description, canonical, base and ``<html lang>``, and every ``<a href>`` value.
 
-
-def _head_fields(tree: Any) -> dict[str, str]:
-    """Title, description, canonical, base and ``<html lang>``: one selector pass, first wins."""
+    One walk of the page for both; per head field the first non-empty value wins, the hrefs
+    come in document order.
+    """
     found: dict[str, str] = {}
-    for node in tree.css(_HEAD_FIELDS):
-        tag = node.tag
-        attrs = node.attributes
-        if tag == "title":
-            key, value = "title", node.text(deep=True)
-        elif tag == "meta":
-            key, value = (attrs.get("name") or attrs.get("property") or "").lower(), attrs.get("content")
-        elif tag == "link":
-            key, value = "canonical", attrs.get("href")
-        else:
-            key, value = "base", attrs.get("href")
+    root = tree.root
+    if root is None:
+        return found, []
+    entries, hrefs = head_and_hrefs(root)
+    for key, value in entries:
         value = " ".join((value or "").split())
         if value and key not in found:
             found[key] = value
-    root = tree.root
-    if root is not None and root.tag == "html":
+    if root.tag == "html":
         lang = root.attributes.get("lang")
         if lang:
             found["lang"] = lang.strip()
-    return found
+    return found, hrefs
 
 
 def _finish(out: Extraction, started: float) -> Extraction:
@@ -174,11 +166,11 @@ def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     that at most doubles the text. A region under 15% of the page's text is not trusted.
     """
     nodes = select_readable(body)
-    kept = sum(len(n.text(deep=True)) for n in nodes)
+    kept = sum(text_length(n) for n in nodes)
     if _is_body(nodes, body) or kept < _FALLBACK_SHARE * body_chars:
         return [body], body_chars
     if len(nodes) == 1 and nodes[0].parent is not None:
-        parent_chars = len(nodes[0].parent.text(deep=True))
+        parent_chars = text_length(nodes[0].parent)
         if parent_chars <= 2 * kept:
             return [nodes[0].parent], parent_chars
     return nodes, kept
@@ -214,7 +206,7 @@ class HtmlExtractor:
             out.notes.append(f"nesting: {removed} block tags deeper than {budget.max_block_nesting} removed")
         tree = LexborHTMLParser(source if removed or utf8 is None else utf8)
         tree.strip_tags(_STRIP)
-        meta = _head_fields(tree)
+        meta, hrefs = _head_and_hrefs(tree)
         out.title = meta.get("title") or meta.get("og:title") or _first_text(tree, "h1")
         out.description = meta.get("description") or meta.get("og:description", "")
         out.canonical = meta.get("canonical", "")
@@ -223,7 +215,6 @@ class HtmlExtractor:
         resolver = Resolver(url)
         if base:
             resolver = Resolver(resolver.resolve(base) or url)
-        hrefs = [a.attributes.get("href") or "" for a in tree.css("a[href]")]
         out.outlinks = outlinks(hrefs, resolver, MAX_OUTLINKS)
         body = tree.body if tree.body is not None else tree.root
         # Past the deadline already (a huge page), the renderer still takes its first few
@@ -241,7 +232,7 @@ class HtmlExtractor:
         elif self.name == "readability":
             nodes = select_readable(body)
             out.main_content = not _is_body(nodes, body)
-            renderer = Renderer(resolver, budget, prune=True, root_chars=len(body.text(deep=True)), started=started)
+            renderer = Renderer(resolver, budget, prune=True, root_chars=text_length(body), started=started)
             renderer.in_article = True
             result = _render_roots(renderer, nodes)
         else:

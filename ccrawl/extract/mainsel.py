@@ -12,11 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ccrawl.extract.boilerplate import has_boilerplate_role, is_hidden
+from ccrawl.extract.tree import scored_candidates
 
 Node = Any
 
 #: Semantic containers first, then the class/id names CMSs (WordPress, Drupal, news sites) use.
+#: Plain ``tag``, ``#id``, ``.class`` and ``[attr="value"]`` only: the native candidate walk
+#: (csrc/lxbtree_select.pxi) matches these itself and refuses anything else.
 CANDIDATES = ", ".join(
     (
         '[itemprop="articleBody"]',
@@ -70,27 +72,9 @@ class MainContent:
 
 def select_main(body: Node) -> MainContent:
     """The main-content container of ``body`` (or ``body`` itself, ``chosen=False``)."""
-    body_chars = len(body.text(deep=True))
-    scored: list[tuple[int, Node]] = []
-    raw: list[tuple[int, Node]] = []
-    for node in body.css(CANDIDATES):
-        n = len(node.text(deep=True))
-        if n >= _MIN_CHARS:
-            raw.append((n, node))
-    # Judge by the text that is not link text (a "more stories" block can be long), and skip
-    # candidates inside headers, menus and hidden dialogs. Both cost a walk, so go from the
-    # longest down and stop once no remaining candidate could reach the floor.
-    raw.sort(key=lambda t: -t[0])
-    best_so_far = 0
-    for n, node in raw:
-        if n < _SHARE_OF_BEST * best_so_far:
-            break
-        if _in_furniture(node):
-            continue
-        n -= sum(len(a.text(deep=True)) for a in node.css("a"))
-        if n >= _MIN_CHARS:
-            scored.append((n, node))
-            best_so_far = max(best_so_far, n)
+    # Judged by the text that is not link text (a "more stories" block can be long), skipping
+    # candidates inside headers, menus and hidden dialogs: see ``tree.scored_candidates``.
+    body_chars, scored = scored_candidates(body, CANDIDATES, _MIN_CHARS, _SHARE_OF_BEST)
     if not scored:
         return MainContent(body, False, False, body_chars)
     best = max(n for n, _ in scored)
@@ -111,21 +95,6 @@ def _within(node: Node, ancestor: Node) -> bool:
     target = ancestor.mem_id
     while node is not None:
         if node.mem_id == target:
-            return True
-        node = node.parent
-    return False
-
-
-_FURNITURE_TAGS = frozenset({"header", "footer", "nav", "aside", "dialog"})
-
-
-def _in_furniture(node: Node) -> bool:
-    """True when ``node`` or an ancestor is a header, footer, menu, dialog or hidden element."""
-    while node is not None and node.tag not in ("body", "html"):
-        if node.tag in _FURNITURE_TAGS:
-            return True
-        attrs = node.attributes
-        if attrs and (is_hidden(attrs) or has_boilerplate_role(attrs)):
             return True
         node = node.parent
     return False
