@@ -16,7 +16,7 @@ import importlib
 import os
 from types import ModuleType
 
-NATIVE_MODULES = ("surt", "domain", "canon", "simhash", "gzmembers", "ranges", "lxbtree")
+NATIVE_MODULES = ("surt", "domain", "canon", "simhash", "gzmembers", "ranges", "h2mwalk", "lxbtree")
 
 _chosen: dict[str, str] = {}
 

@@ -17,6 +17,10 @@ Pruning (``prune=True``, the ``h2m`` and ``readability`` engines) happens in the
 Guards from :class:`~ccrawl.extract.model.Budget` stop the walk (time, nodes, output size),
 flatten what lies below ``max_depth`` to text, and cut tables past ``max_table_cells``; each
 guard that trips adds one note.
+
+This module is the pure-Python walk (``PyRenderer``). ``ccrawl._native.h2mwalk``
+(``csrc/h2mwalk.pyx``) is the same walk compiled over lexbor's structs, with identical output;
+:mod:`ccrawl.accel` makes it ``Renderer`` when it is built and reads selectolax's lexbor.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import re
 import time
 from typing import Any
 
+from ccrawl import accel
 from ccrawl.extract.blocks import (
     DROPPED,
     Block,
@@ -664,3 +669,13 @@ class Renderer:
         lines = ["| " + " | ".join(header) + " |", "|" + "---|" * ncols]
         lines.extend("| " + " | ".join(r) + " |" for r in body)
         ctx.blocks.append(("\n".join(lines), "\n".join(tx_rows), "table"))
+
+
+#: The pure-Python walk, kept importable under its own name for the parity tests.
+PyRenderer = Renderer
+_native = accel.native("h2mwalk")
+# The compiled walk over lexbor's structs (csrc/h2mwalk.pyx): same output, same notes. It
+# imports this module, so when it is imported first this runs while it is still loading,
+# before its layout check has passed: then the twin stays (LOADED is not yet set).
+if _native is not None and getattr(_native, "LOADED", False):
+    Renderer = _native.Renderer  # type: ignore[misc]

@@ -1,0 +1,39 @@
+"""Stub for the compiled renderer (twin: ccrawl.extract.render.PyRenderer)."""
+
+from typing import Any
+
+from ccrawl.extract.model import Budget
+from ccrawl.extract.urls import Resolver
+
+class Renderer:
+    resolver: Resolver
+    budget: Budget
+    prune: bool
+    root_chars: int
+    in_article: bool
+    notes: list[str]
+    truncated: bool
+    stopped: bool
+    nodes: int
+    chars: int
+    link_chars: int
+    links: int
+    table_cells: int
+    flushes: int
+    drops: int
+    markup: int
+    deadline: float
+    def __init__(
+        self,
+        resolver: Resolver,
+        budget: Budget,
+        *,
+        prune: bool,
+        root_chars: int = 0,
+        started: float | None = None,
+    ) -> None: ...
+    def render(self, root: Any) -> tuple[str, str]: ...
+
+LOADED: bool
+
+def layout_problem() -> str: ...
