@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ccrawl.recrawl.schema import CAPTURE_SCHEMA, capture_row, payload_bytes, rows_to_table
+from ccrawl.recrawl.schema import CAPTURE_SCHEMA, CaptureColumns
 
 #: Low-cardinality string columns, where a dictionary page pays for itself.
 _DICTIONARY_COLUMNS = ["host", "content_type", "error", "extractor", "language", "warc_file"]
@@ -65,10 +65,6 @@ def finalize(tmp_path: str, final_path: str) -> None:
     fsync_dir(Path(final_path).parent)
 
 
-def _clean(meta: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in meta.items() if not k.startswith("_")}
-
-
 @dataclass
 class ParquetSink:
     """Capture rows into zstd Parquet shards; row groups are cut by rows or payload."""
@@ -83,7 +79,7 @@ class ParquetSink:
     _file: BinaryIO | None = field(default=None, init=False)
     _writer: Any = field(default=None, init=False)
     _path: Path | None = field(default=None, init=False)
-    _buffer: list[dict[str, Any]] = field(default_factory=list, init=False)
+    _buffer: CaptureColumns = field(default_factory=CaptureColumns, init=False)
     _buffered: int = field(default=0, init=False)
     _seqs: list[int] = field(default_factory=list, init=False)
     _rows: int = field(default=0, init=False)
@@ -93,10 +89,7 @@ class ParquetSink:
         self._schema = CAPTURE_SCHEMA.with_metadata({k.encode(): v.encode() for k, v in self.metadata.items()})
 
     def add(self, meta: dict[str, Any], body: bytes, seq: int) -> None:
-        row = capture_row(_clean(meta), None)
-        row["body"] = body
-        size = payload_bytes(row)
-        self._buffer.append(row)
+        size = self._buffer.append(meta, body)  # routing keys ("_seq", ...) are no column: ignored
         self._buffered += size
         self.payload += size
         self._seqs.append(seq)
@@ -120,8 +113,8 @@ class ParquetSink:
                 use_dictionary=_DICTIONARY_COLUMNS,
                 write_statistics=["url", "host", "status", "fetched_at", "error"],
             )
-        self._writer.write_table(rows_to_table(self._buffer), row_group_size=len(self._buffer))
-        self._buffer.clear()
+        rows = len(self._buffer)
+        self._writer.write_table(self._buffer.take_table(), row_group_size=rows)
         self._buffered = 0
 
     def sync(self) -> Durable | None:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
 
-from ccrawl.recrawl.schema import CAPTURE_SCHEMA, capture_row, rows_to_table
+from ccrawl.recrawl import schema
+from ccrawl.recrawl.schema import (
+    CAPTURE_SCHEMA,
+    COLUMN_NAMES,
+    CaptureColumns,
+    capture_row,
+    payload_bytes,
+    rows_to_table,
+)
 
 SEED = Path(__file__).resolve().parents[3] / "shared" / "seeds" / "000_ba9a5c46f2cfb834.txt"
 ARROW = {"VARCHAR": pa.string(), "INTEGER": pa.int32(), "BIGINT": pa.int64(), "BOOLEAN": pa.bool_(),
@@ -47,3 +58,58 @@ def test_unsigned_simhash_is_stored_as_signed_bigint_of_same_bits() -> None:
     assert row["markdown_length"] == len("héllo".encode())
     t = rows_to_table([row])
     assert t.schema == CAPTURE_SCHEMA and t.num_rows == 1
+
+
+def _varied_rows() -> list[dict[str, Any]]:
+    rows = []
+    for i in range(21):  # more than 8 rows, so booleans span several bytes of the bit buffer
+        rows.append(capture_row(
+            {"url": f"https://h{i}.test/é/{i}", "host": f"h{i}.test", "status": 200 + i,
+             "fetched_at": 1_700_000_000_000 + i, "unchanged": i % 3 == 0, "body_length": i,
+             "error": "" if i % 4 else "dns", "meta_json": "{}",
+             "resp_headers": '{"X":["\\u2028 ü"]}', "body": None},
+            {"simhash": (1 << 64) - i, "markdown": "ü" * i, "language_confidence": i / 7, "text": "t" * (i % 2)},
+        ))
+        rows[-1]["body"] = bytes(range(i % 256)) + b"\x00"
+    return rows
+
+
+def test_tables_built_from_buffers_equal_what_pyarrow_converts_from_the_same_values() -> None:
+    rows = _varied_rows()
+    expected = pa.Table.from_pydict({n: [r[n] for r in rows] for n in COLUMN_NAMES}, schema=CAPTURE_SCHEMA)
+    built = rows_to_table(rows)
+    built.validate(full=True)
+    assert built.equals(expected)
+    assert rows_to_table([]).num_rows == 0
+
+
+def test_capture_columns_apply_capture_row_rules_and_count_the_payload() -> None:
+    rows = _varied_rows()
+    columns = CaptureColumns()
+    sizes = []
+    for row in rows:
+        fields = {k: v for k, v in row.items() if k not in ("body", "markdown_length", "text_length")}
+        fields["simhash"] = fields["simhash"] % (1 << 64)  # given unsigned, stored signed
+        fields["_seq"] = 7  # routing keys are no column
+        sizes.append(columns.append(fields, row["body"]))
+    assert sizes == [payload_bytes(r) for r in rows]
+    assert len(columns) == len(rows)
+    assert columns.take_table().equals(rows_to_table(rows))
+    assert len(columns) == 0 and columns.take_table().num_rows == 0, "taking the table empties the buffer"
+
+
+def test_binary_columns_past_the_offset_limit_become_chunked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(schema, "_OFFSET_LIMIT", 10)
+    values = [b"abc", b"defgh", b"ij", b"klmnop", b"", b"q"]
+    built = schema._bytes_array(pa.binary(), values)
+    assert isinstance(built, pa.ChunkedArray) and built.num_chunks == 2
+    assert built.to_pylist() == values
+    with pytest.raises(ValueError, match="does not fit"):
+        schema._bytes_array(pa.binary(), [b"x" * 11])
+
+
+def test_writing_a_table_does_not_import_pandas() -> None:
+    code = ("import sys; from ccrawl.recrawl.schema import capture_row, rows_to_table; "
+            "rows_to_table([capture_row({'url': 'u', 'body': b'x'})]); print('pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
