@@ -97,6 +97,23 @@ def _note(meta: dict[str, Any], key: str, value: str) -> None:
     meta["meta_json"] = json.dumps(extra, separators=(",", ":"), ensure_ascii=False)
 
 
+#: Rendered rows are announced to the writers at most this far apart (and at the end of every
+#: batch read), so a writer wakes per batch of rows rather than once per row.
+_ANNOUNCE_EVERY_S = 0.02
+
+
+def _send(ring: Ring, blob: bytes, body: bytes) -> None:
+    """Copy a row into a writer's ring, its descriptor held for :func:`_announce`; wait when full."""
+    if not ring.try_put(blob, body, defer=True):
+        ring.announce()  # held rows must reach the writer before waiting for the room they hold
+        ring.put(blob, body)
+
+
+def _announce(rings: list[Ring]) -> None:
+    for ring in rings:
+        ring.announce()
+
+
 def extract_main(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, engine_name: str, upstream: int) -> None:
     """Entry point of extract process ``idx``; ``upstream`` fetch processes feed its ring."""
     child_setup()
@@ -113,6 +130,7 @@ def _extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, e
     busy = sink_wait = 0.0
     started = last = time.monotonic()
     k = 0
+    announced = time.perf_counter()
     while eofs < upstream:
         descs = ring_in.read_descriptors(timeout=0.5)
         if descs is None or os.getppid() != ppid:
@@ -129,10 +147,14 @@ def _extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, e
             rendered += bool(meta.get("extractor"))
             rows += 1
             t1 = time.perf_counter()
-            rings_out[k % len(rings_out)].put(pack_meta(meta), body)
+            _send(rings_out[k % len(rings_out)], pack_meta(meta), body)
             k += 1
             busy += t1 - t0
             sink_wait += time.perf_counter() - t1
+            if t1 - announced > _ANNOUNCE_EVERY_S:
+                _announce(rings_out)
+                announced = t1
+        _announce(rings_out)
         now = time.monotonic()
         if now - last > 1.0:
             events.put(("extract", idx, {"rows": rows, "rendered": rendered, "busy_s": busy,

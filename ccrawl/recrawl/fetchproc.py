@@ -20,6 +20,10 @@ from typing import Any
 from ccrawl.recrawl.procs import child_setup, pack_meta, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 
+#: One encoder for every row (``json.dumps`` with arguments builds one per call); most rows have no
+#: extra context at all and take the literal ``{}`` it would have written.
+_META_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
 
 def result_meta(result: Any, seq: int, *, warc: bool) -> dict[str, Any]:
     """The capture-row fields of a FetchResult (everything but the body), plus routing keys."""
@@ -38,7 +42,7 @@ def result_meta(result: Any, seq: int, *, warc: bool) -> dict[str, Any]:
         "etag": "" if failed else result.etag,
         "last_modified": "" if failed else result.last_modified,
         "error": result.error,
-        "meta_json": json.dumps(meta_extra, separators=(",", ":"), ensure_ascii=False),
+        "meta_json": _META_JSON.encode(meta_extra) if meta_extra else "{}",
         "ttfb_ms": int(result.ttfb_ms),
         "fetch_duration_ms": int(result.fetch_duration_ms),
         "final_url": result.final_url,
@@ -59,28 +63,43 @@ def result_meta(result: Any, seq: int, *, warc: bool) -> dict[str, Any]:
 
 
 class _Outbox:
-    """Round-robin over the downstream rings; a full ring is waited on in a helper thread."""
+    """Round-robin over the downstream rings; a full ring is waited on in a helper thread.
+
+    Rows that fit are copied in at once and announced together once per turn of the event loop
+    (``Ring.try_put(defer=True)`` then :meth:`_announce`), so the consumer wakes per batch.
+    """
 
     def __init__(self, rings: list[Ring]) -> None:
         self.rings = rings
         self._next = 0
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ring-put")
+        self._announcing = False
         self.sink_wait = 0.0
 
     async def put(self, meta: dict[str, Any], body: bytes) -> None:
         ring = self.rings[self._next % len(self.rings)]
         self._next += 1
         blob = pack_meta(meta)
-        if ring.try_put(blob, body):
+        if ring.try_put(blob, body, defer=True):
+            if not self._announcing:
+                self._announcing = True
+                asyncio.get_running_loop().call_soon(self._announce)
             return  # room right away: no hop to the helper thread
+        ring.announce()  # what is held must reach the consumer before anyone waits for its room
         t0 = time.perf_counter()
         await asyncio.get_running_loop().run_in_executor(self._pool, ring.put, blob, body)
         self.sink_wait += time.perf_counter() - t0
 
+    def _announce(self) -> None:
+        self._announcing = False
+        for ring in self.rings:
+            ring.announce()
+
     def close(self) -> None:
+        self._pool.shutdown(wait=True)
+        self._announce()
         for ring in self.rings:
             ring.put_eof()
-        self._pool.shutdown(wait=True)
 
 
 async def _serve(
@@ -105,7 +124,10 @@ async def _serve(
     # Credits go back as soon as a few results have left, not on the stats cadence: the parent
     # feeds only against credits, so holding them for the 0.1 s tick capped a process at about
     # credit_limit / 0.1 s (16 workers: ~600 pages/s on loopback, whatever the server could do).
-    credit_every = max(1, int(fetch_kwargs.get("concurrency", 64)) // 16)
+    # An eighth of the slots at a time: the parent grants twice the slots, so the items held here
+    # never fall below the slots, and each message (a queue put, a wake-up of the parent and a
+    # batch fed back) is paid once per concurrency/8 rows rather than per concurrency/16.
+    credit_every = max(1, int(fetch_kwargs.get("concurrency", 64)) // 8)
 
     async with Fetcher(FetchConfig(**fetch_kwargs)) as fetcher:
 
