@@ -251,6 +251,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--wrk-seconds", type=int, default=5)
     parser.add_argument("--scaling", action="store_true")
+    parser.add_argument("--scale-workers", default="16,64,256,1024",
+                        help="worker counts of the --scaling curve; '' runs only the fetch-process curve")
     parser.add_argument("--delay-run", action="store_true")
     parser.add_argument("--only", default="", help="comma list of systems to run (default all)")
     parser.add_argument("--out", type=Path, required=True)
@@ -304,7 +306,7 @@ def main() -> None:
                 runner.measure(f"scale-fetchers-{fetchers}",
                                ccrawl_argv(worklist, extra=["--no-extract", "--fetchers", str(fetchers)]),
                                _parse_ccrawl)
-            for workers in (16, 64, 256, 1024):
+            for workers in [int(w) for w in args.scale_workers.split(",") if w]:
                 runner.measure(f"scale-workers-{workers}",
                                ccrawl_argv(worklist, extra=["--no-extract"], workers=workers), _parse_ccrawl)
         if args.delay_run:

@@ -28,7 +28,20 @@ def sha1_base32(data: bytes) -> str:
 
 def canonical_header_name(name: str) -> str:
     """``content-type`` -> ``Content-Type``, the way Go's net/textproto writes header keys."""
-    return "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
+    canonical = _CANONICAL.get(name)
+    if canonical is None:
+        canonical = "-".join(part[:1].upper() + part[1:].lower() for part in name.split("-"))
+        if len(_CANONICAL) < _CACHE_ENTRIES:
+            _CANONICAL[name] = canonical
+    return canonical
+
+
+#: Served header names repeat across millions of rows (a few dozen distinct ones in practice), so
+#: their canonical forms are remembered; bounded so a server inventing names cannot grow it.
+_CANONICAL: dict[str, str] = {}
+_CACHE_ENTRIES = 4096
+#: One encoder for every row: ``json.dumps`` with arguments builds a new encoder per call.
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 def headers_to_json(headers: list[Header]) -> str:
@@ -39,8 +52,29 @@ def headers_to_json(headers: list[Header]) -> str:
     """
     grouped: dict[str, list[str]] = {}
     for name, value in headers:
-        grouped.setdefault(canonical_header_name(name), []).append(_latin1_to_text(value))
-    return json.dumps(grouped, ensure_ascii=False, separators=(",", ":"))
+        key = canonical_header_name(name)
+        text = value if value.isascii() else _latin1_to_text(value)
+        values = grouped.get(key)
+        if values is None:
+            grouped[key] = [text]
+        else:
+            values.append(text)
+    return _JSON.encode(grouped)
+
+
+def request_headers_json(headers: list[Header]) -> str:
+    """:func:`headers_to_json` of request headers, remembered: they are the same for every URL of a host."""
+    key = tuple(headers)
+    text = _REQUEST_JSON.get(key)
+    if text is None:
+        text = headers_to_json(headers)
+        if len(_REQUEST_JSON) >= _CACHE_ENTRIES:
+            _REQUEST_JSON.clear()  # a crawl moves on from hosts; starting over costs one miss each
+        _REQUEST_JSON[key] = text
+    return text
+
+
+_REQUEST_JSON: dict[tuple[Header, ...], str] = {}
 
 
 def _latin1_to_text(value: str) -> str:
@@ -151,7 +185,7 @@ class FetchResult:
         return headers_to_json(self.resp_headers) if self.status else ""
 
     def req_headers_json(self) -> str:
-        return headers_to_json(self.req_headers) if self.req_headers else ""
+        return request_headers_json(self.req_headers) if self.req_headers else ""
 
     def meta(self) -> dict[str, Any]:
         """Extra context for ``meta_json``: only keys that say something on this row."""

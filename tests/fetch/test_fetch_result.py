@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ccrawl.fetch import FetchResult, headers_to_json
-from ccrawl.fetch.result import canonical_header_name
+from ccrawl.fetch.result import canonical_header_name, request_headers_json
 from ccrawl.testing.synthweb import SynthWeb
 
 
@@ -77,3 +77,19 @@ def test_request_head_carries_the_target_as_sent_for_idn_hosts_and_non_ascii_que
     assert head.startswith(b"GET /p/1?q=%C3%A4+b HTTP/1.1\r\n")
     assert f"Host: xn--bcher-kva.test:{synth.port}\r\n".encode() in head
     assert synth.stats.requests[("xn--bcher-kva.test", "/p/1")] >= 1
+
+
+def test_request_headers_json_is_the_same_text_as_headers_to_json_and_is_remembered() -> None:
+    headers = [("Host", "a.test:8080"), ("User-Agent", "ccrawl/1"), ("Accept-Encoding", "gzip")]
+    first = request_headers_json(headers)
+    assert first == headers_to_json(headers)
+    assert request_headers_json(list(headers)) is first, "the same headers give the remembered text"
+    other = request_headers_json([("Host", "b.test:8080"), *headers[1:]])
+    assert json.loads(other)["Host"] == ["b.test:8080"]
+
+
+def test_header_json_text_matches_json_dumps_of_the_grouped_values() -> None:
+    headers = [("content-type", "text/html"), ("X-Ctl", "a\x01b\"c"), ("x-ctl", "caf\xc3\xa9"), ("X-L", "\xe9")]
+    grouped = {"Content-Type": ["text/html"], "X-Ctl": ["a\x01b\"c", "café"], "X-L": ["\xe9"]}
+    assert headers_to_json(headers) == json.dumps(grouped, ensure_ascii=False, separators=(",", ":"))
+    assert canonical_header_name("content-type") == canonical_header_name("content-type") == "Content-Type"
