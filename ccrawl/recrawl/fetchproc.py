@@ -121,6 +121,9 @@ async def _serve(
     tasks: set[asyncio.Task[None]] = set()
     credits = 0
     last_report = time.monotonic()
+    # The process's own CPU time against its wall clock: the timing line's "on CPU" share,
+    # which tells a pool whose free slots wait on this process from one waiting on the network.
+    cpu0, wall0 = time.process_time(), time.monotonic()
     # Credits go back as soon as a few results have left, not on the stats cadence: the parent
     # feeds only against credits, so holding them for the 0.1 s tick capped a process at about
     # credit_limit / 0.1 s (16 workers: ~600 pages/s on loopback, whatever the server could do).
@@ -150,6 +153,8 @@ async def _serve(
             stats = fetcher.stats()
             stats["sink_wait_s"] = outbox.sink_wait
             stats["peak_rss_mb"] = peak_rss_mb()
+            stats["cpu_s"] = time.process_time() - cpu0
+            stats["wall_s"] = time.monotonic() - wall0
             events.put(("fetch", idx, credits, stats, final))
             credits = 0
             last_report = time.monotonic()

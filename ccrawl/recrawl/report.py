@@ -43,6 +43,7 @@ def summarize(pipe: Pipeline, elapsed: float) -> RunSummary:
         queue_peak_bytes=max(pipe.queue_peak, *(c.peak() for c in pipe.counters)),
         queue_bound_bytes=pipe.queue_bound,
         feeder_share=round(pipe.feeder_busy / wall, 4),
+        fetch_cpu=round(f["cpu_s"] / f["wall_s"], 4) if f["wall_s"] else 0.0,
         workers=p.workers,
         fetchers=p.fetchers or 0,
         extractors=(p.extractors or 0) if p.extracting else 0,

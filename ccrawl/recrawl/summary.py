@@ -12,6 +12,12 @@ from typing import Any
 
 PHASES = ("dns", "connect", "ttfb", "body", "robots", "host_clock", "slot")
 
+#: How the line names the pool's shares: "idle" (the JSON key) is a slot with no request in
+#: flight, which is waiting for work only when the fetch processes are not CPU-bound.
+_PHASE_LABELS = {"idle": "no request"}
+#: At or above this CPU share a fetch process is the bottleneck, whatever its pool shows.
+CPU_BOUND = 0.9
+
 
 @dataclass(slots=True)
 class RunSummary:
@@ -48,6 +54,8 @@ class RunSummary:
     queue_peak_bytes: int = 0
     queue_bound_bytes: int = 0
     feeder_share: float = 0.0
+    fetch_cpu: float = 0.0
+    """The fetch processes' CPU time over their wall clock (1.0: each kept a core busy)."""
     workers: int = 0
     fetchers: int = 0
     extractors: int = 0
@@ -58,6 +66,13 @@ class RunSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def cpu_verdict(self) -> str:
+        """The fetch processes' CPU share, and what it means for the pool's free slots."""
+        if self.fetch_cpu >= CPU_BOUND:
+            return (f"fetch processes on CPU {self.fetch_cpu:.0%}: CPU-bound, the free slots wait for "
+                    "the process, not the network (more --fetchers, if cores are free)")
+        return f"fetch processes on CPU {self.fetch_cpu:.0%}"
 
     def lines(self) -> list[str]:
         """The human summary printed on stderr at the end of a run."""
@@ -86,10 +101,10 @@ class RunSummary:
             f"{d.get('overridden', 0)} overridden, {d.get('failures', 0)} failures, "
             f"peak {d.get('peak_in_flight', 0)} in flight"
         )
-        shares = " ".join(f"{k} {v:.0%}" for k, v in self.phase_shares.items())
+        shares = " ".join(f"{_PHASE_LABELS.get(k, k)} {v:.0%}" for k, v in self.phase_shares.items())
         out.append(
             f"timing: {self.pages_per_s:.1f} pages/s over {self.elapsed_s:.1f}s with {self.workers} workers "
-            f"in {self.fetchers} fetch processes; pool: {shares}"
+            f"in {self.fetchers} fetch processes; pool: {shares}; {self.cpu_verdict()}"
         )
         if self.extract_shares:
             x = self.extract_shares
@@ -111,11 +126,12 @@ def aggregate_fetch(stats: list[dict[str, Any]]) -> dict[str, Any]:
     """Sum the per-process Fetcher stats into one."""
     total: dict[str, Any] = {"ok": 0, "failed": 0, "not_modified": 0, "body_bytes": 0, "errors": {},
                              "status_classes": {}, "phases_s": dict.fromkeys(PHASES, 0.0), "sink_wait_s": 0.0,
-                             "dns": {}, "robots": {}}
+                             "cpu_s": 0.0, "wall_s": 0.0, "dns": {}, "robots": {}}
     for s in stats:
         for key in ("ok", "failed", "not_modified", "body_bytes"):
             total[key] += s.get(key, 0)
-        total["sink_wait_s"] += s.get("sink_wait_s", 0.0)
+        for key in ("sink_wait_s", "cpu_s", "wall_s"):
+            total[key] += s.get(key, 0.0)
         for group in ("errors", "status_classes"):
             for k, v in s.get(group, {}).items():
                 total[group][k] = total[group].get(k, 0) + v
