@@ -267,7 +267,7 @@ def _stages(corpus: Path, pages: list) -> int:  # type: ignore[type-arg]
         main = select_main(tree.body)
         t = lap("container selection", t)
         md, text = Renderer(resolver, DEFAULT_BUDGET, prune=True, root_chars=main.root_chars).render(main.root)
-        t = lap("render walk (Python)", t)
+        t = lap("render walk", t)
         detect_language(text)
         t = lap("language", t)
         if simhash_or_none is not None:

@@ -176,6 +176,13 @@ def _parse_peer(out: str, _work: Path) -> tuple[int, int, int]:
     return int(data["pages"]), int(data["bytes"]), int(data["errors"])
 
 
+def _parse_journal(out: str, work: Path) -> tuple[int, int, int]:
+    """A run without a sink wrote nothing to count: its own end-of-run summary says what it fetched."""
+    events = [json.loads(line) for line in (work / "journal.jsonl").read_text().splitlines()]
+    end = next(e for e in reversed(events) if e.get("event") == "end")
+    return end["ok"], end["bytes"], end["failed"]
+
+
 def _parse_ccrawl(out: str, work: Path) -> tuple[int, int, int]:
     """Count what the engine actually wrote: rows in the sealed Parquet, or response records in WARC."""
     import pyarrow.parquet as pq
@@ -236,9 +243,11 @@ def _parse_wrk(text: str) -> tuple[float, float, int]:
     return rps, bps, total
 
 
-def ccrawl_argv(worklist: Path, *, extra: list[str], workers: int = 256, delay: str = "0") -> list[str]:
+def ccrawl_argv(
+    worklist: Path, *, extra: list[str], workers: int = 256, delay: str = "0", out: str = "{WORK}/out"
+) -> list[str]:
     return [PY, "-m", "ccrawl", "recrawl", "run", "--from", str(worklist), "--column", "url",
-            "--out", "{WORK}/out", "--state", "{WORK}/state.json", "--delay", delay, "--workers", str(workers),
+            "--out", out, "--state", "{WORK}/state.json", "--delay", delay, "--workers", str(workers),
             "--resolve", f"*.{DOMAIN}=127.0.0.1", "--progress", "none", "-q", *extra]
 
 
@@ -306,6 +315,13 @@ def main() -> None:
                 runner.measure(f"scale-fetchers-{fetchers}",
                                ccrawl_argv(worklist, extra=["--no-extract", "--fetchers", str(fetchers)]),
                                _parse_ccrawl)
+            # The same curve with --out '' (rows counted, nothing written), the minimal client's
+            # own terms: how the fetch processes scale when no writer shares the cores.
+            for fetchers in range(1, cores + 1):
+                runner.measure(f"scale-fetchers-{fetchers}-no-sink",
+                               ccrawl_argv(worklist, out="", extra=["--no-extract", "--fetchers", str(fetchers),
+                                                                     "--journal", "{WORK}/journal.jsonl"]),
+                               _parse_journal)
             for workers in [int(w) for w in args.scale_workers.split(",") if w]:
                 runner.measure(f"scale-workers-{workers}",
                                ccrawl_argv(worklist, extra=["--no-extract"], workers=workers), _parse_ccrawl)
@@ -337,6 +353,10 @@ def report(runner: Runner, args: argparse.Namespace, which: str) -> None:
         gain_peer = by[f"aiohttp-{cores}proc"]["pages_per_s"] / by["aiohttp-1proc"]["pages_per_s"]
         gain_engine = by[f"scale-fetchers-{cores}"]["pages_per_s"] / by["scale-fetchers-1"]["pages_per_s"]
         ratios["engine second-process gain / peer second-process gain"] = gain_engine / gain_peer
+        if {"scale-fetchers-1-no-sink", f"scale-fetchers-{cores}-no-sink"} <= set(by):
+            gain_count = (by[f"scale-fetchers-{cores}-no-sink"]["pages_per_s"]
+                          / by["scale-fetchers-1-no-sink"]["pages_per_s"])
+            ratios["engine second-process gain without a sink / peer second-process gain"] = gain_count / gain_peer
     command = shlex.join([Path(sys.executable).name, *sys.argv])
     results = {"command": command, "server": which, "when": time.strftime("%Y-%m-%d %H:%M"),
                "systems": rows, "ratios": ratios, "samples": {k: [asdict(s) for s in v.samples]
@@ -372,8 +392,15 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     axes[0].barh(names, vals, xerr=errs, color=["#888" if not n.startswith("ccrawl") else "#2a7" for n in names])
     axes[0].set_xlabel("pages/s (median, min-max)")
     axes[0].invert_yaxis()
-    for prefix, label in (("scale-fetchers-", "fetch processes"), ("scale-workers-", "workers")):
-        pts = sorted((int(r["system"][len(prefix):]), r["pages_per_s"]) for r in rows if r["system"].startswith(prefix))
+    curves = (("scale-fetchers-", "", "fetch processes"), ("scale-fetchers-", "-no-sink", "fetch processes, no sink"),
+              ("scale-workers-", "", "workers"))
+    for prefix, suffix, label in curves:
+        pts = sorted(
+            (int(name[len(prefix):len(name) - len(suffix)]), r["pages_per_s"])
+            for r in rows
+            if (name := r["system"]).startswith(prefix) and name.endswith(suffix)
+            and name[len(prefix):len(name) - len(suffix)].isdigit()
+        )
         if pts:
             axes[1].plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
     if axes[1].lines:
