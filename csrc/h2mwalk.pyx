@@ -272,17 +272,6 @@ cdef int _buf_add(Buf *buf, const void *data, size_t n) except -1:
     return 0
 
 
-cdef inline lxb_dom_node_t *_next_in(lxb_dom_node_t *node, lxb_dom_node_t *root) noexcept:
-    """The node after ``node`` in a pre-order walk of ``root``'s descendants, or NULL."""
-    if node.first_child != NULL:
-        return node.first_child
-    while node != root and node.next == NULL:
-        node = node.parent
-    if node == root:
-        return NULL
-    return node.next
-
-
 cdef str _deep_text(lxb_dom_node_t *root, const char *sep, size_t sep_len):
     """``node.text(deep=True, separator=sep)``: descendant text nodes joined, then decoded."""
     cdef Buf buf
@@ -299,7 +288,7 @@ cdef str _deep_text(lxb_dom_node_t *root, const char *sep, size_t sep_len):
                         _buf_add(&buf, sep, sep_len)
                     _buf_add(&buf, cd.data.data, cd.data.length)
                     buf.pieces += 1
-            node = _next_in(node, root)
+            node = next_in_subtree(node, root, True)
         if buf.length == 0:
             return ""
         return PyUnicode_DecodeUTF8(buf.data, buf.length, "replace")
@@ -326,7 +315,7 @@ cdef bint _has_content_marker(lxb_dom_node_t *root):
                 return True
             if _local_attr_equals(node, "role", 4, "main", 4):
                 return True
-        node = _next_in(node, root)
+        node = next_in_subtree(node, root, True)
     return False
 
 
@@ -335,7 +324,7 @@ cdef bint _has_nested_table(lxb_dom_node_t *table):
     while node != NULL:
         if node.type == NODE_ELEMENT and _info(node).kind == K_TABLE:
             return True
-        node = _next_in(node, table)
+        node = next_in_subtree(node, table, True)
     return False
 
 
@@ -346,7 +335,7 @@ cdef list _anchors(lxb_dom_node_t *root):
     while node != NULL:
         if node.type == NODE_ELEMENT and _info(node).kind == K_A:
             found.append(<uintptr_t>node)
-        node = _next_in(node, root)
+        node = next_in_subtree(node, root, True)
     return found
 
 

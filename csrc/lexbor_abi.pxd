@@ -119,3 +119,18 @@ cdef inline lxb_dom_attr_t *find_attr(lxb_dom_element_t *el, const char *name, s
             return attr
         attr = attr.next
     return NULL
+
+
+cdef inline lxb_dom_node_t *next_in_subtree(lxb_dom_node_t *node, lxb_dom_node_t *root,
+                                            bint descend) noexcept nogil:
+    """The node after ``node`` in document order within ``root``'s subtree, or NULL.
+
+    With ``descend`` false the walk skips ``node``'s own descendants.
+    """
+    if descend and node.first_child != NULL:
+        return node.first_child
+    while node != root and node.next == NULL:
+        node = node.parent
+    if node == root:
+        return NULL
+    return node.next

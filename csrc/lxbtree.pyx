@@ -102,17 +102,6 @@ cdef Py_ssize_t _utf8_count(const unsigned char *s, size_t n) noexcept nogil:
     return count
 
 
-cdef inline lxb_dom_node_t *_next(lxb_dom_node_t *node, lxb_dom_node_t *root, bint descend) noexcept nogil:
-    """The node after ``node`` in document order within ``root``'s subtree, or NULL."""
-    if descend and node.first_child != NULL:
-        return node.first_child
-    while node != root and node.next == NULL:
-        node = node.parent
-    if node == root:
-        return NULL
-    return node.next
-
-
 cdef inline lexbor_str_t *_text_data(lxb_dom_node_t *node) noexcept nogil:
     return &(<lxb_dom_character_data_t *>node).data
 
@@ -132,7 +121,7 @@ cdef str _text(lxb_dom_node_t *root):
             data = _text_data(node)
             if data.data != NULL:
                 parts.append((<char *>data.data)[:data.length])
-        node = _next(node, root, True)
+        node = next_in_subtree(node, root, True)
     joined = b"".join(parts)
     return PyUnicode_DecodeUTF8(joined, len(joined), "replace")
 
@@ -158,7 +147,7 @@ cdef Py_ssize_t _text_len(lxb_dom_node_t *root) except -1:
                 if count < 0:
                     return len(_text(root))
                 total += count
-        node = _next(node, root, True)
+        node = next_in_subtree(node, root, True)
     return total
 
 
@@ -169,7 +158,7 @@ cdef Py_ssize_t _link_text_len(lxb_dom_node_t *root) except -1:
     while node != NULL:
         if node.type == NODE_ELEMENT and node.local_name == T_A:
             total += _text_len(node)
-        node = _next(node, root, True)
+        node = next_in_subtree(node, root, True)
     return total
 
 
@@ -364,7 +353,7 @@ def head_and_hrefs(root) -> tuple:
                     hrefs.append(_get(el, b"href") or "")
             elif tag == T_TITLE or tag == T_META or tag == T_LINK or tag == T_BASE:
                 _head_entry(node, entries)
-        node = _next(node, top, True)
+        node = next_in_subtree(node, top, True)
     return entries, hrefs
 
 

@@ -334,7 +334,7 @@ def readable_scores(body, dict tag_weight, class_weight) -> tuple:
     while node != NULL:
         if node.type == NODE_ELEMENT and (node.local_name == T_P or node.local_name == T_PRE or node.local_name == T_TD):
             _score_paragraph(node, scores, tag_weight, class_weight)
-        node = _next(node, top, True)
+        node = next_in_subtree(node, top, True)
     best_score = None
     for key, score in scores.items():
         node = <lxb_dom_node_t *><uintptr_t>key

@@ -22,6 +22,15 @@ def _produce(ring: Ring, who: int, n: int) -> None:
     ring.put_eof()
 
 
+
+def _check_in_order(ring: Ring, desc: tuple[int, int], seen: dict[int, int]) -> None:
+    """A message arrived whole (its sha1 matches) and in its producer's order."""
+    meta, body = ring.read(desc)
+    who, i, digest = meta.decode().split(":")
+    assert hashlib.sha1(body).hexdigest() == digest
+    assert int(i) == seen[int(who)]  # one producer's messages stay in order
+    seen[int(who)] += 1
+
 def test_messages_from_two_producer_processes_arrive_intact_through_a_small_ring() -> None:
     ctx = mp.get_context("spawn")
     ring = Ring(ctx, 16 * 1024)
@@ -42,11 +51,7 @@ def test_messages_from_two_producer_processes_arrive_intact_through_a_small_ring
             if Ring.is_eof(desc):
                 eofs += 1
                 continue
-            meta, body = ring.read(desc)
-            who, i, digest = meta.decode().split(":")
-            assert hashlib.sha1(body).hexdigest() == digest
-            assert int(i) == seen[int(who)]  # one producer's messages stay in order
-            seen[int(who)] += 1
+            _check_in_order(ring, desc, seen)
             pending.append(desc)
         rng.shuffle(pending)  # release out of order: the tail must wait for the oldest
         while len(pending) > 2:
@@ -162,11 +167,7 @@ def test_batches_larger_than_one_pipe_write_from_two_producers_arrive_whole() ->
             if Ring.is_eof(desc):
                 eofs += 1
                 continue
-            meta, body = ring.read(desc)
-            who, i, digest = meta.decode().split(":")
-            assert hashlib.sha1(body).hexdigest() == digest
-            assert int(i) == seen[int(who)]
-            seen[int(who)] += 1
+            _check_in_order(ring, desc, seen)
             ring.release(desc)
     for p in procs:
         p.join(10)
