@@ -110,22 +110,14 @@ cdef TagInfo _classify(object name):
     info.level = 0
     info.emph = 0
     info.is_code_tag = name == "code"
-    if name in _twin.SKIP_TAGS:
-        info.flags |= F_SKIP
-    if name in _twin.INLINE_TAGS:
-        info.flags |= F_INLINE
-    if name in _twin.BOILERPLATE_TAGS:
-        info.flags |= F_BOILER
-    if name in _twin._CONTAINERS:
-        info.flags |= F_CONTAINER
-    if name in _twin._PRECHECK_TAGS:
-        info.flags |= F_PRECHECK
-    if name in _twin._PRUNED_TAGS:
-        info.flags |= F_PRUNED
-    if name in _twin._LISTS:
-        info.flags |= F_LIST
-    if name in ("main", "h1"):
-        info.flags |= F_MARKER
+    flag_sets = (
+        (_twin.SKIP_TAGS, F_SKIP), (_twin.INLINE_TAGS, F_INLINE), (_twin.BOILERPLATE_TAGS, F_BOILER),
+        (_twin._CONTAINERS, F_CONTAINER), (_twin._PRECHECK_TAGS, F_PRECHECK),
+        (_twin._PRUNED_TAGS, F_PRUNED), (_twin._LISTS, F_LIST), (("main", "h1"), F_MARKER),
+    )
+    for names, flag in flag_sets:
+        if name in names:
+            info.flags |= <int>flag
     if name is not None:
         info.kind = _KINDS.get(name, K_OTHER)
         info.level = _twin._HEADINGS.get(name, 0)
