@@ -223,6 +223,7 @@ class Pipeline:
                 signal.signal(sig, handler)
         for proc in self.procs.all():
             proc.join(timeout=10)
+        self._late_stats()
         summary = summarize(self, time.monotonic() - started)
         if self.profile is not None:
             manifest = self.profile.finish()
@@ -320,6 +321,26 @@ class Pipeline:
                 last_tick = now
                 self._tick()
             self._check_alive()
+
+    def _late_stats(self) -> None:
+        """Take the final stats still queued once the processes are gone.
+
+        The loop ends when the writers have exited, but the events queue orders messages per
+        process, not across them: a fetch process's final stats can still be in the queue then
+        (a run without a sink, whose rows are durable at once, summarised six fetched pages as
+        zero ok). Joined processes have flushed everything they put, so this drains it all.
+        """
+        while True:
+            try:
+                ev = self.events.get(timeout=0.05)
+            except queue.Empty:
+                return
+            if ev[0] == "fetch":
+                self.fetch_stats[ev[1]] = ev[3]
+            elif ev[0] == "extract":
+                self.extract_stats[ev[1]] = ev[2]
+            elif ev[0] == "writer":
+                self.writer_stats[ev[1]] = ev[2]
 
     def _check_alive(self) -> None:
         for proc in self.procs.all():
