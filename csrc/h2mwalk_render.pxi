@@ -69,7 +69,7 @@ cdef class Renderer:
         self.in_emphasis = 0
         self.flushes = self.drops = self.markup = 0
         self.destinations = {}
-        cache = getattr(resolver, "_cache", None)
+        cache = getattr(resolver, "cache", None)
         self._resolved = cache if type(cache) is dict else None
         self.floor = 0
         self.deadline = (time.perf_counter() if started is None else started) + budget.max_seconds

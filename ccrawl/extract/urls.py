@@ -14,7 +14,7 @@ class Resolver:
     slow part on link-heavy pages; everything else goes through it.
     """
 
-    __slots__ = ("_cache", "base", "origin", "scheme")
+    __slots__ = ("base", "cache", "origin", "scheme")
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -24,14 +24,16 @@ class Resolver:
             parts = urlsplit("")
         self.scheme = parts.scheme
         self.origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
-        self._cache: dict[str, str] = {}
+        #: href -> resolved URL for this page. Public so a compiled caller (the native render
+        #: walk) can look a repeated href up without a method call; only ``resolve`` writes it.
+        self.cache: dict[str, str] = {}
 
     def resolve(self, href: str) -> str:
         """The absolute URL, ``""`` for non-navigational hrefs (javascript:, mailto:, #...)."""
         # Each href is resolved twice (outlinks and the Markdown link); pages repeat hrefs too.
-        url = self._cache.get(href)
+        url = self.cache.get(href)
         if url is None:
-            url = self._cache[href] = self._resolve(href.strip())
+            url = self.cache[href] = self._resolve(href.strip())
         return url
 
     def _resolve(self, href: str) -> str:
