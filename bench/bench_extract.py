@@ -158,6 +158,7 @@ def main() -> int:
     bodies = {p.file: (args.corpus / "pages" / p.file).read_bytes() for p in pages}
 
     times: dict[str, list[float]] = {n: [] for n in engines}
+    sizes: dict[str, int] = dict.fromkeys(engines, 0)  # characters of text out, all pages
     scores: dict[str, Score] = {n: Score() for n in engines}
     slowest: list[tuple[float, str]] = []
     started = time.perf_counter()
@@ -172,6 +173,7 @@ def main() -> int:
             text = fn(html, page.url)
             elapsed = time.process_time() - t0
             times[name].append(elapsed)
+            sizes[name] += len(text)
             scores[name].add(score_page(text, page))
             if name == "h2m":
                 slowest.append((elapsed, page.file))
@@ -190,17 +192,19 @@ def main() -> int:
                 "median_ms": round(statistics.median(t) * 1000, 2) if t else 0.0,
                 "p99_ms": round(sorted(t)[int(len(t) * 0.99) - 1] * 1000, 1) if t else 0.0,
                 "max_ms": round(max(t) * 1000, 1) if t else 0.0,
+                "text_chars": round(sizes[name] / len(t)) if t else 0,
                 **{k: v for k, v in s.as_dict().items() if k in ("f1", "precision", "recall", "leakage")},
             }
         )
     print(
         f"{'engine':28s} {'pages':>5s} {'pages/s':>8s} {'med ms':>7s} {'p99 ms':>7s} {'max ms':>7s}"
-        f" {'F1':>6s} {'prec':>6s} {'recall':>6s} {'leak':>6s}"
+        f" {'F1':>6s} {'prec':>6s} {'recall':>6s} {'leak':>6s} {'chars':>7s}"
     )
     for r in rows:
         print(
             f"{r['engine']:28s} {r['pages']:5d} {r['pages_per_s']:8.1f} {r['median_ms']:7.2f} {r['p99_ms']:7.1f}"
             f" {r['max_ms']:7.1f} {r['f1']:6.3f} {r['precision']:6.3f} {r['recall']:6.3f} {r['leakage']:6.3f}"
+            f" {r['text_chars']:7d}"
         )
     ref = next((r for r in rows if r["engine"].startswith("trafilatura")), None)
     if ref:
