@@ -126,27 +126,30 @@ cdef str _text(lxb_dom_node_t *root):
     return PyUnicode_DecodeUTF8(joined, len(joined), "replace")
 
 
+cdef inline Py_ssize_t _piece_len(lxb_dom_node_t *node) noexcept:
+    """Code points of one text node's data; -1 when it is not UTF-8 (the caller decodes instead)."""
+    cdef lexbor_str_t *data = _text_data(node)
+    if data.data == NULL:
+        return 0
+    return _utf8_count(data.data, data.length)
+
+
 cdef Py_ssize_t _text_len(lxb_dom_node_t *root) except -1:
     """``len(node.text(deep=True))`` without building the string (unless a piece is not UTF-8)."""
     cdef Py_ssize_t total = 0, count
-    cdef lexbor_str_t *data
     cdef lxb_dom_node_t *node
     if root.type == NODE_TEXT:
-        data = _text_data(root)
-        if data.data != NULL:
-            count = _utf8_count(data.data, data.length)
-            if count < 0:
-                return len(_text(root))
-            total += count
+        count = _piece_len(root)
+        if count < 0:
+            return len(_text(root))
+        total += count
     node = root.first_child
     while node != NULL:
         if node.local_name == T_TEXT:
-            data = _text_data(node)
-            if data.data != NULL:
-                count = _utf8_count(data.data, data.length)
-                if count < 0:
-                    return len(_text(root))
-                total += count
+            count = _piece_len(node)
+            if count < 0:
+                return len(_text(root))
+            total += count
         node = next_in_subtree(node, root, True)
     return total
 
