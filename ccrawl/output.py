@@ -325,3 +325,17 @@ def render_to_string(records: Iterable[Mapping[str, Any]], fmt: str, **kwargs: A
     buf = io.StringIO()
     emit(records, OutputOptions(fmt=fmt, **kwargs), stream=buf)
     return buf.getvalue()
+
+
+def format_size(n: int, *, step: int = 1024, units: Sequence[str] = ("B", "KiB", "MiB", "GiB", "TiB")) -> str:
+    """``n`` bytes in the largest unit below ``step`` (whole bytes, else one decimal).
+
+    Each caller keeps the convention its readers know: the library's ``KiB`` (``step`` 1024),
+    the Hub card's decimal ``KB`` (1000, as the Hub shows sizes), ``--explain``'s ``KB`` of 1024.
+    """
+    value = float(n)
+    for unit in units:
+        if value < step or unit == units[-1]:
+            return f"{value:.0f} {unit}" if unit == units[0] else f"{value:.1f} {unit}"
+        value /= step
+    return f"{n} {units[0]}"

@@ -48,6 +48,7 @@ from ccrawl.commoncrawl.cdx_reduce import (
     sort_records,
 )
 from ccrawl.errors import CcrawlError, TemporaryFailure, Unreachable, UsageError
+from ccrawl.output import format_size
 
 if TYPE_CHECKING:
     from ccrawl.net.client import CCClient
@@ -94,12 +95,7 @@ def _stderr(msg: str) -> None:
 
 def human_bytes(n: int) -> str:
     """``50576`` -> ``49.4 KB`` (powers of 1024, one decimal), the way --explain prints sizes."""
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1024 or unit == "TB":
-            return f"{int(value)} B" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    raise AssertionError("unreachable")
+    return format_size(n, units=("B", "KB", "MB", "GB", "TB"))
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccrawl.datasets.ledger import LedgerRow, MachineKey
+from ccrawl.output import format_size
 
 #: The only files a hub viewer may read as data.
 DATA_GLOB = "data/*.parquet"
@@ -89,12 +90,8 @@ def _progress_of(rows: Sequence[LedgerRow], live: Progress | None) -> Progress |
 
 
 def _human(n: int) -> str:
-    value = float(n)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1000 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return f"{n} B"
+    """Decimal units, as the Hub shows file sizes."""
+    return format_size(n, step=1000, units=("B", "KB", "MB", "GB", "TB"))
 
 
 def _day(ms: int) -> str:

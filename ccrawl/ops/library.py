@@ -17,6 +17,7 @@ from typing import Any
 
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
+from ccrawl.output import format_size
 from ccrawl.store.library import Artifact, Library, layout_of, sha256_of, utc_now
 
 Record = dict[str, Any]
@@ -78,12 +79,8 @@ def library_list(
 
 
 def human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
+    """``1536`` -> ``1.5 KiB``."""
+    return format_size(size)
 
 
 @operation("library.du", summary="Library size per crawl, kind or format, with a total row",
