@@ -260,6 +260,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--wrk-seconds", type=int, default=5)
     parser.add_argument("--scaling", action="store_true")
+    parser.add_argument("--scale-pages", type=int, default=0,
+                        help="pages a host in the --scaling runs (default 3x --pages): a longer list, so "
+                             "process start-up, paid once a run, weighs on neither side of the ratio")
     parser.add_argument("--scale-workers", default="16,64,256,1024",
                         help="worker counts of the --scaling curve; '' runs only the fetch-process curve")
     parser.add_argument("--delay-run", action="store_true")
@@ -271,13 +274,15 @@ def main() -> None:
     only = set(filter(None, args.only.split(",")))
     cores = os.cpu_count() or 1
 
-    size = prepare_site(args.out / "site", pages=args.pages, corpus=args.corpus)
-    with serve(args.out / "site", server=args.server, hosts=args.hosts, pages=args.pages) as (which, port):
+    scale_pages = args.scale_pages or 3 * args.pages
+    site_pages = max(args.pages, scale_pages) if args.scaling else args.pages
+    size = prepare_site(args.out / "site", pages=site_pages, corpus=args.corpus)
+    with serve(args.out / "site", server=args.server, hosts=args.hosts, pages=site_pages) as (which, port):
         worklist = write_worklist(args.out, args.hosts, args.pages, port)
         urls_file = args.out / "urls.txt"
         runner = Runner(args.out, urls_file, worklist, args.repeats)
         print(f"bench: {which} on :{port}, {runner.n_urls} URLs ({args.hosts} hosts x {args.pages} pages, "
-              f"{size / args.pages / 1000:.0f} KB a page)", file=sys.stderr)
+              f"{size / site_pages / 1000:.0f} KB a page)", file=sys.stderr)
 
         def want(name: str) -> bool:
             return not only or name in only
@@ -311,16 +316,27 @@ def main() -> None:
             if want(name):
                 runner.measure(name, argv, _parse_ccrawl)
         if args.scaling:
+            # The process curves run over a longer list of their own (hosts x --scale-pages), the
+            # minimal client's 1 and N processes included, so both sides of the gain ratio are
+            # measured on the same list and start-up is a small share of every run.
+            scale = write_worklist(args.out / "scale", args.hosts, scale_pages, port)
+            scale_urls = args.out / "scale" / "urls.txt"
+            print(f"bench: scaling curves over {args.hosts * scale_pages} URLs ({scale_pages} pages a host)",
+                  file=sys.stderr)
+            for procs in (1, cores):
+                runner.measure(f"scale-aiohttp-{procs}proc",
+                               [PY, "-m", "bench.peers.aiohttp_min", str(scale_urls), "--procs", str(procs)],
+                               _parse_peer)
             for fetchers in range(1, cores + 1):
                 runner.measure(f"scale-fetchers-{fetchers}",
-                               ccrawl_argv(worklist, extra=["--no-extract", "--fetchers", str(fetchers)]),
+                               ccrawl_argv(scale, extra=["--no-extract", "--fetchers", str(fetchers)]),
                                _parse_ccrawl)
             # The same curve with --out '' (rows counted, nothing written), the minimal client's
             # own terms: how the fetch processes scale when no writer shares the cores.
             for fetchers in range(1, cores + 1):
                 runner.measure(f"scale-fetchers-{fetchers}-no-sink",
-                               ccrawl_argv(worklist, out="", extra=["--no-extract", "--fetchers", str(fetchers),
-                                                                     "--journal", "{WORK}/journal.jsonl"]),
+                               ccrawl_argv(scale, out="", extra=["--no-extract", "--fetchers", str(fetchers),
+                                                                  "--journal", "{WORK}/journal.jsonl"]),
                                _parse_journal)
             for workers in [int(w) for w in args.scale_workers.split(",") if w]:
                 runner.measure(f"scale-workers-{workers}",
@@ -349,8 +365,11 @@ def report(runner: Runner, args: argparse.Namespace, which: str) -> None:
         for peer in ("wrk", "aiohttp-1proc", "scrapy-count", "scrapy-jsonl"):
             ratio(engine, peer)
     cores = os.cpu_count() or 1
-    if {"aiohttp-1proc", f"aiohttp-{cores}proc", "scale-fetchers-1", f"scale-fetchers-{cores}"} <= set(by):
-        gain_peer = by[f"aiohttp-{cores}proc"]["pages_per_s"] / by["aiohttp-1proc"]["pages_per_s"]
+    # The peer's gain on the scaling list when it was measured there (same list as the engine's
+    # curve), else on the main list.
+    peer = "scale-aiohttp" if {"scale-aiohttp-1proc", f"scale-aiohttp-{cores}proc"} <= set(by) else "aiohttp"
+    if {f"{peer}-1proc", f"{peer}-{cores}proc", "scale-fetchers-1", f"scale-fetchers-{cores}"} <= set(by):
+        gain_peer = by[f"{peer}-{cores}proc"]["pages_per_s"] / by[f"{peer}-1proc"]["pages_per_s"]
         gain_engine = by[f"scale-fetchers-{cores}"]["pages_per_s"] / by["scale-fetchers-1"]["pages_per_s"]
         ratios["engine second-process gain / peer second-process gain"] = gain_engine / gain_peer
         if {"scale-fetchers-1-no-sink", f"scale-fetchers-{cores}-no-sink"} <= set(by):
@@ -393,7 +412,7 @@ def _plot(rows: list[dict[str, Any]], path: Path) -> None:
     axes[0].set_xlabel("pages/s (median, min-max)")
     axes[0].invert_yaxis()
     curves = (("scale-fetchers-", "", "fetch processes"), ("scale-fetchers-", "-no-sink", "fetch processes, no sink"),
-              ("scale-workers-", "", "workers"))
+              ("scale-aiohttp-", "proc", "minimal aiohttp client, processes"), ("scale-workers-", "", "workers"))
     for prefix, suffix, label in curves:
         pts = sorted(
             (int(name[len(prefix):len(name) - len(suffix)]), r["pages_per_s"])
