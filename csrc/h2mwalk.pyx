@@ -15,19 +15,41 @@ and on generated hostile HTML.
 Unlike the other modules, bounds checks and negative indices stay on (the header above): the
 ported code indexes Python lists and strings the way the twin does (``ctx.md[-1]``).
 
+Three small kernels the engines call around the walk live here too, each with a twin in
+``ccrawl.extract``: ``word_count`` (``len(text.split())`` without the list), ``escape_inline``
+(the escaping of :mod:`ccrawl.extract.escape`, which the walk itself uses) and ``strip_tags``
+(selectolax's ``strip_tags`` for a whole document in one walk instead of one per tag);
+``tests/extract/test_raw_path_parity.py`` holds each against its twin.
+
 At import the module checks its reading of lexbor's structs against selectolax's Python API
 on a probe document (:func:`layout_problem`) and raises ImportError when anything differs,
 so ``accel`` falls back to the twin.
 """
 
 cimport cython
-from cpython.unicode cimport Py_UNICODE_ISSPACE, PyUnicode_DecodeUTF8
-from libc.stdint cimport uintptr_t
+from cpython.unicode cimport (
+    Py_UNICODE_ISSPACE,
+    PyUnicode_DATA,
+    PyUnicode_DecodeUTF8,
+    PyUnicode_GET_LENGTH,
+    PyUnicode_KIND,
+    PyUnicode_READ,
+)
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uintptr_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcmp, memcpy
 from posix.dlfcn cimport RTLD_LAZY, dlopen, dlsym
 
 from lexbor_abi cimport *
+
+cdef extern from "Python.h":
+    # Building strings at a known width, and emptying a list in place (``del lst[:]``).
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
+    Py_UCS4 PyUnicode_MAX_CHAR_VALUE(object text)
+    void PyUnicode_WRITE(int kind, void *data, Py_ssize_t index, Py_UCS4 value)
+    const Py_ssize_t PY_SSIZE_T_MAX
+    int _list_set_slice "PyList_SetSlice" (object lst, Py_ssize_t low, Py_ssize_t high, void *items) except -1
+
 
 import time
 
@@ -39,7 +61,6 @@ from ccrawl.extract.escape import (
     code_fence,
     code_span,
     escape_heading_end,
-    escape_inline,
     escape_line_starts,
     link_destination,
 )
@@ -249,6 +270,19 @@ cdef struct Buf:
     size_t pieces
 
 
+cdef int _buf_reserve(Buf *buf, size_t n) except -1:
+    """Room for ``n`` more bytes after ``buf.length``."""
+    cdef size_t need = buf.length + n
+    cdef char *grown
+    if need > buf.capacity:
+        grown = <char *>realloc(buf.data, need * 2 + 64)
+        if grown == NULL:
+            raise MemoryError()
+        buf.data = grown
+        buf.capacity = need * 2 + 64
+    return 0
+
+
 cdef int _buf_add(Buf *buf, const void *data, size_t n) except -1:
     cdef size_t need = buf.length + n
     cdef char *grown
@@ -375,6 +409,7 @@ cdef list _table_rows(lxb_dom_node_t *table, Py_ssize_t max_cells):
 include "h2mwalk_text.pxi"
 include "h2mwalk_cues.pxi"
 include "h2mwalk_render.pxi"
+include "h2mwalk_strip.pxi"
 include "h2mwalk_probe.pxi"
 
 

@@ -12,12 +12,13 @@ _PROBE = (
 
 cdef int _load_qualified_names(bytes so_path) except -1:
     """Find lexbor's qualified-name functions, which ``tag`` and ``attributes`` report."""
-    global _element_qname, _attr_qname
+    global _element_qname, _attr_qname, _node_remove
     cdef void *handle = dlopen(so_path, RTLD_LAZY | RTLD_NOLOAD)
     if handle == NULL:
         raise ImportError("selectolax's lexbor module is not loaded")
     _element_qname = <qname_fn>dlsym(handle, b"lxb_dom_element_qualified_name")
     _attr_qname = <qname_fn>dlsym(handle, b"lxb_dom_attr_qualified_name")
+    _node_remove = <remove_fn>dlsym(handle, b"lxb_dom_node_remove")
     if _element_qname == NULL or _attr_qname == NULL:
         raise ImportError("selectolax's lexbor module does not export the qualified-name functions")
     return 0

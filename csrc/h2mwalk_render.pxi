@@ -187,50 +187,65 @@ cdef class Renderer:
         return 0
 
     cdef int _text_bytes(self, const lxb_char_t *data, size_t length, _Ctx ctx) except -1:
-        """:meth:`_text` of a text node's UTF-8 bytes, squeezed before anything is decoded."""
+        """:meth:`_text` of a text node's UTF-8 bytes, squeezed before anything is decoded.
+
+        The squeezed text is decoded with the lead and trail space it gets, so the text piece
+        is one string, and the Markdown piece the same one when nothing needs escaping.
+        """
         cdef int edges = 0
-        cdef Py_ssize_t n
+        cdef Py_ssize_t n, lead, trail
+        cdef Buf *buf = &self._scratch
         if _ascii_space_only(data, length):
             ctx.md.append(" ")
             ctx.tx.append(" ")
             return 0
-        _squeeze(data, length, &self._scratch, &edges)
-        if self._scratch.length == 0:
+        buf.length = 0
+        _buf_add(buf, b" ", 1)
+        _squeeze(data, length, buf, &edges)
+        if buf.length == 1:
             ctx.md.append(" ")
             ctx.tx.append(" ")
             return 0
-        plain = PyUnicode_DecodeUTF8(self._scratch.data, self._scratch.length, "replace")
-        n = len(plain)
+        lead = 1 if edges & 1 else 0
+        trail = 1 if edges & 2 else 0
+        if trail:
+            _buf_add(buf, b" ", 1)
+        piece = PyUnicode_DecodeUTF8(buf.data + 1 - lead, buf.length - 1 + lead, "replace")
+        n = len(piece) - lead - trail
         self.chars += n
         if self.in_link:
             self.link_chars += n
-        escaped = escape_inline(plain) if edges & 4 else plain
-        if not edges & 3:
-            ctx.md.append(escaped)
-            ctx.tx.append(plain)
+        ctx.tx.append(piece)
+        if not edges & 4:
+            ctx.md.append(piece)
             return 0
-        lead = " " if edges & 1 else ""
-        trail = " " if edges & 2 else ""
-        ctx.md.append(lead + escaped + trail)
-        ctx.tx.append(lead + plain + trail)
+        if not lead and not trail:
+            ctx.md.append(_escape_inline(piece))
+            return 0
+        escaped = _escape_inline(piece[lead:len(piece) - trail])
+        ctx.md.append((" " if lead else "") + escaped + (" " if trail else ""))
         return 0
 
     cdef int _flush(self, _Ctx ctx, str kind) except -1:
         cdef str md, tx
         cdef bint has_break
+        cdef int flags
         if not ctx.md:
             return 0
-        md = "".join(ctx.md).strip()
-        tx = "".join(ctx.tx).strip()
-        ctx.md.clear()
-        ctx.tx.clear()
         self.flushes += 1
-        if not md:
+        if _all_space(ctx.md):
+            _list_set_slice(ctx.md, 0, PY_SSIZE_T_MAX, NULL)
+            _list_set_slice(ctx.tx, 0, PY_SSIZE_T_MAX, NULL)
             return 0
-        if "  " in md:
+        md = _strip("".join(ctx.md))
+        tx = _strip("".join(ctx.tx))
+        _list_set_slice(ctx.md, 0, PY_SSIZE_T_MAX, NULL)
+        _list_set_slice(ctx.tx, 0, PY_SSIZE_T_MAX, NULL)
+        flags = _space_flags(md)
+        if flags & 1:
             md = _squeeze_spaces(md)
             tx = _squeeze_spaces(tx)
-        has_break = "\n" in md       # _breaks keeps a newline wherever there was one
+        has_break = flags & 2       # _breaks keeps a newline wherever there was one
         if has_break:
             md = _breaks(md, "\\\n")
             tx = _breaks(tx, "\n")
@@ -298,15 +313,19 @@ cdef class Renderer:
         return 0
 
     cdef tuple _split_space(self, _Ctx ctx, Py_ssize_t start):
-        content = "".join(ctx.md[start:])
-        inner = content.strip()
+        cdef str content
+        if len(ctx.md) == start + 1:
+            content = ctx.md[start]
+        else:
+            content = "".join(ctx.md[start:])
+        inner = _strip(content)
         lead = " " if inner and content[0] == " " else ""
         trail = " " if inner and content[-1] == " " else ""
         return lead, inner, trail
 
     cdef int _wrap(self, _Ctx ctx, Py_ssize_t start, str marker) except -1:
         lead, inner, trail = self._split_space(ctx, start)
-        if not inner or "\n" in inner:
+        if not inner or _space_flags(inner) & 2:
             return 0
         m = _EDGE_PUNCT.match(inner)
         if m is None:
@@ -330,9 +349,9 @@ cdef class Renderer:
             return 0
         href = _attr_value(node, &A_HREF)
         url = self._resolve(href) if href else ""
-        if not url or "\n" in inner:
+        if not url or _space_flags(inner) & 2:
             return 0
-        if not lead and start and ctx.md[start - 1].endswith("!") and _ends_with_bare(ctx.md[start - 1], "!"):
+        if not lead and start and _ends_with_char(ctx.md[start - 1], u"!") and _ends_with_bare(ctx.md[start - 1], "!"):
             ctx.md[start - 1] = ctx.md[start - 1][:-1] + "\\!"
         ctx.md[start:] = [f"{lead}[{inner}]({self._destination(url)}){trail}"]
         self.markup += 1
@@ -599,9 +618,9 @@ cdef class Renderer:
                 tx_cells.append(" ".join([b[1].replace("\n", " ") for b in blocks]).strip())
             if plain_at:
                 joined = "\0".join([md_cells[i] for i in plain_at])
-                escaped = escape_inline(joined).split("\0")
+                escaped = _escape_inline(joined).split("\0")
                 if len(escaped) != len(plain_at):
-                    escaped = [escape_inline(md_cells[i]) for i in plain_at]
+                    escaped = [_escape_inline(md_cells[i]) for i in plain_at]
                 for i, value in zip(plain_at, escaped):
                     md_cells[i] = value
             if not any(md_cells):

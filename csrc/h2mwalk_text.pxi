@@ -3,9 +3,57 @@
 # skipped because they would return their input unchanged. Included by h2mwalk.pyx.
 
 
+cdef bint _DEST_UNSAFE[128]
+for _c in range(128):
+    _DEST_UNSAFE[_c] = chr(_c).isspace() or chr(_c) in "()<>\\"
+
 cdef bint _ESCAPABLE[128]
 for _c in "\\`*[]<>|~_&":
     _ESCAPABLE[ord(_c)] = True
+
+
+ctypedef fused ucs_t:
+    uint8_t
+    uint16_t
+    uint32_t
+
+
+cdef inline bint _ends_with_char(str text, Py_UCS4 c):
+    """``text.endswith(c)`` for one character."""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    return n > 0 and PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), n - 1) == c
+
+
+# str.isspace() of each Latin-1 code point, from Python itself.
+cdef bint _SPACE1[256]
+for _c in range(256):
+    _SPACE1[_c] = chr(_c).isspace()
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef Py_ssize_t _count_words(const ucs_t *data, Py_ssize_t n) noexcept:
+    cdef Py_ssize_t i, words = 0
+    cdef bint space, after_space = True
+    cdef uint32_t c
+    for i in range(n):
+        c = data[i]
+        space = _SPACE1[c] if c < 256 else Py_UNICODE_ISSPACE(c)
+        words += after_space and not space
+        after_space = space
+    return words
+
+
+def word_count(str text not None):
+    """``len(text.split())`` without building the words (twin: ``render.word_count_py``)."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    if kind == 1:
+        return _count_words(<const uint8_t *>data, n)
+    if kind == 2:
+        return _count_words(<const uint16_t *>data, n)
+    return _count_words(<const uint32_t *>data, n)
 
 
 cdef Py_ssize_t _squeezed_len(str text):
@@ -60,16 +108,20 @@ cdef inline size_t _space_at(const lxb_char_t *d, size_t i, size_t n) noexcept:
 
 
 cdef int _squeeze(const lxb_char_t *d, size_t n, Buf *out, int *edges) except -1:
-    """``" ".join(raw.split())`` of the text in ``d``, as UTF-8 into ``out``.
+    """``" ".join(raw.split())`` of the text in ``d``, as UTF-8 appended to ``out``.
 
     ``edges`` gets bit 1 when the text starts with whitespace, bit 2 when it ends with it, and
     bit 4 when it holds a character ``escape_inline`` may escape (all of them are ASCII).
-    ``out.length`` stays 0 when the text is whitespace only (``raw.isspace()``).
+    ``out.length`` is left unchanged when the text is whitespace only (``raw.isspace()``).
+    The squeezed text is never longer than ``d``: room for that is made once.
     """
     cdef size_t i = 0, w, run
+    cdef size_t base = out.length
     cdef bint pending = False
+    cdef char *o
     edges[0] = 0
-    out.length = 0
+    _buf_reserve(out, n)
+    o = out.data
     while i < n:
         w = _space_at(d, i, n)
         if w:
@@ -77,7 +129,7 @@ cdef int _squeeze(const lxb_char_t *d, size_t n, Buf *out, int *edges) except -1
                 edges[0] |= 1
             if i + w == n:
                 edges[0] |= 2
-            pending = out.length > 0
+            pending = out.length > base
             i += w
             continue
         if d[i] < 128 and _ESCAPABLE[d[i]]:
@@ -88,9 +140,11 @@ cdef int _squeeze(const lxb_char_t *d, size_t n, Buf *out, int *edges) except -1
                 edges[0] |= 4
             run += 1
         if pending:
-            _buf_add(out, b" ", 1)
+            o[out.length] = 32
+            out.length += 1
             pending = False
-        _buf_add(out, d + i, run - i)
+        memcpy(o + out.length, d + i, run - i)
+        out.length += run - i
         i = run
     return 0
 
@@ -108,20 +162,98 @@ cdef inline bint _html_space_only(const lxb_char_t *data, size_t n) noexcept:
     return True
 
 
-cdef inline bint _needs_escape(str text):
-    """False when ``escape_inline`` would return ``text`` unchanged (no candidate character)."""
-    cdef Py_UCS4 ch
-    for ch in text:
-        if ch < 128 and _ESCAPABLE[ch]:
-            return True
-    return False
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _space_flags(str text) noexcept:
+    """Bit 1: ``"  " in text``; bit 2: ``"\\n" in text``; bit 4: ``"\\n\\n" in text``."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    if kind == 1:
+        return _space_flags_of(<const uint8_t *>data, n)
+    if kind == 2:
+        return _space_flags_of(<const uint16_t *>data, n)
+    return _space_flags_of(<const uint32_t *>data, n)
 
 
-cdef inline str _squeeze_spaces(str text):
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef int _space_flags_of(const ucs_t *data, Py_ssize_t n) noexcept:
+    # Branch-free OR-reductions over adjacent pairs, which the compiler vectorizes.
+    cdef Py_ssize_t i
+    cdef unsigned char doubled = 0, newline = 0, newlines = 0
+    if n == 0:
+        return 0
+    for i in range(n - 1):
+        doubled |= (data[i] == 32) & (data[i + 1] == 32)
+        newlines |= (data[i] == 10) & (data[i + 1] == 10)
+        newline |= data[i] == 10
+    newline |= data[n - 1] == 10
+    return doubled | (newline << 1) | (newlines << 2)
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef str _strip(str text):
+    """``text.strip()``: whitespace (``str.isspace``) cut from both ends."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef Py_ssize_t i = 0, j = n
+    while i < n and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+        i += 1
+    while j > i and Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, j - 1)):
+        j -= 1
+    if i == 0 and j == n:
+        return text
+    return text[i:j]
+
+
+cdef bint _all_space(list pieces) except -1:
+    """True when ``"".join(pieces).strip()`` is empty (every piece whitespace only)."""
+    cdef str piece
+    cdef int kind
+    cdef void *data
+    cdef Py_ssize_t i
+    for piece in pieces:
+        kind = PyUnicode_KIND(piece)
+        data = PyUnicode_DATA(piece)
+        for i in range(PyUnicode_GET_LENGTH(piece)):
+            if not Py_UNICODE_ISSPACE(PyUnicode_READ(kind, data, i)):
+                return False
+    return True
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef str _squeeze_spaces(str text):
     """``_SPACES.sub(" ", text)``: every run of spaces made one."""
-    while "  " in text:
-        text = text.replace("  ", " ")
-    return text
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef Py_ssize_t i, k = 0, dropped = 0
+    cdef Py_UCS4 c, prev = 0
+    cdef void *out_data
+    cdef int out_kind
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if c == 32 and prev == 32:
+            dropped += 1
+        prev = c
+    if not dropped:
+        return text
+    # The same characters stay (one space of every run), so the same widest one.
+    out = PyUnicode_New(n - dropped, PyUnicode_MAX_CHAR_VALUE(text))
+    out_kind = PyUnicode_KIND(out)
+    out_data = PyUnicode_DATA(out)
+    prev = 0
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if not (c == 32 and prev == 32):
+            PyUnicode_WRITE(out_kind, out_data, k, c)
+            k += 1
+        prev = c
+    return out
 
 
 cdef tuple _CREDIT_STARTS = ("foto", "photo", "bild", "image", "quelle", "source", "credit", "copyright")
@@ -195,22 +327,112 @@ cdef bint _maybe_line_starts(str text):
 @cython.wraparound(False)
 cdef str _destination_of(str url):
     """``link_destination(url)``, skipped when no character of ``url`` needs it."""
-    cdef Py_UCS4 c
-    for c in url:
-        if Py_UNICODE_ISSPACE(c) or c == u'(' or c == u')' or c == u'<' or c == u'>' or c == u'\\':
-            return link_destination(url)
-    return url
+    cdef int kind = PyUnicode_KIND(url)
+    cdef void *data = PyUnicode_DATA(url)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(url)
+    cdef bint unsafe
+    if kind == 1:
+        unsafe = _unsafe_in_destination(<const uint8_t *>data, n)
+    elif kind == 2:
+        unsafe = _unsafe_in_destination(<const uint16_t *>data, n)
+    else:
+        unsafe = _unsafe_in_destination(<const uint32_t *>data, n)
+    return link_destination(url) if unsafe else url
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _unsafe_in_destination(const ucs_t *data, Py_ssize_t n) noexcept:
+    """A character ``link_destination`` rewrites: whitespace, parentheses, angle brackets, ``\\``."""
+    cdef Py_ssize_t i
+    cdef uint32_t c
+    for i in range(n):
+        c = data[i]
+        if c < 128:
+            if _DEST_UNSAFE[c]:
+                return True
+        elif Py_UNICODE_ISSPACE(c):
+            return True
+    return False
+
+
+cdef inline bint _ascii_alnum(Py_UCS4 c) noexcept:
+    return (u'0' <= c <= u'9') or (u'a' <= c <= u'z') or (u'A' <= c <= u'Z')
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef bint _escapes_at(int kind, void *data, Py_ssize_t n, Py_ssize_t i) noexcept:
+    """Whether ``escape_inline``'s pattern matches at ``i``: every match is one character."""
+    cdef Py_UCS4 c = PyUnicode_READ(kind, data, i)
+    cdef Py_ssize_t j
+    if c >= 128 or not _ESCAPABLE[c]:
+        return False
+    if c == u'_':
+        # (?<![A-Za-z0-9])_|_(?![A-Za-z0-9])
+        return (
+            i == 0 or not _ascii_alnum(PyUnicode_READ(kind, data, i - 1))
+            or i + 1 == n or not _ascii_alnum(PyUnicode_READ(kind, data, i + 1))
+        )
+    if c == u'&':
+        # &(?=#?[A-Za-z0-9]+;)
+        j = i + 1
+        if j < n and PyUnicode_READ(kind, data, j) == u'#':
+            j += 1
+        if j >= n or not _ascii_alnum(PyUnicode_READ(kind, data, j)):
+            return False
+        while j < n and _ascii_alnum(PyUnicode_READ(kind, data, j)):
+            j += 1
+        return j < n and PyUnicode_READ(kind, data, j) == u';'
+    return True
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+cdef str _escape_inline(str text):
+    """:func:`ccrawl.extract.escape.escape_inline`: a backslash before each character it escapes."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    cdef Py_ssize_t i, k, extra = 0
+    cdef void *out_data
+    cdef int out_kind
+    for i in range(n):
+        if _escapes_at(kind, data, n, i):
+            extra += 1
+    if not extra:
+        return text
+    out = PyUnicode_New(n + extra, PyUnicode_MAX_CHAR_VALUE(text))
+    out_kind = PyUnicode_KIND(out)
+    out_data = PyUnicode_DATA(out)
+    k = 0
+    for i in range(n):
+        if _escapes_at(kind, data, n, i):
+            PyUnicode_WRITE(out_kind, out_data, k, u'\\')
+            k += 1
+        PyUnicode_WRITE(out_kind, out_data, k, PyUnicode_READ(kind, data, i))
+        k += 1
+    return out
+
+
+def escape_inline(str text not None):
+    """The compiled :func:`ccrawl.extract.escape.escape_inline` (same output, the twin)."""
+    return _escape_inline(text)
 
 
 cdef inline str _escape(str text):
-    return escape_inline(text) if _needs_escape(text) else text
+    return _escape_inline(text)
 
 
 cdef str _indent(str text, Py_ssize_t width):
     """:func:`ccrawl.extract.blocks.indent`: every non-empty line indented by ``width`` spaces."""
     cdef str pad = " " * width
-    if not text.startswith("\n") and not text.endswith("\n") and "\n\n" not in text:
-        return pad + text.replace("\n", "\n" + pad) if text else ""
+    cdef Py_ssize_t n = PyUnicode_GET_LENGTH(text)
+    if not n:
+        return ""
+    if not _ends_with_char(text, u"\n") and PyUnicode_READ(PyUnicode_KIND(text), PyUnicode_DATA(text), 0) != u"\n":
+        if not _space_flags(text) & 4:
+            return pad + text.replace("\n", "\n" + pad)
     return "\n".join([(pad + line) if line else "" for line in text.split("\n")])
 
 

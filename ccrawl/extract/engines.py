@@ -29,7 +29,7 @@ from ccrawl.extract.lang import detect_language
 from ccrawl.extract.mainsel import select_main
 from ccrawl.extract.model import DEFAULT_BUDGET, Budget, Extraction
 from ccrawl.extract.readability import select_readable
-from ccrawl.extract.render import Renderer
+from ccrawl.extract.render import Renderer, strip_tags, word_count
 from ccrawl.extract.tree import head_and_hrefs, text_length
 from ccrawl.extract.urls import Resolver, outlinks
 
@@ -136,7 +136,7 @@ def _head_and_hrefs(tree: Any) -> tuple[dict[str, str], list[str]]:
 
 
 def _finish(out: Extraction, started: float) -> Extraction:
-    out.word_count = len(out.text.split())
+    out.word_count = word_count(out.text)
     out.language, out.language_confidence = detect_language(out.text)
     out.simhash = _simhash(out.markdown)
     out.elapsed_ms = round((time.perf_counter() - started) * 1000, 3)
@@ -205,7 +205,7 @@ class HtmlExtractor:
             out.truncated = True
             out.notes.append(f"nesting: {removed} block tags deeper than {budget.max_block_nesting} removed")
         tree = LexborHTMLParser(source if removed or utf8 is None else utf8)
-        tree.strip_tags(_STRIP)
+        strip_tags(tree, _STRIP)
         meta, hrefs = _head_and_hrefs(tree)
         out.title = meta.get("title") or meta.get("og:title") or _first_text(tree, "h1")
         out.description = meta.get("description") or meta.get("og:description", "")

@@ -671,11 +671,25 @@ class Renderer:
         ctx.blocks.append(("\n".join(lines), "\n".join(tx_rows), "table"))
 
 
+def word_count_py(text: str) -> int:
+    """The number of words in ``text``: ``len(text.split())``, whitespace as ``str.isspace`` has it."""
+    return len(text.split())
+
+
+def strip_tags_py(tree: Any, tags: list[str]) -> None:
+    """Remove the elements named ``tags``, with all they hold, from a parsed document."""
+    tree.strip_tags(tags)
+
+
 #: The pure-Python walk, kept importable under its own name for the parity tests.
 PyRenderer = Renderer
+word_count = word_count_py
+strip_tags = strip_tags_py
 _native = accel.native("h2mwalk")
 # The compiled walk over lexbor's structs (csrc/h2mwalk.pyx): same output, same notes. It
 # imports this module, so when it is imported first this runs while it is still loading,
 # before its layout check has passed: then the twin stays (LOADED is not yet set).
 if _native is not None and getattr(_native, "LOADED", False):
     Renderer = _native.Renderer  # type: ignore[misc]
+    word_count = _native.word_count
+    strip_tags = _native.strip_tags
