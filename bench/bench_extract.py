@@ -137,14 +137,15 @@ def main() -> int:
     ap.add_argument("--every", type=int, default=1, help="every N-th page in URL order (deterministic)")
     ap.add_argument("--max-seconds", type=float, default=600, help="stop after this long (all engines alike)")
     ap.add_argument("--json", type=Path, help="also write the results here")
-    ap.add_argument("--stages", action="store_true", help="only break h2m's CPU time down by stage")
+    ap.add_argument("--stages", nargs="?", const="h2m", choices=["h2m", "raw"],
+                    help="only break one engine's CPU time down by stage (default h2m)")
     ap.add_argument("--before", type=Path, help="also run h2m and raw from the package copy DIR/ccrawl")
     args = ap.parse_args()
     if not (args.corpus / "evaldata.json").is_file():
         print(f"html-eval corpus not found at {args.corpus}: pass --corpus", file=sys.stderr)
         return 1
     if args.stages:
-        return _stages(args.corpus, sample(load_pages(args.corpus), args.every))
+        return _stages(args.corpus, sample(load_pages(args.corpus), args.every), args.stages)
 
     engines: dict[str, TextFn] = {}
     for name in args.engines.split(","):
@@ -224,8 +225,8 @@ def main() -> int:
     return 0
 
 
-def _stages(corpus: Path, pages: list) -> int:  # type: ignore[type-arg]
-    """h2m's pipeline run stage by stage (CPU time), to show where a page's time goes."""
+def _stages(corpus: Path, pages: list, engine: str = "h2m") -> int:  # type: ignore[type-arg]
+    """One engine's pipeline (h2m or raw) run stage by stage (CPU time), to show where a page's time goes."""
     from selectolax.lexbor import LexborHTMLParser
 
     from ccrawl.extract.decode import decode_body
@@ -234,7 +235,7 @@ def _stages(corpus: Path, pages: list) -> int:  # type: ignore[type-arg]
     from ccrawl.extract.lang import detect_language
     from ccrawl.extract.mainsel import select_main
     from ccrawl.extract.model import DEFAULT_BUDGET
-    from ccrawl.extract.render import Renderer
+    from ccrawl.extract.render import Renderer, strip_tags, word_count
     from ccrawl.extract.urls import Resolver, outlinks
 
     try:
@@ -260,18 +261,23 @@ def _stages(corpus: Path, pages: list) -> int:  # type: ignore[type-arg]
         # As the engine does: the bytes themselves when they are the text's UTF-8.
         utf8 = decoded.charset == "utf-8" and decoded.source != "bom" and not decoded.note and not removed
         tree = LexborHTMLParser(body if utf8 else source)
-        tree.strip_tags(_STRIP)
-        t = lap("parse (lexbor)", t)
+        strip_tags(tree, _STRIP)
+        t = lap("parse + strip scripts", t)
         _, hrefs = _head_and_hrefs(tree)
         resolver = Resolver(page.url)
         outlinks(hrefs, resolver, 10_000)
         t = lap("metadata + outlinks", t)
         if tree.body is None:
             continue
-        main = select_main(tree.body)
-        t = lap("container selection", t)
-        md, text = Renderer(resolver, DEFAULT_BUDGET, prune=True, root_chars=main.root_chars).render(main.root)
+        if engine == "raw":
+            md, text = Renderer(resolver, DEFAULT_BUDGET, prune=False).render(tree.body)
+        else:
+            main = select_main(tree.body)
+            t = lap("container selection", t)
+            md, text = Renderer(resolver, DEFAULT_BUDGET, prune=True, root_chars=main.root_chars).render(main.root)
         t = lap("render walk", t)
+        word_count(text)
+        t = lap("word count", t)
         detect_language(text)
         t = lap("language", t)
         if simhash_or_none is not None:
