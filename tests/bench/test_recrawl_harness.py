@@ -38,4 +38,5 @@ def test_harness_scaling_curves_use_their_own_longer_list(tmp_path: Path) -> Non
     ratio = results["ratios"]["engine second-process gain / peer second-process gain"]
     assert ratio == pytest.approx(gain_engine / gain_peer)
     assert len((out / "scale" / "urls.txt").read_text().split()) == 40
-    assert (out / "recrawl.png").stat().st_size > 0 or "matplotlib not installed" in proc.stderr
+    # the plot needs the bench extra (matplotlib); without it the harness says so instead
+    assert (out / "recrawl.png").is_file() or "matplotlib not installed" in proc.stderr
