@@ -235,8 +235,8 @@ def _stages(corpus: Path, pages: list, engine: str = "h2m") -> int:  # type: ign
     from ccrawl.extract.lang import detect_language
     from ccrawl.extract.mainsel import select_main
     from ccrawl.extract.model import DEFAULT_BUDGET
-    from ccrawl.extract.render import Renderer, strip_tags, word_count
-    from ccrawl.extract.urls import Resolver, outlinks
+    from ccrawl.extract.render import Renderer, outlinks, strip_tags, word_count
+    from ccrawl.extract.urls import Resolver
 
     try:
         from ccrawl.extract.simhash import simhash_or_none

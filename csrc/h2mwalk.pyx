@@ -19,7 +19,9 @@ Three small kernels the engines call around the walk live here too, each with a 
 ``ccrawl.extract``: ``word_count`` (``len(text.split())`` without the list), ``escape_inline``
 (the escaping of :mod:`ccrawl.extract.escape`, which the walk itself uses) and ``strip_tags``
 (selectolax's ``strip_tags`` for a whole document in one walk instead of one per tag);
-``tests/extract/test_raw_path_parity.py`` holds each against its twin.
+``tests/extract/test_raw_path_parity.py`` holds each against its twin. ``outlinks`` (twin
+``ccrawl.extract.urls.outlinks``) decides the resolver's common cases in C
+(``tests/extract/test_outlinks_parity.py``).
 
 At import the module checks its reading of lexbor's structs against selectolax's Python API
 on a probe document (:func:`layout_problem`) and raises ImportError when anything differs,
@@ -410,6 +412,7 @@ include "h2mwalk_text.pxi"
 include "h2mwalk_cues.pxi"
 include "h2mwalk_render.pxi"
 include "h2mwalk_strip.pxi"
+include "h2mwalk_links.pxi"
 include "h2mwalk_probe.pxi"
 
 

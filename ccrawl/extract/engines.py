@@ -29,9 +29,9 @@ from ccrawl.extract.lang import detect_language
 from ccrawl.extract.mainsel import select_main
 from ccrawl.extract.model import DEFAULT_BUDGET, Budget, Extraction
 from ccrawl.extract.readability import select_readable
-from ccrawl.extract.render import Renderer, strip_tags, word_count
+from ccrawl.extract.render import Renderer, outlinks, strip_tags, word_count
 from ccrawl.extract.tree import head_and_hrefs, text_length
-from ccrawl.extract.urls import Resolver, outlinks
+from ccrawl.extract.urls import Resolver
 
 #: Bumped whenever the in-house engines render some page differently. 2: text ending in a
 #: backslash and "!" right before a link no longer turns the link into an image.

@@ -52,6 +52,7 @@ from ccrawl.extract.escape import (
 )
 from ccrawl.extract.model import Budget
 from ccrawl.extract.urls import Resolver
+from ccrawl.extract.urls import outlinks as urls_outlinks
 
 Node = Any  # selectolax.lexbor.LexborNode: typed loosely, the extension ships no stubs
 
@@ -685,6 +686,7 @@ def strip_tags_py(tree: Any, tags: list[str]) -> None:
 PyRenderer = Renderer
 word_count = word_count_py
 strip_tags = strip_tags_py
+outlinks = urls_outlinks
 _native = accel.native("h2mwalk")
 # The compiled walk over lexbor's structs (csrc/h2mwalk.pyx): same output, same notes. It
 # imports this module, so when it is imported first this runs while it is still loading,
@@ -693,3 +695,4 @@ if _native is not None and getattr(_native, "LOADED", False):
     Renderer = _native.Renderer  # type: ignore[misc]
     word_count = _native.word_count
     strip_tags = _native.strip_tags
+    outlinks = _native.outlinks
