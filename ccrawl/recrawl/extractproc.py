@@ -39,9 +39,14 @@ class _LibraryEngine:
 
     def render(self, body: bytes, url: str, content_type: str) -> dict[str, Any]:
         out = self._engine.extract(body, url, content_type=content_type or None)
-        rec = out.as_record()
-        return {k: rec[k] for k in ("markdown", "text", "title", "word_count", "language",
-                                    "language_confidence", "simhash", "extractor")}
+        # Markdown and text leave as UTF-8, with their lengths: encoded once here, they cross
+        # the ring as bytes (a copy, where a str is encoded by pickle and decoded again) and go
+        # into the writer's string columns as they are.
+        markdown, text = out.markdown.encode("utf-8"), out.text.encode("utf-8")
+        return {"markdown": markdown, "markdown_length": len(markdown), "text": text, "text_length": len(text),
+                "title": out.title, "word_count": out.word_count, "language": out.language,
+                "language_confidence": out.language_confidence, "simhash": out.simhash,
+                "extractor": out.extractor}
 
 
 class _TitleTextEngine:

@@ -175,8 +175,10 @@ def _one_bytes_array(kind: pa.DataType, values: list[bytes]) -> pa.Array:
     return pa.Array.from_buffers(kind, len(values), [None, pa.py_buffer(offsets), pa.py_buffer(b"".join(values))])
 
 
-def _string_array(values: list[str]) -> pa.Array | pa.ChunkedArray:
-    return _bytes_array(pa.string(), [v.encode("utf-8") for v in values])
+def _string_array(values: list[str | bytes]) -> pa.Array | pa.ChunkedArray:
+    # bytes are taken as the value's UTF-8 already: the extract processes hand Markdown and text
+    # on encoded, so a writer neither decodes them from the ring nor encodes them again here.
+    return _bytes_array(pa.string(), [v if isinstance(v, bytes) else v.encode("utf-8") for v in values])
 
 
 def _binary_array(values: list[bytes]) -> pa.Array | pa.ChunkedArray:
@@ -214,6 +216,8 @@ class CaptureColumns:
     :meth:`append` applies :func:`capture_row`'s rules (unknown keys ignored, ``None`` is the
     empty value, an unsigned simhash stored signed, Markdown and text lengths filled in) straight
     into one list per column, without building a row dict per row and taking it apart again.
+    A string column's value may also come as its UTF-8 ``bytes`` (the extract processes send
+    Markdown and text that way, with their lengths); the payload then counts its bytes.
     """
 
     def __init__(self) -> None:
@@ -233,9 +237,9 @@ class CaptureColumns:
         simhash[-1] = _signed64(int(simhash[-1]))
         markdown, text = columns["markdown"][-1], columns["text"][-1]
         if markdown and not columns["markdown_length"][-1]:
-            columns["markdown_length"][-1] = len(markdown.encode("utf-8"))
+            columns["markdown_length"][-1] = _utf8_length(markdown)
         if text and not columns["text_length"][-1]:
-            columns["text_length"][-1] = len(text.encode("utf-8"))
+            columns["text_length"][-1] = _utf8_length(text)
         self.rows += 1
         return (len(body) + len(markdown) + len(text) + len(columns["resp_headers"][-1])
                 + len(columns["req_headers"][-1]) + len(columns["meta_json"][-1]) + len(columns["url"][-1]))
@@ -250,6 +254,10 @@ class CaptureColumns:
             column.clear()
         self.rows = 0
         return table
+
+
+def _utf8_length(value: str | bytes) -> int:
+    return len(value) if isinstance(value, bytes) else len(value.encode("utf-8"))
 
 
 def payload_bytes(row: Mapping[str, Any]) -> int:

@@ -98,6 +98,26 @@ def test_capture_columns_apply_capture_row_rules_and_count_the_payload() -> None
     assert len(columns) == 0 and columns.take_table().num_rows == 0, "taking the table empties the buffer"
 
 
+def test_markdown_and_text_given_as_utf8_bytes_make_the_same_table() -> None:
+    """The extract processes send Markdown and text encoded (with or without their lengths)."""
+    rows = _varied_rows()
+    as_str, as_bytes = CaptureColumns(), CaptureColumns()
+    for row in rows:
+        fields = {k: v for k, v in row.items() if k not in ("body", "markdown_length", "text_length")}
+        as_str.append(fields, row["body"])
+        encoded = {**fields, "markdown": row["markdown"].encode("utf-8"), "text": row["text"].encode("utf-8")}
+        if row["markdown"]:
+            encoded["markdown_length"] = len(encoded["markdown"])  # sent by the extract process
+        size = as_bytes.append(encoded, row["body"])
+        # the payload counts the encoded bytes of Markdown and text
+        assert size == payload_bytes(row) - len(row["markdown"]) - len(row["text"]) + len(
+            encoded["markdown"]) + len(encoded["text"])
+    table = as_bytes.take_table()
+    table.validate(full=True)
+    assert table.equals(as_str.take_table())
+    assert table.equals(rows_to_table(rows))
+
+
 def test_binary_columns_past_the_offset_limit_become_chunked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(schema, "_OFFSET_LIMIT", 10)
     values = [b"abc", b"defgh", b"ij", b"klmnop", b"", b"q"]
