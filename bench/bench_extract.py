@@ -235,7 +235,7 @@ def _stages(corpus: Path, pages: list, engine: str = "h2m") -> int:  # type: ign
     from ccrawl.extract.lang import detect_language
     from ccrawl.extract.mainsel import select_main
     from ccrawl.extract.model import DEFAULT_BUDGET
-    from ccrawl.extract.render import Renderer, outlinks, strip_tags, word_count
+    from ccrawl.extract.render import Renderer, count_lt, outlinks, strip_tags, word_count
     from ccrawl.extract.urls import Resolver
 
     try:
@@ -256,10 +256,13 @@ def _stages(corpus: Path, pages: list, engine: str = "h2m") -> int:  # type: ign
         decoded = decode_body(body)
         source = decoded.text
         t = lap("decode", t)
-        source, removed = flatten_deep_nesting(source, DEFAULT_BUDGET.max_block_nesting)
+        # As the engine does: the bytes themselves when they are the text's UTF-8 (their "<"
+        # counted natively for the guard, and handed to the parser).
+        same = decoded.charset == "utf-8" and decoded.source != "bom" and not decoded.note
+        tags = count_lt(body) if same else None
+        source, removed = flatten_deep_nesting(source, DEFAULT_BUDGET.max_block_nesting, tags=tags)
         t = lap("nesting guard", t)
-        # As the engine does: the bytes themselves when they are the text's UTF-8.
-        utf8 = decoded.charset == "utf-8" and decoded.source != "bom" and not decoded.note and not removed
+        utf8 = same and not removed
         tree = LexborHTMLParser(body if utf8 else source)
         strip_tags(tree, _STRIP)
         t = lap("parse + strip scripts", t)

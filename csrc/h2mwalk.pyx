@@ -29,6 +29,7 @@ so ``accel`` falls back to the twin.
 """
 
 cimport cython
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport (
     Py_UNICODE_ISSPACE,
     PyUnicode_DATA,

@@ -29,7 +29,7 @@ from ccrawl.extract.lang import detect_language
 from ccrawl.extract.mainsel import select_main
 from ccrawl.extract.model import DEFAULT_BUDGET, Budget, Extraction
 from ccrawl.extract.readability import select_readable
-from ccrawl.extract.render import Renderer, outlinks, strip_tags, word_count
+from ccrawl.extract.render import Renderer, count_lt, outlinks, strip_tags, word_count
 from ccrawl.extract.tree import head_and_hrefs, text_length
 from ccrawl.extract.urls import Resolver
 
@@ -200,7 +200,8 @@ class HtmlExtractor:
         started = time.perf_counter()
         out = Extraction(extractor=self.label)
         source, utf8 = _decode_keep_utf8(html, content_type, budget, out)
-        source, removed = flatten_deep_nesting(source, budget.max_block_nesting)
+        tags = count_lt(utf8) if utf8 is not None else None
+        source, removed = flatten_deep_nesting(source, budget.max_block_nesting, tags=tags)
         if removed:
             out.truncated = True
             out.notes.append(f"nesting: {removed} block tags deeper than {budget.max_block_nesting} removed")

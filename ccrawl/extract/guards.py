@@ -24,9 +24,13 @@ _BLOCK_TAG = re.compile(
 )
 
 
-def flatten_deep_nesting(html: str, limit: int) -> tuple[str, int]:
-    """``html`` with tags nested deeper than ``limit`` removed, and how many were removed."""
-    if html.count("<") < 2 * limit:
+def flatten_deep_nesting(html: str, limit: int, *, tags: int | None = None) -> tuple[str, int]:
+    """``html`` with tags nested deeper than ``limit`` removed, and how many were removed.
+
+    ``tags`` is ``html.count("<")`` when the caller has it already (the engines count the "<"
+    bytes of the UTF-8 input natively, the same number for text that decoded cleanly).
+    """
+    if (html.count("<") if tags is None else tags) < 2 * limit:
         return html, 0
     depth = 0
     pieces: list[str] = []

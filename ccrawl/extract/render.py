@@ -677,6 +677,11 @@ def word_count_py(text: str) -> int:
     return len(text.split())
 
 
+def count_lt_py(data: bytes) -> int:
+    """How many ``<`` bytes ``data`` holds."""
+    return data.count(b"<")
+
+
 def strip_tags_py(tree: Any, tags: list[str]) -> None:
     """Remove the elements named ``tags``, with all they hold, from a parsed document."""
     tree.strip_tags(tags)
@@ -686,6 +691,7 @@ def strip_tags_py(tree: Any, tags: list[str]) -> None:
 PyRenderer = Renderer
 word_count = word_count_py
 strip_tags = strip_tags_py
+count_lt = count_lt_py
 outlinks = urls_outlinks
 _native = accel.native("h2mwalk")
 # The compiled walk over lexbor's structs (csrc/h2mwalk.pyx): same output, same notes. It
@@ -695,4 +701,5 @@ if _native is not None and getattr(_native, "LOADED", False):
     Renderer = _native.Renderer  # type: ignore[misc]
     word_count = _native.word_count
     strip_tags = _native.strip_tags
+    count_lt = _native.count_lt
     outlinks = _native.outlinks

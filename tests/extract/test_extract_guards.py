@@ -8,10 +8,14 @@ import sys
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from ccrawl.extract import render
 from ccrawl.extract.engines import get_extractor
 from ccrawl.extract.guards import flatten_deep_nesting
 from ccrawl.extract.model import Budget
+from tests.conftest import native_or_skip
 
 
 @pytest.mark.parametrize("engine", ["h2m", "readability", "raw"])
@@ -88,3 +92,27 @@ def test_peak_memory_stays_bounded_on_a_50_mb_page() -> None:
     assert result["notes"][0].startswith("size: input cut")
     # Input (50 MB) + a 10 MB DOM and its output: well under a gigabyte, whatever the input size.
     assert result["rss_mb"] < 1000, result
+
+
+@pytest.mark.parametrize("engine", ["h2m", "raw"])
+def test_deep_nesting_in_utf8_bytes_is_found_by_the_byte_count(engine: str) -> None:
+    # bytes that decode cleanly as UTF-8 take the counted-bytes path into the guard
+    html = ("<html><body>" + "<div>" * 30_000 + "tief \u00fcber" + "</div>" * 30_000 + "</body></html>").encode()
+    x = get_extractor(engine).extract(html, content_type="text/html; charset=utf-8")
+    assert "tief \u00fcber" in x.text
+    assert x.truncated and any(n.startswith("nesting:") for n in x.notes)
+
+
+def test_a_given_tag_count_decides_like_the_counted_one() -> None:
+    deep = "<div>" * 50 + "x" + "</div>" * 50
+    assert flatten_deep_nesting(deep, 10, tags=deep.count("<")) == flatten_deep_nesting(deep, 10)
+    assert flatten_deep_nesting(deep, 10)[1] > 0
+    assert flatten_deep_nesting(deep, 10, tags=0) == (deep, 0)  # the count is what gates the scan
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=3000))
+def test_native_lt_count_is_bytes_count(data: bytes) -> None:
+    native = native_or_skip("h2mwalk")
+    assert native.count_lt(data) == data.count(b"<") == render.count_lt_py(data)
+    assert render.count_lt(data) == data.count(b"<")
