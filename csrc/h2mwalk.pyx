@@ -287,17 +287,10 @@ cdef int _buf_reserve(Buf *buf, size_t n) except -1:
 
 
 cdef int _buf_add(Buf *buf, const void *data, size_t n) except -1:
-    cdef size_t need = buf.length + n
-    cdef char *grown
-    if need > buf.capacity:
-        grown = <char *>realloc(buf.data, need * 2 + 64)
-        if grown == NULL:
-            raise MemoryError()
-        buf.data = grown
-        buf.capacity = need * 2 + 64
+    _buf_reserve(buf, n)
     if n:
         memcpy(buf.data + buf.length, data, n)
-    buf.length = need
+    buf.length += n
     return 0
 
 
