@@ -22,14 +22,6 @@ METRICS = ("f1", "recall", "precision")
 
 
 @pytest.fixture(scope="module")
-def html_eval(corpus_dir: Path) -> Path:
-    path = corpus_dir / "html-eval"
-    if not (path / "evaldata.json").is_file():
-        pytest.skip(f"html-eval corpus not found under {corpus_dir}")
-    return path
-
-
-@pytest.fixture(scope="module")
 def measured(html_eval: Path) -> Score:
     extractor = get_extractor(BASELINE["engine"])
     total = Score()

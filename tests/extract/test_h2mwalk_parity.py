@@ -66,10 +66,7 @@ def test_the_engines_use_the_native_walk_and_it_reads_the_probe(native: Any) -> 
 
 
 @pytest.mark.parametrize("engine", ["h2m", "readability", "raw"])
-def test_every_corpus_page_renders_identically(native: Any, corpus_dir: Path, engine: str) -> None:
-    html_eval = corpus_dir / "html-eval"
-    if not (html_eval / "evaldata.json").is_file():
-        pytest.skip(f"html-eval corpus not found under {corpus_dir}")
+def test_every_corpus_page_renders_identically(native: Any, html_eval: Path, engine: str) -> None:
     pages = load_pages(html_eval)
     differ = []
     for page in pages:

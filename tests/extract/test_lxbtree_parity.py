@@ -113,10 +113,7 @@ def test_known_page_answers(native: Any) -> None:
         assert impl.link_text_length(parsed.body) == 5
 
 
-def test_corpus_pages_get_the_same_answers(native: Any, corpus_dir: Path) -> None:
-    html_eval = corpus_dir / "html-eval"
-    if not (html_eval / "evaldata.json").is_file():
-        pytest.skip(f"html-eval corpus not found under {corpus_dir}")
+def test_corpus_pages_get_the_same_answers(native: Any, html_eval: Path) -> None:
     pages = load_pages(html_eval)
     assert len(pages) >= 900
     for i, page in enumerate(pages):
@@ -215,10 +212,7 @@ def _extract(impl: Any, engine: str, html: bytes) -> dict[str, Any]:
     return out
 
 
-def test_engine_output_is_the_same_with_either_implementation(native: Any, corpus_dir: Path) -> None:
-    html_eval = corpus_dir / "html-eval"
-    if not (html_eval / "evaldata.json").is_file():
-        pytest.skip(f"html-eval corpus not found under {corpus_dir}")
+def test_engine_output_is_the_same_with_either_implementation(native: Any, html_eval: Path) -> None:
     pages = load_pages(html_eval)[::3]
     fell_back = 0
     for page in pages:

@@ -26,10 +26,7 @@ _SPACES = "".join(chr(cp) for cp in range(sys.maxunicode + 1) if chr(cp).isspace
 _STRIP = ["script", "style", "template", "svg"]
 
 
-def _corpus_pages(corpus_dir: Path) -> list[tuple[bytes, str]]:
-    html_eval = corpus_dir / "html-eval"
-    if not (html_eval / "evaldata.json").is_file():
-        pytest.skip(f"html-eval corpus not found under {corpus_dir}")
+def _corpus_pages(html_eval: Path) -> list[tuple[bytes, str]]:
     return [((html_eval / "pages" / p.file).read_bytes(), p.url) for p in load_pages(html_eval)]
 
 
@@ -59,9 +56,9 @@ def test_native_word_count_is_split_length(text: str) -> None:
     assert native.word_count(text) == len(text.split()) == render.word_count_py(text)
 
 
-def test_word_count_on_every_corpus_text(corpus_dir: Path) -> None:
+def test_word_count_on_every_corpus_text(html_eval: Path) -> None:
     native = native_or_skip("h2mwalk")
-    pages = _corpus_pages(corpus_dir)
+    pages = _corpus_pages(html_eval)
     raw = engines.get_extractor("raw")
     for html, url in pages:
         text = raw.extract(html, url).text
@@ -162,9 +159,9 @@ def test_native_strip_tags_leaves_fragments_to_selectolax() -> None:
         assert got.html == want.html
 
 
-def test_native_strip_tags_on_every_corpus_page(corpus_dir: Path) -> None:
+def test_native_strip_tags_on_every_corpus_page(html_eval: Path) -> None:
     native = native_or_skip("h2mwalk")
-    pages = _corpus_pages(corpus_dir)
+    pages = _corpus_pages(html_eval)
     differ = [
         url
         for html, url in pages
@@ -223,9 +220,9 @@ def test_native_simhash_matches_twin_on_casing_edge_cases(text: str) -> None:
         assert native.simhash64(t) == simhash.simhash64_py(t)
 
 
-def test_native_simhash_on_every_corpus_markdown(corpus_dir: Path) -> None:
+def test_native_simhash_on_every_corpus_markdown(html_eval: Path) -> None:
     native = native_or_skip("simhash")
-    pages = _corpus_pages(corpus_dir)[::7]
+    pages = _corpus_pages(html_eval)[::7]
     raw = engines.get_extractor("raw")
     for html, url in pages:
         markdown = raw.extract(html, url).markdown
