@@ -6,18 +6,23 @@
         rec.offset, rec.length          # the location triple, with the file name
         rec.warc_type, rec.url, rec.http_status, rec.http_headers, rec.payload
 
-fastwarc does the parsing; this module adds what a user of Common Crawl needs on top:
+Records are framed here, over :mod:`ccrawl.warc.source` (which inflates gzip members one by one),
+because what a user of Common Crawl needs is exactly what a general reader glosses over:
 
-* **locations**: ``offset`` is where the record starts in the file as stored (the gzip member
-  for ``.gz``), ``length`` runs to the start of the next record, so ``(filename, offset,
-  length)`` is the range ``fetch`` reads. A gzipped file that is one stream rather than one
-  member per record (non-chunked gzip) cannot be cut that way: such records get ``None``.
-* **whole records only**: a record whose block is shorter than its ``Content-Length``, or a
-  header fastwarc cannot parse, stops the read with :class:`~ccrawl.errors.InputError`
-  naming the file and the offset, after every whole record before it has been yielded.
-  ``skip_bad_records=True`` reports each bad record through ``on_skip`` and carries on
-  (a header that cannot be parsed ends the file, since nothing says where the next record
-  starts).
+* **locations**: ``offset`` is where the record starts in the file as stored (its gzip member
+  for ``.gz``) and ``length`` covers its member(s), so ``(filename, offset, length)`` is the range
+  ``fetch`` reads. Empty gzip members (``gzip.compress(b'')``) add nothing and belong to no record
+  (fastwarc stops at one). A gzipped file that is one stream
+  rather than one member per record (non-chunked gzip) cannot be cut that way: such records get
+  ``None``, said once on ``on_skip``.
+* **whole records only**: a record must be ``WARC/`` + header + ``Content-Length`` bytes +
+  CRLF CRLF. A block shorter than its Content-Length, a Content-Length that is not followed by the
+  end of the record (it lied, either way), a header that cannot be parsed, or a gzip member that
+  does not inflate is a bad record: by default :class:`~ccrawl.errors.InputError` naming the file
+  and the offset, after every whole record before it has been yielded.
+* ``skip_bad_records=True`` reports each bad record through ``on_skip`` (default: stderr) and
+  **resynchronises**: at the next gzip member for ``.gz``, at the next ``WARC/1.`` line for plain
+  WARC. At the end one line counts what was skipped, in records and in bytes of the file.
 * **ARC files** are named as such and refused with a one-line error: Common Crawl has written
   WARC since 2013 and this reader reads WARC only.
 """
@@ -31,9 +36,10 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from ccrawl.errors import InputError
+from ccrawl.warc.source import GzipSource, PlainSource, Seam, Source
 
 __all__ = ["Record", "decode_payload", "iter_records", "parse_http_block"]
 
@@ -192,40 +198,6 @@ def _digest_ok(declared: str | None, data: bytes) -> bool:
     return _sha1_b32(data) == value.upper()
 
 
-class _CountingReader:
-    """Replays the sniffed head, then reads the source; counts every byte handed to fastwarc.
-
-    fastwarc asks a Python stream for ``tell()`` once, so a pipe (which cannot tell) is wrapped.
-    """
-
-    def __init__(self, head: bytes, source: BinaryIO) -> None:
-        self._head = head
-        self._source = source
-        self.total = 0
-
-    def read(self, size: int = -1) -> bytes:
-        if self._head:
-            if size < 0 or size >= len(self._head):
-                chunk, self._head = self._head, b""
-            else:
-                chunk, self._head = self._head[:size], self._head[size:]
-        else:
-            chunk = self._source.read(size)
-        self.total += len(chunk)
-        return chunk
-
-    def tell(self) -> int:
-        return self.total
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        if (whence, offset) in ((0, self.total), (1, 0)):
-            return self.total
-        raise OSError("seek is not supported on this stream")
-
-    def close(self) -> None:
-        """The caller owns the source and closes it."""
-
-
 def _sniff(head: bytes, name: str) -> bool:
     """True when the data is gzipped; raises InputError for ARC files and things that are not WARC."""
     gz = head[:2] == _GZIP_MAGIC
@@ -244,36 +216,6 @@ def _sniff(head: bytes, name: str) -> bool:
     if stripped and not stripped.startswith(b"WARC/"):
         raise InputError(f"{name}: not a WARC file at offset 0 (it starts {stripped[:16]!r})")
     return gz
-
-
-def _record_end(path: Path, offset: int, gz: bool) -> int | None:
-    """Where the record at ``offset`` ends in the file, found by reading it again (None if unsure)."""
-    try:
-        with path.open("rb") as f:
-            f.seek(offset)
-            if gz:
-                d = zlib.decompressobj(31)
-                consumed = 0
-                while not d.eof:
-                    chunk = f.read(_HEAD)
-                    if not chunk:
-                        return None
-                    d.decompress(chunk)
-                    consumed += len(chunk)
-                return offset + consumed - len(d.unused_data)
-            data = f.read(_HEAD)
-            head_end = data.find(b"\r\n\r\n")
-            if head_end < 0:
-                return None
-            length = None
-            for line in data[:head_end].split(b"\r\n"):
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":", 1)[1].strip())
-            if length is None:
-                return None
-            return offset + head_end + 4 + length + 4
-    except (OSError, ValueError, zlib.error):
-        return None
 
 
 def iter_records(
@@ -313,6 +255,82 @@ def iter_records(
             stream.close()
 
 
+_MAX_HEADER = 1 << 20  # a WARC header longer than this is not one
+_BREAKS = b"\r\n"
+
+
+@dataclass(slots=True)
+class _Bad:
+    """A record that cannot be read: why, and whether reading may go on after it."""
+
+    why: str
+    resync: bool = True  # False: the record was framed fine (a digest), go on at its end
+
+
+@dataclass(slots=True)
+class _Frame:
+    headers: list[tuple[str, str]]
+    block: bytes
+    end: int
+
+
+def _parse_header(raw: bytes) -> list[tuple[str, str]]:
+    headers: list[tuple[str, str]] = []
+    for line in raw.decode("utf-8", errors="replace").split("\r\n")[1:]:
+        if line[:1] in (" ", "\t") and headers:
+            k, v = headers[-1]
+            headers[-1] = (k, v + " " + line.strip())
+        elif ":" in line:
+            k, v = line.split(":", 1)
+            headers.append((k.strip(), v.strip()))
+    return headers
+
+
+def _frame(src: Source, pos: int) -> _Frame | _Bad:
+    """The record at logical ``pos``: header, block and where it ends, or why it is not one."""
+    src.ensure(pos + 8)
+    if src.take(pos, pos + 5) != b"WARC/":
+        return _Bad(f"no WARC record starts here (found {src.take(pos, pos + 16)!r})")
+    head_end = src.find(b"\r\n\r\n", pos, pos + _MAX_HEADER)
+    if head_end < 0:
+        if src.end - pos >= _MAX_HEADER:
+            return _Bad("no end to the WARC header within 1 MiB")
+        return _Bad("the WARC header is cut short or has no Content-Length")
+    headers = _parse_header(src.take(pos, head_end))
+    declared = next((v for k, v in headers if k.lower() == "content-length"), "")
+    if not declared.isdigit():
+        return _Bad("the WARC header is cut short or has no Content-Length")
+    start = head_end + 4
+    block_end = start + int(declared)
+    if not src.ensure(block_end):
+        got = max(0, src.end - start)
+        seam = src.seam_in(pos + 1, src.end)
+        if seam is not None:
+            return _Bad(_seam_text(seam))
+        return _Bad(f"truncated: {got} of {declared} bytes")
+    src.ensure(block_end + 4)
+    end = block_end
+    src.ensure(block_end + 16)
+    while end < block_end + 16 and src.take(end, end + 1) in (b"\r", b"\n"):
+        end += 1
+    if src.take(block_end, end) != b"\r\n\r\n":
+        # Some writers end a record with less than CRLF CRLF; accept that only when the next
+        # record (or the end) follows, else the Content-Length does not say where the block ends.
+        src.ensure(end + 5)
+        after = src.take(end, end + 5)
+        if after and after != b"WARC/":
+            return _Bad(f"the Content-Length ({declared}) does not end the block: {after!r} follows it")
+    seam = src.seam_in(pos + 1, end)
+    if seam is not None and not (seam.pos == end and src.file_span(pos, end)[1] is not None):
+        return _Bad(_seam_text(seam))
+    return _Frame(headers, src.take(start, block_end), end)
+
+
+def _seam_text(seam: Seam) -> str:
+    seam.reported = True
+    return f"{seam.reason} (the member at offset {seam.offset}, {seam.size} bytes)"
+
+
 def _iter(
     stream: BinaryIO,
     label: str,
@@ -322,122 +340,108 @@ def _iter(
     verify: bool,
     parse_http: bool,
 ) -> Iterator[Record]:
-    from fastwarc.stream_io import GzipReader
-    from fastwarc.warc import ArchiveIterator
-
     head = stream.read(_HEAD)
     if not head:
         return
     gz = _sniff(head, label)
-    counting = _CountingReader(head, stream)
-    pending: Record | None = None
-    one_stream = False  # a gzip file that is one member for many records
+    src: Source = GzipSource(stream, head) if gz else PlainSource(stream, head)
     index = 0
+    skipped = skipped_bytes = 0
+    one_stream = False
+    pos = 0
 
-    def bad(offset: int | None, why: str) -> None:
-        where = f"offset {offset}" if offset is not None else "an unknown offset"
-        msg = f"{label}: bad WARC record at {where} (record {index + 1}): {why}"
+    def file_pos(logical: int | None) -> int | None:
+        if logical is None:
+            return src.raw_offset if isinstance(src, GzipSource) else src.end
+        return src.file_offset(logical)
+
+    def skip(bad_at: int, why: str, resume: int | None) -> None:
+        nonlocal skipped, skipped_bytes
+        where = file_pos(bad_at)
+        where_text = f"offset {where}" if where is not None else f"{bad_at} bytes into the inflated stream"
+        msg = f"{label}: bad WARC record at {where_text} (record {index + 1}): {why}"
         if not skip_bad:
             raise InputError(msg + "; the records before it were read, pass --skip-bad-records to go on past it")
-        report(f"parse: skipped {msg}")
+        stop = file_pos(resume)
+        skipped += 1
+        if where is not None and stop is not None:
+            skipped_bytes += stop - where
+        if resume is None:
+            report(f"parse: skipped the rest of {msg}")
+        else:
+            report(f"parse: skipped {msg}")
 
-    # fastwarc's own format detection wants a seekable stream (stdin is not): say it ourselves.
-    inner: Any = GzipReader(counting) if gz else counting
-    iterator = ArchiveIterator(inner, parse_http=False, stream_detect=False)
-    # A second handle on a file checks that each gzip offset really starts a member.
-    probe = path.open("rb") if (gz and path is not None) else None
-    probe_size = path.stat().st_size if probe is not None and path is not None else 0
-    try:
-        while True:
-            try:
-                rec = next(iterator)
-            except StopIteration:
-                break
-            except (OSError, ValueError) as exc:
-                after = pending.offset if pending is not None else None
-                if pending is not None:
-                    if path is not None and pending.offset is not None and not one_stream:
-                        end = _record_end(path, pending.offset, gz)
-                        pending.length = end - pending.offset if end is not None else None
-                    else:
-                        pending.length = None
-                    yield pending
-                    pending = None
-                where = f"after the record at offset {after}" if after is not None else "at offset 0"
-                msg = f"{label}: corrupt or truncated WARC {where} (record {index + 1}): {exc}"
-                if not skip_bad:
-                    raise InputError(msg + "; the records before it were read") from None
-                report(f"parse: skipped the rest of {msg}")
-                return
-            offset: int | None = rec.stream_pos
-            if gz and not one_stream and probe is not None and offset is not None:
-                probe.seek(offset)
-                if offset >= probe_size or probe.read(2) != _GZIP_MAGIC:
-                    one_stream = True
-                    report(
-                        f"parse: {label} is one gzip stream, not one member per record; "
-                        "offsets after the first record cannot locate records"
-                    )
-            if pending is not None:
-                if gz and offset is not None and offset == pending.offset:
-                    if not one_stream:
-                        report(
-                            f"parse: {label} is one gzip stream, not one member per record; "
-                            "offsets after the first record cannot locate records"
-                        )
-                    one_stream = True
-                if one_stream:
-                    pending.offset = pending.length = None
-                    offset = None
-                else:
-                    assert offset is not None and pending.offset is not None
-                    pending.length = offset - pending.offset
-                    if pending.length <= 0:
-                        pending.offset = pending.length = None
-                yield pending
-                pending = None
-            elif one_stream:
-                offset = None
-            headers = list(rec.headers.items())
-            declared_text = rec.headers.get("Content-Length")
-            block = rec.reader.read()
-            declared = int(declared_text) if declared_text and declared_text.strip().isdigit() else None
-            if declared is None:
-                bad(offset, "the WARC header is cut short or has no Content-Length")
+    while True:
+        while src.ensure(pos + 1) and src.take(pos, pos + 1) in (b"\r", b"\n"):
+            pos += 1
+        for seam in src.seams:  # a damaged member between records
+            if seam.pos <= pos and not seam.reported:
+                seam.reported = True
+                _report_seam(seam, label, index, skip_bad, report)
+                skipped += 1
+                skipped_bytes += seam.size
                 index += 1
-                continue
-            if len(block) < declared:
-                bad(offset, f"truncated: {len(block)} of {declared} bytes")
-                index += 1
-                continue
-            wtype = rec.headers.get("WARC-Type") or "unknown"
-            record = Record(label, offset, None, wtype, headers, block, payload=block, index=index)
-            if parse_http and wtype in ("response", "request", "revisit") and block:
-                parsed = parse_http_block(block)
-                if parsed is not None:  # else the block is kept whole as the payload
-                    record.http_status, record.http_headers, hlen = parsed
-                    record.payload = block[hlen:]
-            if verify and not _digest_ok(record.header("WARC-Block-Digest"), block):
-                bad(offset, "WARC-Block-Digest does not match the block")
-                index += 1
-                continue
-            # A revisit's payload digest names the payload of the capture it revisits.
-            if verify and wtype != "revisit" and record.http_headers is not None and not _digest_ok(
-                record.header("WARC-Payload-Digest"), record.payload
-            ):
-                bad(offset, "WARC-Payload-Digest does not match the payload")
-                index += 1
-                continue
-            pending = record
+        if not src.ensure(pos + 1):
+            break
+        frame = _frame(src, pos)
+        if isinstance(frame, _Bad):
+            resume = src.next_resume(pos)
+            skip(pos, frame.why, resume)
             index += 1
-        if pending is not None:
-            if one_stream or pending.offset is None:
-                pending.length = None
-            else:
-                pending.length = counting.total - pending.offset
-            if pending.length is not None and pending.length <= 0:
-                pending.offset = pending.length = None
-            yield pending
-    finally:
-        if probe is not None:
-            probe.close()
+            if resume is None:
+                break
+            src.release(resume)
+            pos = resume
+            continue
+        offset, length = src.file_span(pos, frame.end)
+        if gz and offset is None and not one_stream:
+            one_stream = True
+            report(
+                f"parse: {label} is one gzip stream, not one member per record; "
+                "offsets after the first record cannot locate records"
+            )
+        if offset is None:
+            length = None
+        record = _record(label, offset, length, frame, index, parse_http)
+        problem = _digest_problem(record) if verify else None
+        if problem is not None:
+            resume_at = frame.end
+            skip(pos, problem, resume_at)
+        else:
+            yield record
+        index += 1
+        pos = frame.end
+        src.release(pos)
+    if skipped:
+        report(f"parse: {label}: skipped {skipped} record{'s' * (skipped != 1)} ({skipped_bytes} bytes)")
+
+
+def _report_seam(seam: Seam, label: str, index: int, skip_bad: bool, report: Callable[[str], None]) -> None:
+    msg = f"{label}: bad WARC record at offset {seam.offset} (record {index + 1}): {seam.reason}"
+    if not skip_bad:
+        raise InputError(msg + "; the records before it were read, pass --skip-bad-records to go on past it")
+    report(f"parse: skipped {msg} ({seam.size} bytes)")
+
+
+def _record(label: str, offset: int | None, length: int | None, frame: _Frame, index: int,
+            parse_http: bool) -> Record:
+    wtype = next((v for k, v in frame.headers if k.lower() == "warc-type"), "") or "unknown"
+    block = frame.block
+    record = Record(label, offset, length, wtype, frame.headers, block, payload=block, index=index)
+    if parse_http and wtype in ("response", "request", "revisit") and block:
+        parsed = parse_http_block(block)
+        if parsed is not None:  # else the block is kept whole as the payload
+            record.http_status, record.http_headers, hlen = parsed
+            record.payload = block[hlen:]
+    return record
+
+
+def _digest_problem(record: Record) -> str | None:
+    if not _digest_ok(record.header("WARC-Block-Digest"), record.block):
+        return "WARC-Block-Digest does not match the block"
+    # A revisit's payload digest names the payload of the capture it revisits.
+    if record.warc_type != "revisit" and record.http_headers is not None and not _digest_ok(
+        record.header("WARC-Payload-Digest"), record.payload
+    ):
+        return "WARC-Payload-Digest does not match the payload"
+    return None

@@ -102,7 +102,7 @@ def test_truncated_input_yields_whole_records_then_raises(corpus_dir: Path) -> N
     with pytest.raises(InputError, match="offset 1197"):
         for row in warc_parse([str(corpus_dir / "warc" / "example-trunc.warc")]):
             got.append(row)
-    assert len(got) == 3
+    assert len(got) == 2  # the record at 1197 has a Content-Length 2 bytes short of its block
 
 
 def test_cli_prints_whole_records_then_one_line_and_exits_1(
@@ -111,7 +111,7 @@ def test_cli_prints_whole_records_then_one_line_and_exits_1(
     code = main(["parse", str(corpus_dir / "warc" / "example-trunc.warc"), "-o", "jsonl"])
     out, err = capsys.readouterr()
     assert code == 1
-    assert [json.loads(line)["offset"] for line in out.splitlines()] == [0, 488, 1197]
+    assert [json.loads(line)["offset"] for line in out.splitlines()] == [0, 488]
     assert err.count("\n") == 1 and "offset 1197" in err and "Traceback" not in err
 
 
@@ -119,8 +119,8 @@ def test_cli_skip_bad_records_goes_on_to_the_next_file(corpus_dir: Path, capsys:
     files = [str(corpus_dir / "warc" / "example-trunc.warc"), str(corpus_dir / "warc" / "example.warc.gz")]
     code = main(["parse", *files, "--skip-bad-records", "-o", "jsonl"])
     out, err = capsys.readouterr()
-    assert code == 0 and len(out.splitlines()) == 3 + 6
-    assert "skipped the rest of" in err and "offset 1197" in err
+    assert code == 0 and len(out.splitlines()) == 3 + 6  # the request after the bad response is read
+    assert "skipped" in err and "offset 1197" in err and "skipped 1 record (1369 bytes)" in err
 
 
 def test_cli_names_an_arc_file(corpus_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,0 +1,248 @@
+"""The bytes a WARC reader frames records from: a file as stored, or its gzip members inflated.
+
+A :class:`Source` is one logical byte stream (the WARC text) with a window of it in memory.
+:class:`PlainSource` is the file itself: a logical position is a file offset. :class:`GzipSource`
+inflates member after member, so an empty member (``gzip.compress(b'')``, which stops fastwarc
+and zlib's own multi-member reader) is simply a member that adds no bytes. It remembers where
+every non-empty member starts and ends, in logical and in file offsets, which is how a record
+gets its ``(offset, length)`` in the file; and it never lets a damaged member's bytes into the
+stream: a member that does not inflate (or is cut short) becomes a :class:`Seam` at the logical
+position where its bytes would have gone, naming the file offset and how many bytes were
+dropped, and inflating resumes at the next gzip header in the file.
+
+Inflating is bounded: a call produces at most ``chunk`` bytes, and only as many calls are made as
+the reader asks bytes for, so a gzip bomb costs what the reader keeps, not what it would inflate to.
+"""
+
+from __future__ import annotations
+
+import bisect
+import zlib
+from dataclasses import dataclass
+from typing import BinaryIO
+
+__all__ = ["GzipSource", "PlainSource", "Seam", "Source"]
+
+_CHUNK = 1 << 20
+_GZIP_HEADER = b"\x1f\x8b\x08"
+
+
+@dataclass(slots=True)
+class Seam:
+    """Where a damaged member stops: logical positions, and the file offset and size of what was skipped."""
+
+    pos: int
+    start: int  # logical position where the damaged member's bytes began
+    offset: int
+    size: int
+    reason: str
+    reported: bool = False
+
+
+class Source:
+    """A window on a logical byte stream, read on demand; subclasses say where bytes come from."""
+
+    def __init__(self, stream: BinaryIO, head: bytes) -> None:
+        self.stream = stream
+        self.head = head  # bytes already read from the stream (the sniffed start)
+        self.base = 0  # logical position of buf[0]
+        self.buf = bytearray()
+        self.done = False  # nothing more will come
+        self.seams: list[Seam] = []
+
+    def _read_raw(self) -> bytes:
+        if self.head:
+            chunk, self.head = self.head, b""
+            return chunk
+        return self.stream.read(_CHUNK)
+
+    def _more(self) -> bool:
+        """Append more logical bytes (or a seam); False when the stream is finished."""
+        raise NotImplementedError
+
+    @property
+    def end(self) -> int:
+        """Logical position just past the bytes in memory."""
+        return self.base + len(self.buf)
+
+    def ensure(self, end: int) -> bool:
+        """Read until the window reaches ``end``; False if the stream ends first."""
+        while self.end < end:
+            if self.done or not self._more():
+                return False
+        return True
+
+    def take(self, start: int, end: int) -> bytes:
+        return bytes(self.buf[start - self.base : end - self.base])
+
+    def find(self, needle: bytes, start: int, limit: int) -> int:
+        """Logical position of ``needle`` at or after ``start`` and before ``limit``, else -1."""
+        searched = start
+        while True:
+            i = self.buf.find(needle, searched - self.base, limit - self.base)
+            if i >= 0:
+                return self.base + i
+            searched = max(start, self.end - len(needle) + 1)
+            if self.end >= limit or self.done or not self._more():
+                return -1
+
+    def release(self, pos: int) -> None:
+        """Forget the bytes before ``pos``: the reader will not ask for them again."""
+        if pos > self.base:
+            cut = min(pos, self.end) - self.base
+            del self.buf[:cut]
+            self.base += cut
+
+    def seam_in(self, start: int, end: int) -> Seam | None:
+        """The first seam at a logical position in ``[start, end]``."""
+        for seam in self.seams:
+            if start <= seam.pos <= end:
+                return seam
+        return None
+
+    def file_span(self, start: int, end: int) -> tuple[int | None, int | None]:
+        """File offset and length of logical ``[start, end)`` when it is a whole unit of the file."""
+        return start, end - start
+
+    def next_resume(self, after: int) -> int | None:
+        """Where reading may start again after a bad record at ``after`` (None: nowhere known yet)."""
+        raise NotImplementedError
+
+    def file_offset(self, pos: int) -> int | None:
+        """The file offset that logical ``pos`` stands for, when known."""
+        return pos
+
+
+class PlainSource(Source):
+    """An uncompressed WARC: logical positions are file offsets."""
+
+    def _more(self) -> bool:
+        chunk = self._read_raw()
+        if not chunk:
+            self.done = True
+            return False
+        self.buf += chunk
+        return True
+
+    def next_resume(self, after: int) -> int | None:
+        # A record starts on a line of its own with the version; a WARC/1.x inside a block is
+        # possible but rare, and a later check (Content-Length, trailer) rejects a false start.
+        hit = self.find(b"\nWARC/1.", after, 1 << 62)
+        return hit + 1 if hit >= 0 else None
+
+
+class GzipSource(Source):
+    """A ``.warc.gz``: members inflated one after another; their bounds kept for locations."""
+
+    def __init__(self, stream: BinaryIO, head: bytes) -> None:
+        super().__init__(stream, head)
+        self.raw = b""  # compressed bytes read but not yet inflated
+        self.raw_offset = 0  # file offset of raw[0]
+        self.member_raw = bytearray()  # compressed bytes of the current member inflated so far
+        self.member_offset = 0  # file offset of the member being inflated
+        self.member_start = 0  # logical position where its bytes start
+        self.inflater = zlib.decompressobj(31)
+        self.file_eof = False
+        self.starts: dict[int, int] = {}  # logical start of a non-empty member -> its file offset
+        self.ends: dict[int, int] = {}  # logical end of a non-empty member -> file offset past it
+        self.member_starts: list[int] = []  # logical starts of non-empty members, ascending
+
+    def _fill_raw(self) -> bool:
+        if self.file_eof:
+            return False
+        chunk = self._read_raw()
+        if not chunk:
+            self.file_eof = True
+            return False
+        self.raw += chunk
+        return True
+
+    def _more(self) -> bool:
+        while True:
+            if not self.raw and not self._fill_raw():
+                if self.member_raw:
+                    self._damage("truncated gzip member: the file ends inside it")
+                    continue
+                self.done = True
+                return False
+            fed = self.raw
+            try:
+                out = self.inflater.decompress(fed, _CHUNK)
+            except zlib.error as exc:
+                self._damage(f"corrupt gzip member ({str(exc).split(': ', 1)[-1]})")
+                continue
+            rest = self.inflater.unconsumed_tail or self.inflater.unused_data
+            used = len(fed) - len(rest)
+            self.member_raw += fed[:used]
+            self.raw = rest
+            self.raw_offset += used
+            self.buf += out
+            if self.inflater.eof:
+                if self.end > self.member_start:
+                    self.starts[self.member_start] = self.member_offset
+                    self.ends[self.end] = self.raw_offset
+                    self.member_starts.append(self.member_start)
+                self._next_member()
+            if out:
+                return True
+
+    def _next_member(self) -> None:
+        self.member_offset = self.raw_offset
+        self.member_start = self.end
+        self.member_raw = bytearray()
+        self.inflater = zlib.decompressobj(31)
+
+    def _damage(self, reason: str) -> None:
+        """Give up on the member being inflated and resume at the next gzip header after its start."""
+        # What it inflated to so far stays (deflate output before an error is what was written);
+        # the seam marks where it stops, and no record may span a seam.
+        skip_from = self.member_offset + 1
+        self.raw = (bytes(self.member_raw) + self.raw)[1:]  # every byte from the member's second on
+        while True:
+            i = self.raw.find(_GZIP_HEADER)
+            if i >= 0:
+                self.raw = self.raw[i:]
+                self.raw_offset = skip_from + i
+                break
+            keep = self.raw[-2:]
+            skip_from += len(self.raw) - len(keep)
+            self.raw = keep
+            if not self._fill_raw():
+                self.raw_offset = skip_from + len(self.raw)
+                self.raw = b""
+                break
+        size = self.raw_offset - self.member_offset
+        self.seams.append(Seam(self.end, self.member_start, self.member_offset, size, reason))
+        self._next_member()
+
+    def release(self, pos: int) -> None:
+        super().release(pos)
+        if len(self.member_starts) > 1024:
+            keep = bisect.bisect_left(self.member_starts, pos)
+            for s in self.member_starts[:keep]:
+                self.starts.pop(s, None)
+            self.member_starts = self.member_starts[keep:]
+            self.ends = {e: f for e, f in self.ends.items() if e >= pos}
+            self.seams = [s for s in self.seams if s.pos >= pos]
+
+    def file_span(self, start: int, end: int) -> tuple[int | None, int | None]:
+        offset = self.starts.get(start)
+        stop = self.ends.get(end)
+        if offset is None or stop is None or stop <= offset:
+            return offset, None
+        return offset, stop - offset
+
+    def file_offset(self, pos: int) -> int | None:
+        if pos in self.starts:
+            return self.starts[pos]
+        if pos == self.member_start:
+            return self.member_offset
+        return next((s.offset for s in self.seams if s.start == pos), None)
+
+    def next_resume(self, after: int) -> int | None:
+        while True:
+            i = bisect.bisect_right(self.member_starts, after)
+            if i < len(self.member_starts):
+                return self.member_starts[i]
+            if self.done or not self._more():
+                return None

@@ -1,0 +1,36 @@
+"""Builders of hostile WARC inputs for the reader tests: records made by hand, members spliced."""
+
+from __future__ import annotations
+
+import gzip
+
+
+def http_response(i: int, body: bytes | None = None, extra_headers: bytes = b"") -> bytes:
+    """The HTTP message of page ``i`` (status line, headers, body)."""
+    if body is None:
+        body = b"<html><head><title>page %d</title></head><body><p>hello %d</p></body></html>" % (i, i)
+    return (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+        + extra_headers
+        + b"Content-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+
+
+def warc_record(i: int, block: bytes | None = None, *, declared: int | None = None) -> bytes:
+    """One WARC response record for ``http://example.com/i``; ``declared`` lies about the length."""
+    if block is None:
+        block = http_response(i)
+    length = len(block) if declared is None else declared
+    head = (
+        b"WARC/1.1\r\nWARC-Type: response\r\n"
+        b"WARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-%012d>\r\n" % i
+        + b"WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: http://example.com/%d\r\n" % i
+        + b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n" % length
+    )
+    return head + block + b"\r\n\r\n"
+
+
+def members(records: list[bytes]) -> list[bytes]:
+    """Each record as its own gzip member, the way Common Crawl writes them."""
+    return [gzip.compress(r, mtime=0) for r in records]
