@@ -42,10 +42,13 @@ def parse(
     verify_digests: bool,
 ) -> None:
     from ccrawl import ops
+    from ccrawl.ops.parse import columns_for
 
     op = ops.get("warc.parse")
     records = op(
         files=files, format=fmt, types=types, status=status, mime=mime, lang=lang, url=url, content=content,
         skip_bad_records=skip_bad_records, verify_digests=verify_digests, notice=_echo,
     )
-    run.emit(records, columns=op.columns)
+    # The content flags add columns the record columns do not name (text, links, a cut's note).
+    wet = fmt == "wet" or (fmt is None and all(".wet" in f.lower() for f in files if f != "-"))
+    run.emit(records, columns=columns_for(content, "wet" if wet else fmt))

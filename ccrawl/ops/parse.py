@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urljoin
 
 from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.ops import operation
-from ccrawl.warc.reader import Record, decode_payload, iter_records
+from ccrawl.warc.reader import Record, decode_body, iter_records
 
 Row = dict[str, Any]
 
@@ -43,6 +44,25 @@ COLUMNS = ("file", "offset", "length", "type", "url", "date", "status", "mime", 
 CONTENT_KINDS = ("text", "markdown", "links", "meta")
 FORMATS = ("warc", "wat", "wet")
 _HTML = ("text/html", "application/xhtml+xml")
+
+
+_CONTENT_COLUMNS = {
+    "text": ("title", "text"),
+    "markdown": ("title", "markdown"),
+    "links": ("links",),
+    "meta": ("title", "description", "canonical", "declared_language"),
+}
+
+
+def columns_for(content: str | None, fmt: str | None = None) -> tuple[str, ...]:
+    """The columns a run prints: the record's, then what ``content`` and the format add.
+
+    ``note`` says when a payload was cut at the decoding cap (a compression bomb).
+    """
+    extra: tuple[str, ...] = ("content_language", "text") if fmt == "wet" else ()
+    if content is not None:
+        extra += tuple(c for c in _CONTENT_COLUMNS[content] if c not in extra) + ("note",)
+    return COLUMNS + extra
 
 
 def detect_format(path: str) -> str:
@@ -56,7 +76,7 @@ def detect_format(path: str) -> str:
 
 
 def _text_of(record: Record) -> str:
-    payload = decode_payload(record) if record.http_headers is not None else record.payload
+    payload = decode_body(record).data if record.http_headers is not None else record.payload
     try:
         from ccrawl.extract.decode import decode_body
 
@@ -66,7 +86,14 @@ def _text_of(record: Record) -> str:
 
 
 def _html_content(record: Record, kind: str) -> Row:
-    html = decode_payload(record)
+    decoded = decode_body(record)  # at most the crawler's cap: a compression bomb stops there
+    row = _html_rendered(decoded.data, record, kind)
+    if decoded.note:
+        row["note"] = decoded.note
+    return row
+
+
+def _html_rendered(html: bytes, record: Record, kind: str) -> Row:
     url = record.url or ""
     try:
         from ccrawl.extract.engines import get_extractor
@@ -204,6 +231,7 @@ def warc_parse(
         raise UsageError(f"content {content!r}: use one of --text, --markdown, --links, --meta")
     if not files:
         raise UsageError("parse needs a file, or - to read stdin")
+    say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
     wanted = {t.strip().lower() for item in types for t in item.split(",") if t.strip()}
     read = kept = 0
     for path in files:
@@ -223,11 +251,14 @@ def warc_parse(
                 if lang.lower() not in langs:
                     continue
             kept += 1
-            yield _row(record, fmt, content, found_lang)
+            row = _row(record, fmt, content, found_lang)
+            if row.get("note"):
+                say(f"parse: {record.filename}@{record.offset}: {row['note']}")
+            yield row
     if not kept:
         # Exit 3, like every query that ran and found nothing: a script can tell it from success.
         raise NothingMatched(f"parse: no record matched the filters ({read} records read)" if read
                              else "parse: the input holds no records")
 
 
-__all__ = ["COLUMNS", "CONTENT_KINDS", "FORMATS", "detect_format", "warc_parse"]
+__all__ = ["COLUMNS", "CONTENT_KINDS", "FORMATS", "columns_for", "detect_format", "warc_parse"]

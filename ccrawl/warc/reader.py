@@ -41,7 +41,7 @@ from typing import BinaryIO
 from ccrawl.errors import InputError
 from ccrawl.warc.source import GzipSource, PlainSource, Seam, Source
 
-__all__ = ["Record", "decode_payload", "iter_records", "parse_http_block"]
+__all__ = ["DECODED_LIMIT", "Decoded", "Record", "decode_body", "decode_payload", "iter_records", "parse_http_block"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _HEAD = 1 << 16
@@ -159,27 +159,63 @@ def _dechunk(body: bytes) -> bytes:
     return bytes(out)
 
 
-def decode_payload(record: Record) -> bytes:
-    """The HTTP body with transfer and content encodings undone (bytes as stored when that fails)."""
+#: The most bytes a payload is inflated to: the crawler's cap on what it decodes for extraction
+#: (``ccrawl.recrawl.extractproc.RENDER_LIMIT``; a test keeps the two equal). A compression bomb
+#: stops here, and :class:`Decoded` says it was cut.
+DECODED_LIMIT = 10 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class Decoded:
+    """A payload with its encodings undone, and whether it was cut at the limit."""
+
+    data: bytes
+    truncated: bool = False
+    limit: int = DECODED_LIMIT
+
+    @property
+    def note(self) -> str | None:
+        """The line a row and stderr carry when the payload was cut (None when whole)."""
+        if not self.truncated:
+            return None
+        return f"decoded body cut at {self.limit} bytes (it inflates to more; a compression bomb?)"
+
+
+def decode_body(record: Record, limit: int = DECODED_LIMIT) -> Decoded:
+    """The HTTP body with transfer and content encodings undone, inflated to at most ``limit`` bytes.
+
+    A body that does not decode is returned as stored. Only inflating is bounded: an identity
+    body is already whole in the record.
+    """
     body = record.payload
     if (record.http_header("Transfer-Encoding") or "").lower().find("chunked") >= 0:
         body = _dechunk(body)
     encoding = (record.http_header("Content-Encoding") or "").lower().strip()
+    want = limit + 1  # one byte past the limit tells a cut body from one of exactly ``limit``
     try:
         if encoding in ("gzip", "x-gzip"):
-            return zlib.decompress(body, 47)
-        if encoding == "deflate":
+            out = zlib.decompressobj(47).decompress(body, want)
+        elif encoding == "deflate":
             try:
-                return zlib.decompress(body)
+                out = zlib.decompressobj().decompress(body, want)
             except zlib.error:
-                return zlib.decompress(body, -15)
-        if encoding == "br":
+                out = zlib.decompressobj(-15).decompress(body, want)
+        elif encoding == "br":
             import brotli
 
-            return bytes(brotli.decompress(body))
+            out = bytes(brotli.Decompressor().process(body, output_buffer_limit=want))
+        else:
+            return Decoded(body, False, limit)
     except Exception:
-        return body
-    return body
+        return Decoded(body, False, limit)
+    if len(out) > limit:
+        return Decoded(out[:limit], True, limit)
+    return Decoded(out, False, limit)
+
+
+def decode_payload(record: Record, limit: int = DECODED_LIMIT) -> bytes:
+    """The HTTP body with encodings undone (bytes as stored when that fails), cut at ``limit``."""
+    return decode_body(record, limit).data
 
 
 def _sha1_b32(data: bytes) -> str:

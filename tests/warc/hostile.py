@@ -34,3 +34,35 @@ def warc_record(i: int, block: bytes | None = None, *, declared: int | None = No
 def members(records: list[bytes]) -> list[bytes]:
     """Each record as its own gzip member, the way Common Crawl writes them."""
     return [gzip.compress(r, mtime=0) for r in records]
+
+
+def gzip_bomb(mib: int) -> bytes:
+    """A valid gzip stream of ``mib`` MiB of zeros, built in well under a second (about 1 KiB per MiB).
+
+    One MiB is deflated once after a full flush (which resets the window, so the same input gives
+    the same bytes); those bytes are repeated, and the trailer gets the real CRC and size.
+    """
+    import struct
+    import zlib
+
+    zeros = bytes(1 << 20)
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    first = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
+    again = c.compress(zeros) + c.flush(zlib.Z_FULL_FLUSH)
+    tail = c.flush(zlib.Z_FINISH)[:-8]
+    crc = 0
+    for _ in range(mib):
+        crc = zlib.crc32(zeros, crc)
+    size = (mib << 20) & 0xFFFFFFFF
+    return first + again * (mib - 1) + tail + struct.pack("<II", crc, size)
+
+
+def bomb_record(mib: int) -> bytes:
+    """A WARC response whose HTML body is ``Content-Encoding: gzip`` of ``mib`` MiB."""
+    body = gzip_bomb(mib)
+    http = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n"
+        + b"Content-Length: %d\r\n\r\n" % len(body)
+        + body
+    )
+    return warc_record(0, http)

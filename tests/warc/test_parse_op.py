@@ -158,3 +158,14 @@ def test_an_empty_input_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[st
     empty.write_bytes(b"")
     assert main(["parse", str(empty)]) == 3
     assert "holds no records" in capsys.readouterr().err
+
+
+def test_cli_content_flags_print_their_columns(corpus_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The record columns alone used to be printed: --text produced no text.
+    path = str(corpus_dir / "warc" / "example.warc.gz")
+    assert main(["parse", path, "--type", "response", "--text", "-o", "jsonl"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["title"] == "Example Domain" and "illustrative examples" in row["text"]
+    assert main(["parse", path, "--type", "response", "--links", "-o", "jsonl"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["links"] == ["http://www.iana.org/domains/example"]
