@@ -61,7 +61,7 @@ def columns_for(content: str | None, fmt: str | None = None) -> tuple[str, ...]:
     """
     extra: tuple[str, ...] = ("content_language", "text") if fmt == "wet" else ()
     if content is not None:
-        extra += tuple(c for c in _CONTENT_COLUMNS[content] if c not in extra) + ("note",)
+        extra += (*(c for c in _CONTENT_COLUMNS[content] if c not in extra), "note")
     return COLUMNS + extra
 
 
@@ -78,9 +78,9 @@ def detect_format(path: str) -> str:
 def _text_of(record: Record) -> str:
     payload = decode_body(record).data if record.http_headers is not None else record.payload
     try:
-        from ccrawl.extract.decode import decode_body
+        from ccrawl.extract.decode import decode_body as decode_text
 
-        return decode_body(payload, record.http_header("Content-Type")).text
+        return decode_text(payload, record.http_header("Content-Type")).text
     except ImportError:
         return payload.decode("utf-8", errors="replace")
 
