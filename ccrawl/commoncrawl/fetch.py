@@ -13,7 +13,9 @@ keeps at most ``lookahead`` group reads in flight, and emits in one of two order
 
 A :class:`Ledger` (``--ledger``) gets one ``filename@offset`` line per finished location, flushed
 after each group (after each record one at a time); a rerun with the same ledger skips those lines.
-A location that cannot be read is reported in its result and the run goes on; a transport failure
+A location that cannot be read is reported in its result and the run goes on (a range past the end
+of its file included: :class:`~ccrawl.net.client.ShortRead`, and with ``--batch`` the records of
+the same read that fit are kept); a transport failure
 (:class:`~ccrawl.errors.Unreachable`) ends it, since every other read would fail the same way.
 """
 
@@ -145,9 +147,14 @@ def dry_run(locations: Iterable[Location], *, gap: int, max_span: int, ledger: L
 async def _read_group(cc: CCClient, group: Any, content: str, members: dict[tuple[int, int], list[int]],
                       todo: list[Location]) -> dict[int, FetchResult]:
     """Read one group and render each of its locations, keyed by input index."""
+    from ccrawl.net.client import ShortRead
+
     out: dict[int, FetchResult] = {}
+    url = cc.data_url(group.file)
     try:
-        data = await cc.get_range(cc.data_url(group.file), group.start, group.end - group.start)
+        data = await cc.get_range(url, group.start, group.end - group.start)
+    except ShortRead as exc:
+        data = exc.data  # the file ends inside the group: keep every record that fits
     except Unreachable:
         raise
     except CcrawlError as exc:
@@ -157,6 +164,11 @@ async def _read_group(cc: CCClient, group: Any, content: str, members: dict[tupl
         return out
     for offset, length in group.members:
         piece = data[offset - group.start : offset - group.start + length]
+        if len(piece) < length:
+            short = ShortRead(url, offset, length, group.start + len(data), b"")
+            for i in members[(offset, length)]:
+                out[i] = FetchResult(todo[i], error=short)
+            continue
         first: FetchResult | None = None
         for i in members[(offset, length)]:
             # Duplicate locations share the bytes but each gets its own rows, as one at a time would.

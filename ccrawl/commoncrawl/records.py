@@ -37,11 +37,12 @@ META_COLUMNS = (
     "languages",
 )
 
-#: Columns per content flag, for table/csv output and ``--fields``.
+#: Columns per content flag, for table/csv output and ``--fields``. ``note`` says when the payload
+#: was cut at the decoding cap (:data:`ccrawl.warc.reader.DECODED_LIMIT`, the crawler's).
 COLUMNS = {
-    "body": ("url", "filename", "offset", "length", "status", "mime", "body"),
-    "text": ("url", "filename", "offset", "length", "text"),
-    "markdown": ("url", "filename", "offset", "length", "markdown"),
+    "body": ("url", "filename", "offset", "length", "status", "mime", "body", "note"),
+    "text": ("url", "filename", "offset", "length", "text", "note"),
+    "markdown": ("url", "filename", "offset", "length", "markdown", "note"),
     "links": ("source", "url"),
     "title": ("url", "filename", "offset", "length", "title"),
     "headers": ("url", "filename", "offset", "length", "status", "raw"),
@@ -146,12 +147,26 @@ def _extract(record: Any, payload: bytes) -> Any:
 
 def render(data: bytes, loc: Location, content: str) -> list[dict[str, Any]]:
     """What ``fetch``/``get`` output for the record in ``data`` under one content flag."""
-    from ccrawl.warc.reader import decode_payload
+    rows, note = _render(data, loc, content)
+    if note is not None:
+        for row in rows:
+            row["note"] = note
+    return rows
+
+
+def _render(data: bytes, loc: Location, content: str) -> tuple[list[dict[str, Any]], str | None]:
+    from ccrawl.warc.reader import decode_body
 
     record = parse_record(data, loc)
     if content == WARC:
-        return [{**_base(loc, record), "warc": data}]
-    payload = decode_payload(record) if record.http_headers is not None else record.payload
+        return [{**_base(loc, record), "warc": data}], None
+    # Inflated to the crawler's cap at most: a compression bomb stops there, with a note.
+    decoded = decode_body(record) if record.http_headers is not None else None
+    payload = decoded.data if decoded is not None else record.payload
+    return _content_rows(loc, record, content, payload), decoded.note if decoded is not None else None
+
+
+def _content_rows(loc: Location, record: Any, content: str, payload: bytes) -> list[dict[str, Any]]:
     if content == "body":
         return [{**_base(loc, record), "status": record.http_status, "mime": record.mime, "body": payload}]
     if content == "meta":

@@ -12,6 +12,8 @@ What it does for every request, in this order:
 * **retries** — 429, any 5xx, connection errors, timeouts and truncated bodies (fewer bytes than
   Content-Length, or than the range asked for) are retried ``retries`` times with exponential
   backoff (``backoff`` doubling per attempt, capped at ``backoff_max``, honouring Retry-After);
+  a range the server answers up to the end of the file (``Content-Range: bytes a-b/size`` with
+  ``b + 1 == size``) is not truncated but past the end: :class:`ShortRead` at once, no retry;
 * **concurrency** — at most ``max_connections`` requests in flight, halved on every 429/5xx and
   grown back by one per window of successes (:class:`AdaptiveConcurrency`), so a server saying
   "Slow Down" gets fewer requests at once, not only later ones;
@@ -40,7 +42,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ccrawl import __version__
-from ccrawl.errors import CcrawlError, TemporaryFailure, Unreachable, UsageError
+from ccrawl.errors import CcrawlError, InputError, TemporaryFailure, Unreachable, UsageError
 from ccrawl.net.cache import DiskCache
 from ccrawl.net.ratelimit import NO_GATE, AdaptiveConcurrency, RateLimiter
 
@@ -114,6 +116,20 @@ class HTTPStatusError(CcrawlError):
         super().__init__(f"{url}: HTTP {status}{(' ' + reason) if reason else ''}")
 
 
+class ShortRead(InputError):
+    """A range runs past the end of the file: the server sent every byte there is, and no more.
+
+    Retrying cannot change that, so it is the location's error, not the network's. ``data`` holds
+    the bytes that exist (from the range's start to the end of the file) and ``size`` the file's
+    size, so a caller that read several records in one range keeps the ones that fit.
+    """
+
+    def __init__(self, url: str, start: int, length: int, size: int, data: bytes) -> None:
+        self.url, self.start, self.length, self.size, self.data = url, start, length, size, data
+        super().__init__(f"{url}: the file ends at byte {size}, before the end of the range "
+                         f"{start}+{length} (is the length right?)")
+
+
 class TruncatedBody(Exception):
     """Fewer bytes arrived than the server promised; retried like a dropped connection."""
 
@@ -166,6 +182,19 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None
+
+
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
+
+
+def _check_end_of_file(url: str, content_range: str, asked: int, body: bytes) -> None:
+    """Raise :class:`ShortRead` when a short 206 is whole and ends at the end of the file."""
+    m = _CONTENT_RANGE.fullmatch(content_range.strip())
+    if m is None:
+        return
+    first, last, size = (int(g) for g in m.groups())
+    if last + 1 == size and len(body) == size - first and first + asked > size:
+        raise ShortRead(url, first, asked, size, body)
 
 
 class CCClient:
@@ -364,6 +393,7 @@ class CCClient:
         if declared is not None and unencoded and declared.isdigit() and int(declared) != len(body):
             raise _Retryable(f"truncated body: {len(body)} of {declared} bytes", transport=True)
         if expect_length is not None and status == 206 and len(body) != expect_length:
+            _check_end_of_file(str(url), hdrs.get("content-range", ""), expect_length, body)
             raise _Retryable(f"truncated range: {len(body)} of {expect_length} bytes", transport=True)
         return Response(str(url), status, hdrs, body)
 

@@ -275,6 +275,9 @@ def fetch_results(
                 say(f"fetch: {result.location.key}: {result.error}")
                 continue
             ok += 1
+            note = result.rows[0].get("note") if result.rows else None
+            if note:
+                say(f"fetch: {result.location.key}: {note}")
             yield result
         if ok == 0 and failed == 0 and book.done:
             return  # everything was already in the ledger: a finished run, not an empty one

@@ -66,3 +66,27 @@ def bomb_record(mib: int) -> bytes:
         + body
     )
     return warc_record(0, http)
+
+
+# Runs a command as its only child and prints the child's peak RSS (kB on Linux) on stderr.
+_MEASURE = (
+    "import resource, subprocess, sys; "
+    "done = subprocess.run(sys.argv[1:], stdin=sys.stdin, capture_output=True); "
+    "sys.stdout.buffer.write(done.stdout); sys.stderr.buffer.write(done.stderr); "
+    "print(f'PEAK_RSS_KB={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}', file=sys.stderr); "
+    "sys.exit(done.returncode)"
+)
+
+
+def measured(args: list[str], env: dict[str, str], stdin: str = "") -> tuple[int, str, str, float]:
+    """Exit code, stdout, stderr and peak RSS in MB of ``python -m ccrawl *args`` (``env`` added)."""
+    import os
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "ccrawl", *args], input=stdin,
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=120)
+    lines = done.stderr.splitlines()
+    peak = next(int(x.split("=", 1)[1]) for x in lines if x.startswith("PEAK_RSS_KB="))
+    err = "\n".join(x for x in lines if not x.startswith("PEAK_RSS_KB="))
+    return done.returncode, done.stdout, err, peak / 1024

@@ -4,40 +4,16 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from ccrawl.warc.reader import DECODED_LIMIT, decode_body, iter_records
-from tests.warc.hostile import bomb_record
+from tests.warc.hostile import bomb_record, measured
 
 BOMB_MIB = 512
 #: Peak RSS a capped run stays under; an uncapped one holds at least the 512 MiB it inflated.
 RSS_CEILING_MB = 300
-
-# Runs a command as its only child and prints the child's peak RSS (kB on Linux) on stderr.
-_MEASURE = (
-    "import resource, subprocess, sys; "
-    "done = subprocess.run(sys.argv[1:], capture_output=True); "
-    "sys.stdout.buffer.write(done.stdout); sys.stderr.buffer.write(done.stderr); "
-    "print(f'PEAK_RSS_KB={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}', file=sys.stderr); "
-    "sys.exit(done.returncode)"
-)
-
-
-def measured(args: list[str], tmp_path: Path) -> tuple[int, str, str, float]:
-    """Exit code, stdout, stderr and peak RSS in MB of ``python -m ccrawl *args``."""
-    env = {**os.environ, "CCRAWL_CONFIG_DIR": str(tmp_path / "cfg")}
-    done = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "ccrawl", *args],
-                          capture_output=True, text=True, env=env, timeout=120)
-    lines = done.stderr.splitlines()
-    peak = next(int(x.split("=", 1)[1]) for x in lines if x.startswith("PEAK_RSS_KB="))
-    err = "\n".join(x for x in lines if not x.startswith("PEAK_RSS_KB="))
-    return done.returncode, done.stdout, err, peak / 1024
-
 
 @pytest.fixture(scope="module")
 def bomb_warc(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -64,7 +40,8 @@ def test_the_cap_is_the_crawlers() -> None:
 @pytest.mark.parametrize("flag", ["--text", "--markdown"])
 def test_parse_text_of_a_bomb_keeps_memory_bounded_and_notes_the_cut(bomb_warc: Path, tmp_path: Path,
                                                                      flag: str) -> None:
-    code, out, err, peak_mb = measured(["parse", str(bomb_warc), flag, "-o", "jsonl"], tmp_path)
+    env = {"CCRAWL_CONFIG_DIR": str(tmp_path / "cfg")}
+    code, out, err, peak_mb = measured(["parse", str(bomb_warc), flag, "-o", "jsonl"], env)
     assert code == 0, err
     (row,) = [json.loads(line) for line in out.splitlines()]
     assert "decoded body cut at 10485760 bytes" in row["note"] and isinstance(row[flag[2:]], str)
