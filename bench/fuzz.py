@@ -60,7 +60,8 @@ def main(argv: list[str] | None = None) -> int:
             count, rounds = run_target(name, args.minutes * 60, args.batch)
             result = "no failure"
         except Exception as exc:  # the property's failure, after hypothesis shrank it
-            count, rounds, result = -1, -1, f"FAILED: {type(exc).__name__}: {exc}"
+            notes = " | ".join(getattr(exc, "__notes__", []))  # hypothesis' falsifying example
+            count, rounds, result = -1, -1, f"FAILED: {type(exc).__name__}: {exc} | {notes}"
             status = 1
         took = time.monotonic() - started
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -73,9 +73,25 @@ def _record(draw: st.DrawFn, i: int) -> tuple[bytes, bool]:
     return head + body + b"\r\n\r\n", honest
 
 
+class Trickle(io.RawIOBase):
+    """A stream that hands out at most ``step`` bytes per read, as a socket or a pipe may."""
+
+    def __init__(self, data: bytes, step: int) -> None:
+        self.data, self.pos, self.step = data, 0, step
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        n = self.step if size < 0 else min(size, self.step)
+        chunk = self.data[self.pos : self.pos + n]
+        self.pos += len(chunk)
+        return chunk
+
+
 @st.composite
-def warc_files(draw: st.DrawFn) -> tuple[bytes, int, bool]:
-    """(file bytes, records written, True when undamaged and every length honest)."""
+def warc_files(draw: st.DrawFn) -> tuple[bytes, int, bool, int]:
+    """(file bytes, records written, True when undamaged and every length honest, bytes per read)."""
     n = draw(st.integers(0, 6))
     made = [draw(_record(i)) for i in range(n)]
     records = [r for r, _ in made]
@@ -105,27 +121,28 @@ def warc_files(draw: st.DrawFn) -> tuple[bytes, int, bool]:
             data = data[:at] + draw(st.binary(min_size=1, max_size=40) | st.just(empty)) + data[at:]
         else:
             data = data + draw(st.binary(min_size=1, max_size=40))
-    return data, n, clean
+    step = draw(st.sampled_from([1 << 30, 1 << 30, 1, 3, 17, 100]))
+    return data, n, clean, step
 
 
-def _read(data: bytes, skip: bool) -> tuple[list[Any], InputError | None]:
+def _read(data: bytes, skip: bool, step: int = 1 << 30) -> tuple[list[Any], InputError | None]:
     from ccrawl.warc.reader import iter_records
 
     got: list[Any] = []
     try:
-        for rec in iter_records(io.BytesIO(data), skip_bad_records=skip, on_skip=lambda _: None):
+        for rec in iter_records(Trickle(data, step), skip_bad_records=skip, on_skip=lambda _: None):  # type: ignore[arg-type]
             got.append(rec)
     except InputError as exc:
         return got, exc
     return got, None
 
 
-def check_warc(example: tuple[bytes, int, bool]) -> None:
+def check_warc(example: tuple[bytes, int, bool, int]) -> None:
     from ccrawl.warc.reader import iter_records
 
-    data, n, clean = example
-    strict, strict_error = _read(data, skip=False)
-    loose, loose_error = _read(data, skip=True)
+    data, n, clean, step = example
+    strict, strict_error = _read(data, False, step)
+    loose, loose_error = _read(data, True, step)
     if loose_error is not None:  # only the sniff of the first bytes may refuse the whole input
         assert "at offset 0" in str(loose_error) or "ARC file" in str(loose_error), loose_error
     ids = [r.record_id for r in loose]

@@ -234,6 +234,17 @@ def _digest_ok(declared: str | None, data: bytes) -> bool:
     return _sha1_b32(data) == value.upper()
 
 
+def _read_head(stream: BinaryIO) -> bytes:
+    """The first 64 KiB (or all there is): a socket or raw pipe may hand out less per read."""
+    head = stream.read(_HEAD)
+    while head and len(head) < _HEAD:
+        more = stream.read(_HEAD - len(head))
+        if not more:
+            break
+        head += more
+    return head
+
+
 def _sniff(head: bytes, name: str) -> bool:
     """True when the data is gzipped; raises InputError for ARC files and things that are not WARC."""
     gz = head[:2] == _GZIP_MAGIC
@@ -376,7 +387,7 @@ def _iter(
     verify: bool,
     parse_http: bool,
 ) -> Iterator[Record]:
-    head = stream.read(_HEAD)
+    head = _read_head(stream)
     if not head:
         return
     gz = _sniff(head, label)

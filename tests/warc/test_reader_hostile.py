@@ -131,3 +131,16 @@ def test_junk_between_plain_records_is_skipped_to_the_next_warc_line(tmp_path: P
     assert _ids(kept) == [f"http://example.com/{i}" for i in range(3)]
     assert kept[1].offset == len(records[0]) + len(junk)
     assert notes[-1].endswith(f"skipped 1 record ({len(junk)} bytes)")
+
+
+@pytest.mark.parametrize("gz", [True, False], ids=["gzip", "plain"])
+@pytest.mark.parametrize("step", [1, 3, 100])
+def test_a_stream_that_hands_out_a_few_bytes_per_read_is_read_whole(gz: bool, step: int) -> None:
+    # Found by the warc fuzz target: the format sniff took the first read as the whole head.
+    from ccrawl.testing.fuzz import Trickle
+
+    records = [warc_record(i) for i in range(3)]
+    data = b"".join(members(records)) if gz else b"".join(records)
+    got = list(iter_records(Trickle(data, step)))  # type: ignore[arg-type]
+    assert _ids(got) == [f"http://example.com/{i}" for i in range(3)]
+    assert [r.offset for r in got] == [r.offset for r in iter_records(io.BytesIO(data))]
