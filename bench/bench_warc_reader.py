@@ -20,14 +20,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-WORDS = [w.encode() for w in "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()]
+WORDS = [b"alpha", b"beta", b"gamma", b"delta", b"epsilon", b"zeta", b"eta", b"theta", b"iota", b"kappa"]
 
 
 def build(path: Path, records: int) -> None:
     rng = random.Random(1)
     with path.open("wb") as f:
         for i in range(records):
-            body = b"<html><body>" + b" ".join(rng.choice(WORDS) for _ in range(rng.randint(500, 4000))) + b"</body></html>"
+            words = b" ".join(rng.choice(WORDS) for _ in range(rng.randint(500, 4000)))
+            body = b"<html><body>" + words + b"</body></html>"
             http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(body) + body
             head = (b"WARC/1.1\r\nWARC-Type: response\r\nWARC-Record-ID: <urn:uuid:%d>\r\n" % i
                     + b"WARC-Target-URI: http://example.com/%d\r\nContent-Length: %d\r\n\r\n" % (i, len(http)))
