@@ -5,7 +5,8 @@
 
 Hypothesis runs in rounds of ``--batch`` examples with fresh random seeds until the time is up,
 so the count is of distinct generated examples. A failing property prints hypothesis' shrunk
-example and the error, and exits 1: turn it into a regression test. The peak RSS of this process
+example and the error, and exits 1: turn it into a regression test. One example running over 60 s
+counts as a hang and fails the same way. The peak RSS of this process
 is printed too (the targets must keep memory bounded), and a peak over ``--max-rss-mb`` fails.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import resource
+import signal
 import sys
 import time
 from typing import Any
@@ -21,6 +23,13 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 from ccrawl import accel
 from ccrawl.testing.fuzz import TARGETS
+
+#: One example running longer than this is a hang (the checks' own time budgets are far smaller).
+HANG_SECONDS = 60.0
+
+
+def _hang(signum: int, frame: object) -> None:
+    raise TimeoutError(f"one example ran over {HANG_SECONDS:.0f} s")
 
 
 def run_target(name: str, seconds: float, batch: int) -> tuple[int, int]:
@@ -35,8 +44,13 @@ def run_target(name: str, seconds: float, batch: int) -> tuple[int, int]:
     def one_round(example: Any) -> None:
         nonlocal count
         count += 1
-        target.check(example)
+        signal.setitimer(signal.ITIMER_REAL, HANG_SECONDS)  # a hang becomes a failing example
+        try:
+            target.check(example)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
+    signal.signal(signal.SIGALRM, _hang)
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         one_round()
