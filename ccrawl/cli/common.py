@@ -54,6 +54,8 @@ GLOBAL_FLAGS: tuple[GlobalFlag, ...] = (
     _flag("--global-rate", name="global_rate", setting="global_rate",
           help="Minimum gap between Common Crawl requests across every ccrawl process on this host [200ms]"),
     _flag("--timeout", name="timeout", setting="timeout", help="Per-request timeout [0s = none]"),
+    _flag("--retries", name="retries", setting="retries", type=int,
+          help="Retries of a Common Crawl request that failed transiently (429, 5xx, dropped connection) [5]"),
     _flag("--no-cache", name="no_cache", is_flag=True, default=None, help="Bypass the on-disk cache"),
     _flag("--fields", name="fields", help="Comma-separated columns to show"),
     _flag("--template", name="template", help="Template applied per record, e.g. '{{.url}}\\t{{.status}}'"),
