@@ -91,6 +91,8 @@ class Run:
     flags: dict[str, Any]
     command_path: str
     _settings: Any = field(default=None, repr=False)
+    emitted: int = 0
+    """Records written by :meth:`emit` so far (the journal's ``end`` event counts them)."""
 
     @property
     def verbose(self) -> int:
@@ -138,6 +140,11 @@ class Run:
         )
 
     def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
+        count = self._emit(records, columns=columns, single=single)
+        self.emitted += count
+        return count
+
+    def _emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
         """Render records to stdout in the chosen format (and into ``--db``); returns the count written."""
         target = self.flags.get("db")
         if target:
@@ -244,6 +251,13 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., A
             run = Run(merge_flags(ctx, local), ctx.command_path)
             for k in skip:
                 run.flags.setdefault(k, None)
+            journal = run.flags.get("journal")
+            if journal and "journal" not in skip:
+                from ccrawl.cli.journal import journaled, self_journaled
+
+                if not self_journaled(ctx.command_path):
+                    with journaled(str(journal), ctx.command_path, lambda: run.emitted):
+                        return func(run, **params)
             return func(run, **params)
 
         cmd = click.Command(name or func.__name__.replace("_", "-"), callback=callback, **kwargs)

@@ -34,6 +34,27 @@ def parse_seconds(value: str, flag: str) -> float:
         raise UsageError(f"{flag}: {exc}") from exc
 
 
+def check_local_source(source: str) -> None:
+    """A ``--from`` that names a local path which is not there says so, before it is taken for a repo id."""
+    from pathlib import Path
+
+    from ccrawl.recrawl.worklist import SHORTHANDS
+
+    if source in SHORTHANDS:
+        return
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return
+    if path.exists():
+        raise UsageError(f"--from {source!r} is a file: give the directory holding the work list's Parquet files")
+    parent = path.parent
+    looks_local = (source.startswith(("/", ".", "~")) or source.count("/") != 1
+                   or (str(parent) not in ("", ".") and parent.is_dir()))
+    if looks_local:
+        raise UsageError(f"--from {source!r}: no such directory (a local work list is a directory of Parquet "
+                         "files; a Hub dataset is written owner/name)")
+
+
 @command("run", help="Walk a published dataset and fetch every URL in it, resumable from a checkpoint.")
 @click.option("--from", "source", required=True,
               help="Work list: domains, urls, a dataset repo ID or a local directory")
@@ -69,6 +90,7 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
     from ccrawl.fetch.config import parse_resolve
     from ccrawl.recrawl import run_recrawl
 
+    check_local_source(source)
     summary = run_recrawl(
         source,
         format=fmt,
