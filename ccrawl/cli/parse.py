@@ -42,7 +42,7 @@ def parse(
     verify_digests: bool,
 ) -> None:
     from ccrawl import ops
-    from ccrawl.ops.parse import CONTENT_COLUMNS, detect_format
+    from ccrawl.ops.parse import detect_format
 
     op = ops.get("warc.parse")
     records = op(
