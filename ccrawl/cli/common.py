@@ -71,7 +71,8 @@ GLOBAL_FLAGS: tuple[GlobalFlag, ...] = (
     _flag("--profile", name="profile", help="Named profile of the config file to load"),
     _flag("--progress", name="progress", type=click.Choice(["text", "json", "none"]),
           help="Progress reporting for long runs [text on a terminal, json otherwise]"),
-    _flag("--journal", name="journal", help="Append run events as JSON Lines to this file"),
+    _flag("--journal", name="journal",
+          help="Append run events as JSON Lines to this file (start and end; recrawl run adds its progress)"),
     _flag("--metrics-addr", name="metrics_addr", help="Serve Prometheus metrics for the run on this address"),
 )
 
