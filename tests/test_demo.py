@@ -19,7 +19,7 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _install_step(tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def _install_step(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     shim = tmp_path / "bin"
     shim.mkdir(exist_ok=True)
     python3 = shim / "python3"  # the python running the tests is the one the step inspects
@@ -28,7 +28,7 @@ def _install_step(tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{shim}{os.pathsep}{os.environ['PATH']}",
            "CCRAWL_DEMO_STAMP_DIR": str(tmp_path / "stamps"), "CCRAWL_DEMO_DRY_RUN": "1",
            "PYTHONPATH": str(REPO)}
-    return subprocess.run(["bash", str(REPO / "scripts" / "demo-install")], capture_output=True, text=True,
+    return subprocess.run(["bash", str(REPO / "scripts" / "demo-install"), *args], capture_output=True, text=True,
                           env=env, timeout=60)
 
 
@@ -55,6 +55,15 @@ def test_demo_installs_only_when_the_installed_version_is_not_this_checkouts(tmp
     stamp.write_text("0000000000000000\n")
     changed = _install_step(tmp_path)
     assert "changed since the last install" in changed.stderr and "would run" in changed.stderr
+
+
+def test_after_the_test_command_the_demo_does_not_reinstall(tmp_path: Path) -> None:
+    # scripts/test installs '.[dev]' (which holds '.[testing]') and records it
+    assert "bash scripts/demo-install --record" in (REPO / "scripts" / "test").read_text(encoding="utf-8")
+    recorded = _install_step(tmp_path, "--record")
+    assert recorded.returncode == 0 and recorded.stderr == ""
+    after = _install_step(tmp_path)
+    assert "install skipped" in after.stderr and "would run" not in after.stderr
 
 
 def test_demo_script_runs_the_steps_in_order_and_names_what_it_shows() -> None:

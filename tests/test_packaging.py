@@ -89,6 +89,8 @@ def test_numpy_used_by_the_capture_schema_is_a_core_dependency() -> None:
     assert "numpy" in imports and "numpy" in _declared()
     assert {"dnslib", "trustme"} <= _declared("testing")
     assert "dnslib" not in _declared(), "dnslib is the stand-ins' (an extra), not the recrawler's"
+    # the test command installs '.[dev]' and records it as the demo's install: dev must hold testing
+    assert _declared("testing") <= _declared("dev")
 
 
 def test_production_code_does_not_import_the_stand_ins() -> None:
