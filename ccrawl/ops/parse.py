@@ -46,25 +46,6 @@ FORMATS = ("warc", "wat", "wet")
 _HTML = ("text/html", "application/xhtml+xml")
 
 
-_CONTENT_COLUMNS = {
-    "text": ("title", "text"),
-    "markdown": ("title", "markdown"),
-    "links": ("links",),
-    "meta": ("title", "description", "canonical", "declared_language"),
-}
-
-
-def columns_for(content: str | None, fmt: str | None = None) -> tuple[str, ...]:
-    """The columns a run prints: the record's, then what ``content`` and the format add.
-
-    ``note`` says when a payload was cut at the decoding cap (a compression bomb).
-    """
-    extra: tuple[str, ...] = ("content_language", "text") if fmt == "wet" else ()
-    if content is not None:
-        extra += (*(c for c in _CONTENT_COLUMNS[content] if c not in extra), "note")
-    return COLUMNS + extra
-
-
 def detect_format(path: str) -> str:
     """``wat`` or ``wet`` from Common Crawl's file names (``*.warc.wat.gz``, ``*.warc.wet.gz``), else warc."""
     low = path.lower()
@@ -184,6 +165,23 @@ def _matches(record: Record, *, types: set[str], status: int | None, mime: str |
     return True
 
 
+#: the warc-fields of a warcinfo record worth a glance, in this order
+_WARCINFO_FIELDS = ("isPartOf", "operator", "software", "format", "description", "robots")
+
+
+def warcinfo_summary(record: Record) -> str:
+    """What a warcinfo record is, in one line: the file it describes and its main warc-fields."""
+    fields: dict[str, str] = {}
+    for line in record.block.decode("utf-8", errors="replace").splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name.strip() and value.strip():
+            fields.setdefault(name.strip(), value.strip())
+    parts = [f"{k}={fields[k]}" for k in _WARCINFO_FIELDS if k in fields]
+    about = record.header("WARC-Filename")
+    head = f"warcinfo of {about}" if about else "warcinfo"
+    return f"{head}: {', '.join(parts)}" if parts else head
+
+
 def _row(record: Record, fmt: str, content: str | None, lang_of: str | None) -> Row:
     row: Row = {
         "file": record.filename,
@@ -196,6 +194,8 @@ def _row(record: Record, fmt: str, content: str | None, lang_of: str | None) -> 
         "mime": record.mime or None,
         "record_id": record.record_id,
     }
+    if record.warc_type == "warcinfo":
+        row["info"] = warcinfo_summary(record)
     if record.warc_type == "conversion" or (fmt == "wet" and record.warc_type != "warcinfo"):
         row["content_language"] = ",".join(record.languages) or None
         row["text"] = _text_of(record)
@@ -261,4 +261,13 @@ def warc_parse(
                              else "parse: the input holds no records")
 
 
-__all__ = ["COLUMNS", "CONTENT_KINDS", "FORMATS", "columns_for", "detect_format", "warc_parse"]
+#: the columns each content flag adds to every output format; ``note`` says when the payload was cut
+#: at the decoding cap (a compression bomb)
+CONTENT_COLUMNS = {
+    "text": ("title", "text", "note"),
+    "markdown": ("title", "markdown", "note"),
+    "links": ("links", "note"),
+    "meta": ("title", "description", "canonical", "declared_language", "note"),
+}
+
+__all__ = ["COLUMNS", "CONTENT_COLUMNS", "CONTENT_KINDS", "FORMATS", "detect_format", "warc_parse", "warcinfo_summary"]
