@@ -279,8 +279,9 @@ html_pages = st.recursive(
     lambda t: ("<div><b>" * t[1]) + t[0] + ("</b></div>" * (t[1] if t[2] else 0))
 ) | st.binary(max_size=400)
 
-#: Seconds an extraction may take: a fixed start-up plus a budget per input byte (generous, since
-#: the machine may be shared; a hang or a quadratic walk blows through it by orders of magnitude).
+#: CPU seconds an extraction may take: a fixed start-up plus a budget per input byte (generous; a
+#: hang or a quadratic walk blows through it by orders of magnitude). CPU time, not wall time: a
+#: run under ``nice`` on a loaded machine waits for the CPU without being slow itself.
 H2M_SECONDS_BASE = 2.0
 H2M_SECONDS_PER_BYTE = 50e-6
 
@@ -301,11 +302,11 @@ def check_h2m(html: str | bytes) -> None:
     try:
         for cls in renderers:
             engines.Renderer = cls
-            started = time.perf_counter()
+            started = time.thread_time()
             x = engines.HtmlExtractor("h2m").extract(html, "https://example.com/a/b.html")
-            took = time.perf_counter() - started
+            took = time.thread_time() - started
             assert isinstance(x.markdown, str) and isinstance(x.text, str)
-            assert took < H2M_SECONDS_BASE + H2M_SECONDS_PER_BYTE * size, f"{took:.2f} s for {size} bytes"
+            assert took < H2M_SECONDS_BASE + H2M_SECONDS_PER_BYTE * size, f"{took:.2f} CPU s for {size} bytes"
             results.append((x.markdown, x.text, x.notes, x.truncated))
     finally:
         engines.Renderer = saved
