@@ -225,7 +225,7 @@ cdef class Canonicalizer:
         host = host.lower()
         if host.endswith("."):
             host = host[:len(host) - 1]
-        if not host or ".." in host or host.startswith("."):
+        if not host or ".." in host or host.startswith(".") or host.endswith("."):
             return _helpers().canonicalize_py(url)
         for i in range(len(host)):
             ch = host[i]

@@ -229,7 +229,9 @@ def canonical_host(host: str) -> str:
         host = converted.lower()
     if host.endswith("."):
         host = host[:-1]
-    if not host or ".." in host or host.startswith(".") or not all(c in _HOST_CHARS for c in host):
+    # A second trailing dot is an empty last label: refused, or the result would lose it next time.
+    bad_labels = ".." in host or host.startswith(".") or host.endswith(".")
+    if not host or bad_labels or not all(c in _HOST_CHARS for c in host):
         raise InputError(f"not crawlable: bad host {host!r}")
     return host
 

@@ -228,3 +228,13 @@ def test_module_picks_native_unless_disabled() -> None:
     else:
         native_or_skip("canon")
         assert canon.canonicalize is not canon.canonicalize_py
+
+
+@pytest.mark.parametrize("url", ["http://a../", "http://a.b../x", "http://%61..", "http://%C3%A9.."])
+def test_a_host_with_two_trailing_dots_is_refused_not_half_stripped(
+    canonicalize: Callable[[str], str], url: str
+) -> None:
+    # Found by the url fuzz target: 'http://%C3%A9..' became 'http://xn--9ca./', which canonicalised
+    # again to 'http://xn--9ca/' (a canonical form must be a fixed point).
+    with pytest.raises(InputError, match="bad host"):
+        canonicalize(url)
