@@ -71,7 +71,8 @@ def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
                              hub_endpoint=params.hub_endpoint)
     identity = worklist.identity()
     loaded = (
-        load_checkpoint(params.state, worklist=identity, shard=params.shard, shards=params.shards)
+        load_checkpoint(params.state, worklist=identity, shard=params.shard, shards=params.shards,
+                        out=params.out or None, rows_per_part=[p.rows for p in worklist.parts()])
         if params.state
         else None
     )
@@ -81,7 +82,7 @@ def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
         recover_outputs(out, params.prefix, loaded)
     if loaded is not None and loaded.done:
         return RunSummary(part=loaded.part, row=loaded.row, done=True, stopped_by="nothing", state=params.state or "")
-    cp = loaded or Checkpoint(worklist=identity, shard=params.shard, shards=params.shards)
+    cp = loaded or Checkpoint(worklist=identity, shard=params.shard, shards=params.shards, out=params.out or "")
     start = (cp.part, cp.row)
     skip = cp.durable_rows()
     tracker = ProgressTracker(start, skip)
