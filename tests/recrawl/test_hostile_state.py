@@ -83,7 +83,7 @@ def test_position_past_the_work_list_is_refused(
     wl = write_worklist(tmp_path / "wl", web.page_urls()[:6], parts=1)
     out, state = tmp_path / "out", tmp_path / "s.json"
     _base_state(wl, state, part=part, row=row, done=True)
-    with pytest.raises(UsageError, match="past the end of the work list|not a position"):
+    with pytest.raises(UsageError, match=r"past the end of the work list|not a position"):
         _run(wl, out, state, web)
 
 
