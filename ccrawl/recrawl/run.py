@@ -25,6 +25,7 @@ from ccrawl import __version__
 from ccrawl.errors import UsageError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, load_checkpoint
 from ccrawl.recrawl.feeder import FeedCounts, feed
+from ccrawl.recrawl.outlock import OutputLock
 from ccrawl.recrawl.params import RunParams
 from ccrawl.recrawl.pipeline import Pipeline
 from ccrawl.recrawl.recovery import recover_outputs
@@ -67,6 +68,23 @@ def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
     except TypeError as exc:
         raise UsageError(f"recrawl run: {exc}") from exc
     params.validate()
+    lock = _own_output_dir(params.out)
+    try:
+        return _run_locked(params)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _own_output_dir(out: str | None) -> OutputLock | None:
+    """Create ``--out`` and lock it for this run (see :mod:`ccrawl.recrawl.outlock`)."""
+    if not out:
+        return None
+    Path(out).mkdir(parents=True, exist_ok=True)
+    return OutputLock(out).acquire()
+
+
+def _run_locked(params: RunParams) -> RunSummary:
     worklist = open_worklist(params.source, release=params.release, column=params.column, hub=params.hub,
                              hub_endpoint=params.hub_endpoint)
     identity = worklist.identity()
@@ -77,9 +95,7 @@ def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
         else None
     )
     if params.out:
-        out = Path(params.out)
-        out.mkdir(parents=True, exist_ok=True)
-        recover_outputs(out, params.prefix, loaded)
+        recover_outputs(Path(params.out), params.prefix, loaded)
     if loaded is not None and loaded.done:
         return RunSummary(part=loaded.part, row=loaded.row, done=True, stopped_by="nothing", state=params.state or "")
     cp = loaded or Checkpoint(worklist=identity, shard=params.shard, shards=params.shards, out=params.out or "")
