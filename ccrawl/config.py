@@ -11,6 +11,7 @@ run naming the line; a value of the wrong type is reported on stderr and the def
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -29,14 +30,22 @@ _UNIT_SECONDS = {
 }
 
 
+class UnusableValue(ValueError):
+    """A value of the right type that no run can use (a duration of NaN or infinity): an error, not a warning."""
+
+
 def parse_duration(value: str | float | int) -> float:
     """Seconds from a Go-style duration: ``500ms``, ``5s``, ``2m0s``, ``1h30m``, ``30d``; a bare number is seconds."""
     if isinstance(value, bool):
         raise ValueError(f"not a duration: {value!r}")
     if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise UnusableValue(f"not a finite duration: {value!r}")
         if value < 0:
             raise ValueError(f"a duration cannot be negative: {value!r}")
         return float(value)
+    if not isinstance(value, str):
+        raise ValueError(f"not a duration: {value!r} (write it as 500ms, 5s, 2m or 1h30m)")
     text = value.strip()
     if not text:
         raise ValueError("an empty duration")
@@ -45,6 +54,8 @@ def parse_duration(value: str | float | int) -> float:
     except ValueError:
         pass
     else:
+        if not math.isfinite(number):
+            raise UnusableValue(f"not a finite duration: {value!r}")
         if number < 0:
             raise ValueError(f"a duration cannot be negative: {value!r}")
         return number
@@ -56,6 +67,8 @@ def parse_duration(value: str | float | int) -> float:
         pos = m.end()
     if pos != len(text) or pos == 0:
         raise ValueError(f"not a duration: {value!r} (write it as 500ms, 5s, 2m or 1h30m)")
+    if not math.isfinite(total):
+        raise UnusableValue(f"not a finite duration: {value!r}")
     return total
 
 
@@ -320,11 +333,18 @@ def resolve(
         if cfg and profile and s.key in cfg.tables.get(profile, {}):
             n = cfg.line_of(profile, s.key)
             layers.append((cfg.tables[profile][s.key], f"config [{profile}]", f"{path}:{n}"))
+        for raw, _, where in layers:
+            if isinstance(raw, list | dict):
+                # not a value of the wrong type but the wrong shape: no default stands in for it
+                raise ConfigError(f"{where}: {s.key} = {raw!r} is a TOML {type(raw).__name__}; {s.key} takes one "
+                                  f"{s.kind} value (`ccrawl config show` lists them)")
         if env.get(s.env) not in (None, ""):
             layers.append((env[s.env], f"env {s.env}", f"environment variable {s.env}"))
         for raw, src, where in layers:
             try:
                 chosen, source = parse(raw), src
+            except UnusableValue as exc:
+                raise UsageError(f"{where}: {s.key} = {raw!r}: {exc}") from None
             except ValueError as exc:
                 warn(f"{where}: {s.key} = {raw!r} is the wrong type ({exc}); using {chosen!r}")
         if flags.get(s.key) is not None:
@@ -347,5 +367,50 @@ def resolve(
         raise UsageError(f"source must be https or s3, not {values['source']!r} (from {sources['source']})")
     if values["workers"] < 1:
         raise UsageError(f"workers must be at least 1, not {values['workers']} (from {sources['workers']})")
+    check_usable(values, sources)
     sources["profile"] = profile_source
     return Settings(values, sources, profile, path, cdir_source)
+
+
+#: Upper bounds of the settings that drive retries and waits: past them a run hangs or storms.
+LIMITS: dict[str, float] = {
+    "retries": 100, "timeout": 86400.0, "rate": 3600.0, "global_rate": 3600.0, "backoff": 3600.0,
+    "backoff_max": 86400.0,
+}
+ENDPOINTS = ("collinfo_endpoint", "data_endpoint", "cdx_endpoint", "s3_endpoint", "hf_endpoint")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _named(key: str, sources: Mapping[str, str]) -> str:
+    source = sources.get(key, "default")
+    return f"{key} (from {source})" if source != "default" else key
+
+
+def check_usable(values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
+    """Refuse values of the right type that cannot work: out of range, not a URL, a header breaker.
+
+    Called by :func:`resolve`; raises :class:`UsageError` naming the setting and where it came
+    from (``env CCRAWL_RETRIES``, ``config [default]``, a flag), so the fix is one edit away.
+    """
+    for key, limit in LIMITS.items():
+        value = values.get(key)
+        if isinstance(value, int | float) and not 0 <= value <= limit:
+            raise UsageError(f"{_named(key, sources)} = {value!r} is out of range: use 0 to {limit:g}")
+    for key in ENDPOINTS:
+        value = values.get(key)
+        if value is None:
+            continue
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(str(value))
+            parts.port  # noqa: B018 (raises on a port out of range)
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"{_named(key, sources)} = {value!r} is not an http(s) URL; write it as "
+                             "https://host[:port][/path]")
+    agent = values.get("user_agent")
+    if isinstance(agent, str) and _CONTROL.search(agent):
+        raise UsageError(f"{_named('user_agent', sources)} holds a control character (a newline?): "
+                         f"{agent!r}; a header value is one line of text")

@@ -109,6 +109,12 @@ class RunParams:
         for ok, message in checks:
             if not ok:
                 raise UsageError(message)
+        from ccrawl.fetch.config import check_resolve, check_user_agent
+
+        if self.user_agent is not None:
+            check_user_agent(self.user_agent)
+        check_resolve(self.resolve)
+        _check_paths(self)
         if self.fetchers is None:
             self.fetchers = max(1, min(cores(), math.ceil(self.workers / 256)))
         self.fetchers = min(self.fetchers, self.workers)
@@ -129,3 +135,17 @@ class RunParams:
     @property
     def archiving(self) -> bool:
         return bool(self.out)
+
+
+def _check_paths(params: RunParams) -> None:
+    """``--state`` and ``--journal`` name files in directories that exist (``--out`` is made, then locked)."""
+    for flag, value in (("--state", params.state), ("--journal", params.journal)):
+        if not value:
+            continue
+        if os.path.isdir(value):
+            raise UsageError(f"{flag} {value} is a directory: name a file")
+        parent = os.path.dirname(os.path.abspath(value))
+        if not os.path.isdir(parent):
+            raise UsageError(f"{flag} {value}: the directory {parent} does not exist; create it first")
+        if not os.access(parent, os.W_OK):
+            raise UsageError(f"{flag} {value}: the directory {parent} is not writable")

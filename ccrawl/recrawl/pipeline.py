@@ -27,6 +27,7 @@ from typing import Any
 
 from ccrawl.errors import CcrawlError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, save_checkpoint
+from ccrawl.recrawl.diskfail import crash_error, release_rings
 from ccrawl.recrawl.feeder import FeedCounts, Routed
 from ccrawl.recrawl.params import MB, RunParams
 from ccrawl.recrawl.report import summarize
@@ -217,6 +218,7 @@ class Pipeline:
             self._loop()
         except BaseException:
             self.procs.kill()
+            release_rings(self.procs.all(), self.procs.rings)
             raise
         finally:
             for sig, handler in old_handlers.items():
@@ -310,7 +312,7 @@ class Pipeline:
                             ctl.send(("seal", "final"))
                             ctl.send(("exit",))
                 elif kind == "crash":
-                    raise CcrawlError(f"{ev[1]} failed: {ev[2]}; the checkpoint is intact, run again to resume")
+                    raise crash_error(ev[1], ev[2])
                 try:
                     ev = self.events.get_nowait()
                 except queue.Empty:

@@ -14,6 +14,7 @@ CLI prints :meth:`RunSummary.lines` on stderr.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shlex
 import sys
@@ -24,6 +25,7 @@ from typing import Any
 from ccrawl import __version__
 from ccrawl.errors import UsageError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, load_checkpoint
+from ccrawl.recrawl.diskfail import disk_failure
 from ccrawl.recrawl.feeder import FeedCounts, feed
 from ccrawl.recrawl.outlock import OutputLock
 from ccrawl.recrawl.params import RunParams
@@ -80,8 +82,19 @@ def _own_output_dir(out: str | None) -> OutputLock | None:
     """Create ``--out`` and lock it for this run (see :mod:`ccrawl.recrawl.outlock`)."""
     if not out:
         return None
-    Path(out).mkdir(parents=True, exist_ok=True)
-    return OutputLock(out).acquire()
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageError(f"--out {out} is a file, not a directory") from None
+    except OSError as exc:
+        raise UsageError(f"--out {out} cannot be created ({exc.strerror or exc}): name a directory you can write") \
+            from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out} is not writable: name a directory you can write")
+    try:
+        return OutputLock(out).acquire()
+    except PermissionError:
+        raise UsageError(f"--out {out} is not writable: name a directory you can write") from None
 
 
 def _run_locked(params: RunParams) -> RunSummary:
@@ -140,6 +153,11 @@ def _run_locked(params: RunParams) -> RunSummary:
         summary.done = done
         summary.part, summary.row = tracker.position()
         telemetry.event("end", **summary.as_dict())
+    except OSError as exc:  # the parent's own writes: the checkpoint, the renames
+        failure = disk_failure(exc, params.out or str(Path(params.state or ".").parent))
+        if failure is None:
+            raise
+        raise failure.error() from exc
     finally:
         telemetry.close()
     return summary

@@ -54,9 +54,17 @@ def writer_main(
     """Entry point of writer process ``idx``; ``upstream`` producers feed its ring."""
     child_setup()
     from ccrawl.profiling.session import heap_profile
+    from ccrawl.recrawl.diskfail import apply_test_fsize_limit, disk_failure
 
-    with heap_profile(f"write-{idx}"):
-        _write_loop(idx, ring_in, control, events, upstream, kind, out, stem, provenance, shard_size, sync_rows)
+    apply_test_fsize_limit()
+    try:
+        with heap_profile(f"write-{idx}"):
+            _write_loop(idx, ring_in, control, events, upstream, kind, out, stem, provenance, shard_size, sync_rows)
+    except OSError as exc:
+        failure = disk_failure(exc, out)
+        if failure is None:
+            raise
+        events.put(("crash", f"writer {idx}", failure))  # the parent says it in one line, exits 75
 
 
 def _write_loop(

@@ -56,7 +56,8 @@ def test_second_run_on_the_same_out_is_refused_and_the_first_loses_nothing(
     got = []
     for f in out.glob("*.warc.gz"):
         with open(f, "rb") as fh:
-            got += [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(fh) if r.rec_type == "response"]
+            got += [r.rec_headers.get_header("WARC-Target-URI") for r in ArchiveIterator(fh)
+                    if r.rec_type == "response"]
     assert Counter(got) == Counter(urls), "the refused run swept nothing of the first"
     # the lock ends with its run: a third run on the same --out goes ahead
     third = subprocess.run(_cmd(wl, out, tmp_path / "s1.json", tmp_path / "j3.jsonl", "0s"), env=env,
