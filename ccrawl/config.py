@@ -183,6 +183,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("s3_endpoint", "CCRAWL_S3_ENDPOINT", "str", "https://commoncrawl.s3.amazonaws.com", "Base for --source s3"),
     Setting("hf_endpoint", "HF_ENDPOINT", "str", "https://huggingface.co", "HuggingFace Hub endpoint"),
+    Setting(
+        "allow_private_addresses", "CCRAWL_ALLOW_PRIVATE_ADDRESSES", "bool", False,
+        "Let recrawl run fetch loopback, private and link-local addresses (docs/fetch.md)",
+    ),
 )
 
 SETTINGS_BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}

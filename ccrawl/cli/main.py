@@ -109,7 +109,9 @@ def _verbose(argv: Sequence[str]) -> bool:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"ccrawl: {message}", err=True)
+    from ccrawl.redact import redact_userinfo
+
+    click.echo(f"ccrawl: {redact_userinfo(message)}", err=True)  # an endpoint's user:password@ stays private
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -64,8 +64,10 @@ def parse_seconds(value: str, flag: str) -> float:
 @click.option("--profile-dir", help="Write a CPU and a heap profile per process into this directory")
 @click.option("--profile-name", default="recrawl", show_default=True, help="Name the profile files, to diff runs")
 @click.option("--resolve", multiple=True, help="Resolver override HOST=IP or '*.suffix=IP' (repeatable)")
+@click.option("--allow-private-addresses", is_flag=True, default=None,
+              help="Also fetch loopback, private and link-local addresses [setting allow_private_addresses]")
 def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_timeout: str, timeout: str,
-        resolve: tuple[str, ...], **flags: Any) -> None:
+        resolve: tuple[str, ...], allow_private_addresses: bool | None, **flags: Any) -> None:
     from ccrawl.fetch.config import parse_resolve
     from ccrawl.recrawl import run_recrawl
 
@@ -77,6 +79,8 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
         robots_timeout=parse_seconds(robots_timeout, "--robots-timeout"),
         timeout=parse_seconds(timeout, "--timeout"),
         resolve=parse_resolve(resolve),
+        allow_private_addresses=bool(run.settings.allow_private_addresses if allow_private_addresses is None
+                                     else allow_private_addresses),
         hub_endpoint=run.settings.hf_endpoint,
         progress=run.progress,
         journal=run.flags.get("journal"),

@@ -22,6 +22,7 @@ from aiohttp.client_reqrep import ClientRequest
 from aiohttp.connector import Connection
 from yarl import URL
 
+from ccrawl.fetch.addresses import check_address, is_ip_literal
 from ccrawl.fetch.classify import (
     CrawlDelayTooLong,
     RedirectLoop,
@@ -63,14 +64,19 @@ class _PayloadErrorHandler(ResponseHandler):
 
 
 class _TimedConnector(aiohttp.TCPConnector):
-    """A TCPConnector that charges connection set-up time and the peer IP to the current fetch."""
+    """A TCPConnector that charges connection set-up time and the peer IP to the current fetch,
+    and refuses IP literals that are not public unless allowed (names: :class:`CachingResolver`)."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, allow_private: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._allow_private = allow_private
         factory = functools.partial(_PayloadErrorHandler, loop=self._loop)
         self._factory = cast("functools.partial[ResponseHandler]", factory)
 
     async def connect(self, req: ClientRequest, traces: list[Any], timeout: aiohttp.ClientTimeout) -> Connection:
+        host = req.url.host or ""
+        if not self._allow_private and is_ip_literal(host):
+            check_address(host, host)  # every hop comes through here: pages, redirects, robots.txt
         trace = current_trace.get()
         if trace is None:
             return await super().connect(req, traces, timeout)
@@ -141,12 +147,16 @@ class Fetcher:
             timeout=cfg.dns_timeout,
             nameservers=cfg.nameservers,
             family=socket.AF_UNSPEC if cfg.ipv6 else socket.AF_INET,
+            allow_private=cfg.allow_private_addresses,
         )
         connector = _TimedConnector(
+            allow_private=cfg.allow_private_addresses,
             resolver=self._resolver,
             use_dns_cache=False,  # the resolver caches, with a bound
             limit=0,  # our semaphore bounds page fetches; robots.txt fetches must not queue behind them
-            family=socket.AF_UNSPEC if cfg.ipv6 else socket.AF_INET,
+            # The resolver decides which families a *name* gets (``ipv6``); an IP literal carries its
+            # own, and a connector pinned to AF_INET fails an IPv6 literal with an AssertionError.
+            family=socket.AF_UNSPEC,
             ssl=cfg.verify_tls,  # True: verify with the default context; False: accept any certificate
             keepalive_timeout=cfg.keepalive_timeout,
         )

@@ -90,6 +90,10 @@ class FetchConfig:
     max_headers: int = 512
     ipv6: bool = False
     """Resolve AAAA too; off by default so every host costs one lookup, not two."""
+    allow_private_addresses: bool = False
+    """Fetch loopback, private, link-local and unspecified addresses too. Off by default: a page
+    must not send the crawler to its own machine or network (:mod:`ccrawl.fetch.addresses`).
+    Names pinned by ``resolve`` are trusted either way."""
 
     def validate(self) -> FetchConfig:
         """Raise :class:`UsageError` naming the field when a value cannot work; returns self."""

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from protego import Protego
 
-from ccrawl.fetch.classify import classify, describe
+from ccrawl.fetch.classify import BlockedAddress, classify, describe
 from ccrawl.fetch.trace import current_trace
 
 ROBOTS_MAX_BYTES = 500 * 1024
@@ -172,6 +172,11 @@ class RobotsCache:
                 # RFC 9309 §2.3.1.2: past five redirects the file may be taken as unavailable (allow).
                 self.stats.allowed_all += 1
                 return self._verdict(0, None, allow_all=True)
+            except BlockedAddress as exc:
+                # robots.txt (or a redirect of it) points into private space: unavailable, and the
+                # host's pages become skip rows naming the address; asking again will not change it
+                status, failure, detail = 0, exc, f"robots.txt: {describe(exc)}"
+                break
             except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                 status, failure = 0, exc
                 detail = f"robots.txt: {describe(exc)}"

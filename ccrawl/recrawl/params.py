@@ -72,6 +72,8 @@ class RunParams:
     nameservers: tuple[str, ...] = ()
     user_agent: str | None = None
     verify_tls: bool = True
+    allow_private_addresses: bool = False
+    """Fetch loopback/private/link-local/unspecified addresses too (see :mod:`ccrawl.fetch.addresses`)."""
     profile_dir: str | None = None
     """Write a CPU profile (py-spy, pprof) and a heap profile (memray) per process here."""
     profile_name: str = "recrawl"

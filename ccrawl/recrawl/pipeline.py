@@ -33,6 +33,7 @@ from ccrawl.recrawl.params import MB, RunParams
 from ccrawl.recrawl.report import summarize
 from ccrawl.recrawl.ring import Ring, StageCounter, record_size
 from ccrawl.recrawl.sinks import Durable, finalize
+from ccrawl.recrawl.stopping import announce_stop
 from ccrawl.recrawl.summary import RunSummary, aggregate_fetch
 from ccrawl.recrawl.telemetry import Telemetry
 
@@ -189,6 +190,7 @@ class Pipeline:
             "nameservers": tuple(p.nameservers),
             "concurrency": per_fetcher,
             "verify_tls": p.verify_tls,
+            "allow_private_addresses": p.allow_private_addresses,
         }
         if p.user_agent:
             kw["user_agent"] = p.user_agent
@@ -202,6 +204,7 @@ class Pipeline:
             self.procs.kill()
             os._exit(128 + signum)
         self.stop_reason = self.stop_reason or "signal"
+        announce_stop(self.tel.stream, self.tracker.pending(), self.p.timeout)
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> RunSummary:
