@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,16 +48,32 @@ def test_out_under_a_file(tmp_path: Path, write_worklist: Any, capsys: pytest.Ca
     _one_line(main(_run(wl, "--out", str(tmp_path / "afile" / "out"))), capsys, 2, "--out")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
-def test_out_read_only(tmp_path: Path, write_worklist: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    wl = write_worklist(tmp_path / "wl", ["http://a.test/"], parts=1)
+@pytest.fixture
+def read_only_dir(tmp_path: Path) -> Iterator[Path]:
+    """A directory this process cannot write: chmod for a user; for root (who writes anyway) a
+    read-only tmpfs mounted there, skipped when mounting is not allowed."""
     ro = tmp_path / "ro"
     ro.mkdir()
-    ro.chmod(0o500)
-    try:
-        _one_line(main(_run(wl, "--out", str(ro))), capsys, 2, "--out", "not writable")
-    finally:
+    if os.geteuid() != 0:
+        ro.chmod(0o500)
+        yield ro
         ro.chmod(0o700)
+        return
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", str(ro)],
+                             capture_output=True, check=False)
+    if mounted.returncode != 0:
+        pytest.skip(f"root, and cannot mount a read-only tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        yield ro
+    finally:
+        subprocess.run(["umount", str(ro)], check=False)
+
+
+def test_out_read_only(
+    tmp_path: Path, write_worklist: Any, capsys: pytest.CaptureFixture[str], read_only_dir: Path
+) -> None:
+    wl = write_worklist(tmp_path / "wl", ["http://a.test/"], parts=1)
+    _one_line(main(_run(wl, "--out", str(read_only_dir))), capsys, 2, "--out", "not writable")
 
 
 def test_state_is_a_directory(tmp_path: Path, write_worklist: Any, capsys: pytest.CaptureFixture[str]) -> None:
