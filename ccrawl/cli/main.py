@@ -91,8 +91,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     help="ccrawl: a toolkit for Common Crawl around a native-accelerated recrawler.\n\n"
     "Run `ccrawl <command> --help` for a command's flags. Global flags work before or after the command.",
 )
+@click.option("--version", "-V", "show_version", is_flag=True, help="Print the version and exit (as `ccrawl version`)")
 @click.pass_context
 def cli(ctx: click.Context, /, **params: Any) -> None:
+    params.pop("show_version", None)  # main() turns the flag into the version command before parsing
     store_group_flags(ctx, params)
 
 
@@ -108,6 +110,18 @@ def _verbose(argv: Sequence[str]) -> bool:
     return False
 
 
+def _version_flag(args: list[str]) -> list[str]:
+    """``ccrawl --version`` (and ``-V``) is ``ccrawl version``: the flag, given before any command, becomes it."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg in COMMANDS:
+            break
+        if arg in ("--version", "-V"):
+            return [*args[:i], "version", *args[i + 1 :]]
+    return args
+
+
 def _fail(message: str) -> None:
     from ccrawl.redact import redact_userinfo
 
@@ -116,7 +130,7 @@ def _fail(message: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and, as a console script, exits with) the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _version_flag(list(sys.argv[1:] if argv is None else argv))
     verbose = _verbose(args)
     try:
         result = cli.main(args=args, prog_name="ccrawl", standalone_mode=False, obj={"argv": args})
