@@ -3,7 +3,7 @@ fixed time, counting examples, accepted and refused. A failure prints the input 
 
     nice -n 19 python bench/fuzz_checkpoint.py --minutes 30
 
-The property is :func:`ccrawl.testing.statefuzz.check_load`; ``tests/recrawl/test_checkpoint_fuzz.py``
+The property is :func:`tests.recrawl.statefuzz.check_load`; ``tests/recrawl/test_checkpoint_fuzz.py``
 runs the same property bounded, in CI.
 """
 
@@ -19,7 +19,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from ccrawl.testing.statefuzz import check_load, documents, prepare_out
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the repository root, for tests.recrawl
+from tests.recrawl.statefuzz import check_load, documents, prepare_out
 
 
 def main() -> int:

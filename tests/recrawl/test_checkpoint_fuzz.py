@@ -8,7 +8,7 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from ccrawl.testing.statefuzz import check_load, documents, prepare_out, valid_checkpoint
+from tests.recrawl.statefuzz import check_load, documents, prepare_out, valid_checkpoint
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -1,4 +1,4 @@
-"""Hostile recrawl checkpoints for property tests and the long fuzz run (needs hypothesis, a dev extra).
+"""Hostile recrawl checkpoints for property tests and the long fuzz run (hypothesis: a dev dependency).
 
 :func:`check_load` is the property: whatever bytes sit in ``--state``, :func:`load_checkpoint`
 either refuses them with a :class:`~ccrawl.errors.CcrawlError` (a one-line message, no traceback)
