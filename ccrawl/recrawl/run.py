@@ -33,7 +33,7 @@ from ccrawl.recrawl.pipeline import Pipeline
 from ccrawl.recrawl.recovery import recover_outputs
 from ccrawl.recrawl.summary import RunSummary
 from ccrawl.recrawl.telemetry import Telemetry
-from ccrawl.recrawl.worklist import identity_digest, open_worklist
+from ccrawl.recrawl.worklist import WorkList, identity_digest, open_worklist
 
 CANON_VERSION = "canon/1"
 
@@ -70,9 +70,12 @@ def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
     except TypeError as exc:
         raise UsageError(f"recrawl run: {exc}") from exc
     params.validate()
+    # the work list first: a run that cannot read it must not create (or lock) --out
+    worklist = open_worklist(params.source, release=params.release, column=params.column, hub=params.hub,
+                             hub_endpoint=params.hub_endpoint)
     lock = _own_output_dir(params.out)
     try:
-        return _run_locked(params)
+        return _run_locked(params, worklist)
     finally:
         if lock is not None:
             lock.release()
@@ -97,9 +100,7 @@ def _own_output_dir(out: str | None) -> OutputLock | None:
         raise UsageError(f"--out {out} is not writable: name a directory you can write") from None
 
 
-def _run_locked(params: RunParams) -> RunSummary:
-    worklist = open_worklist(params.source, release=params.release, column=params.column, hub=params.hub,
-                             hub_endpoint=params.hub_endpoint)
+def _run_locked(params: RunParams, worklist: WorkList) -> RunSummary:
     identity = worklist.identity()
     loaded = (
         load_checkpoint(params.state, worklist=identity, shard=params.shard, shards=params.shards,

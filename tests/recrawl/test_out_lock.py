@@ -76,3 +76,12 @@ def test_lock_is_exclusive_between_processes_and_released_on_exit(tmp_path: Path
     holder.communicate("", timeout=10)  # the holder exits: the kernel drops its lock
     with OutputLock(str(tmp_path)):
         pass
+
+
+def test_a_run_that_cannot_read_its_work_list_creates_no_out(tmp_path: Path) -> None:
+    from ccrawl.errors import CcrawlError
+    from ccrawl.recrawl import run_recrawl
+
+    with pytest.raises(CcrawlError):
+        run_recrawl(str(tmp_path / "missing"), column="url", out=str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()
