@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 def _cmd(wl: Path, out: Path, state: Path, fmt: str) -> list[str]:
     return [sys.executable, "-m", "ccrawl", "recrawl", "run", "--from", str(wl), "--column", "url",
             "--out", str(out), "--state", str(state), "--resolve", "*.test=127.0.0.1", "--workers", "8",
-            "--delay", "0s", "--timeout", "5s", "--shard-size", "30KB", "--format", fmt, "--batch", "4",
+            "--delay", "0s", "--timeout", "5s", "--shard-size", "4MB", "--format", fmt, "--batch", "4",
             "--progress", "none"]
 
 
