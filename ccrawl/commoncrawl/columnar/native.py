@@ -1,0 +1,334 @@
+"""The native engine: pyarrow over ranged reads, pruning parts and row groups before reading a column.
+
+For each part (in parallel, ``jobs`` at a time, answers in part order):
+
+1. the tail (footer) is read: one request, cached;
+2. every row group is tested against the statistics in the footer: the ``url_surtkey`` min..max
+   against the host/domain/TLD prefixes (the parts are sorted by it, so this is what makes a
+   ``--domain`` query touch one or two row groups), and min/max/null counts against the other
+   filters; a part none of whose row groups survive costs its footer and nothing else;
+3. in a surviving row group the predicate columns are read one at a time, cheapest (smallest
+   compressed chunk) first, each narrowing the mask; a row group whose mask empties stops there;
+4. the output columns are read last, only for row groups with matching rows.
+
+Low-cardinality string columns are read as dictionaries and a predicate is evaluated once per
+distinct value, then spread over the rows with ``take``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
+from ccrawl.commoncrawl.columnar.source import RangeSource, SparseFile
+
+DICTIONARY_COLUMNS = (
+    "url_host_name",
+    "url_host_registered_domain",
+    "url_host_tld",
+    "content_mime_type",
+    "content_languages",
+)
+
+
+@dataclass(slots=True, frozen=True)
+class Part:
+    """One index part: its crawl and subset (from the path) and its path in the bucket."""
+
+    crawl: str
+    subset: str
+    path: str
+
+
+@dataclass(slots=True)
+class ScanStats:
+    """What a scan touched, for ``--explain``."""
+
+    parts: int = 0
+    parts_skipped: int = 0
+    row_groups: int = 0
+    row_groups_skipped: int = 0
+    row_groups_read: int = 0
+    rows_matched: int = 0
+    index_bytes: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def merge(self, other: ScanStats) -> None:
+        with self._lock:
+            self.parts += other.parts
+            self.parts_skipped += other.parts_skipped
+            self.row_groups += other.row_groups
+            self.row_groups_skipped += other.row_groups_skipped
+            self.row_groups_read += other.row_groups_read
+            self.rows_matched += other.rows_matched
+            self.index_bytes += other.index_bytes
+
+
+@dataclass(slots=True)
+class PartAnswer:
+    """What one part contributed: matching rows (projected), a count, or group counts."""
+
+    tables: list[Any] = field(default_factory=list)
+    count: int = 0
+    groups: Counter[Any] = field(default_factory=Counter)
+    stats: ScanStats = field(default_factory=ScanStats)
+
+
+@dataclass(slots=True)
+class _Predicate:
+    column: str
+    prune: Callable[[Any], bool]  # statistics -> may match
+    mask: Callable[[Any], Any]  # column array -> boolean array (no nulls)
+
+
+def _stats_range(st: Any) -> tuple[Any, Any] | None:
+    if st is None or not st.has_min_max:
+        return None
+    return st.min, st.max
+
+
+def _in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+    def prune(st: Any) -> bool:
+        r = _stats_range(st)
+        if r is None:
+            return True
+        lo, hi = r
+        return any(lo <= v <= hi for v in values)
+
+    return prune
+
+
+def _not_in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+    excluded = set(values)
+
+    def prune(st: Any) -> bool:
+        r = _stats_range(st)
+        if r is None or st.null_count is None or st.null_count > 0:
+            return True
+        lo, hi = r
+        return not (lo == hi and lo in excluded)
+
+    return prune
+
+
+def _always(st: Any) -> bool:
+    return True
+
+
+def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Any], Any]:
+    """A mask evaluated once per dictionary value (``None`` is a missing value) and spread by index."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def mask(arr: Any) -> Any:
+        out = []
+        for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
+            if pa.types.is_dictionary(chunk.type):
+                values = chunk.dictionary.to_pylist()
+                table = pa.array([test(v) for v in values], pa.bool_())
+                picked = pc.take(table, chunk.indices)
+                out.append(pc.fill_null(picked, test(None)) if chunk.null_count else picked)
+            else:
+                out.append(pa.array([test(v) for v in chunk.to_pylist()], pa.bool_()))
+        return pa.chunked_array(out, pa.bool_())
+
+    return mask
+
+
+def _langs_in(langs: Sequence[str]) -> Callable[[str | None], bool]:
+    wanted = set(langs)
+    return lambda v: v is not None and not wanted.isdisjoint(v.split(","))
+
+
+def predicates(f: Filters) -> list[_Predicate]:
+    """The row-level tests of ``f``, each with its statistics test."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out: list[_Predicate] = []
+
+    def member(values: Sequence[str], negate: bool = False) -> Callable[[str | None], bool]:
+        s = set(values)
+        if negate:
+            return lambda v: v is None or v not in s
+        return lambda v: v is not None and v in s
+
+    if f.domains:
+        out.append(_Predicate("url_host_registered_domain", _in_prune(f.domains), _dict_mask(member(f.domains))))
+    if f.hosts:
+        out.append(_Predicate("url_host_name", _in_prune(f.hosts), _dict_mask(member(f.hosts))))
+    if f.tlds:
+        out.append(_Predicate("url_host_tld", _in_prune(f.tlds), _dict_mask(member(f.tlds))))
+    if f.mimes:
+        out.append(_Predicate("content_mime_type", _in_prune(f.mimes), _dict_mask(member(f.mimes))))
+    if f.langs:
+        out.append(_Predicate("content_languages", _always, _dict_mask(_langs_in(f.langs))))
+    if f.statuses:
+        wanted = pa.array(f.statuses, pa.int16())
+        out.append(_Predicate("fetch_status", _in_prune(f.statuses),
+                              lambda a: pc.fill_null(pc.is_in(a, value_set=wanted), False)))
+    if f.path_prefix is not None:
+        prefix = f.path_prefix
+        out.append(_Predicate("url_path", _always, lambda a: pc.fill_null(pc.starts_with(a, prefix), False)))
+    if f.not_tlds:
+        out.append(_Predicate("url_host_tld", _not_in_prune(f.not_tlds), _dict_mask(member(f.not_tlds, True))))
+    if f.not_mimes:
+        out.append(_Predicate("content_mime_type", _not_in_prune(f.not_mimes),
+                              _dict_mask(member(f.not_mimes, True))))
+    if f.not_langs:
+        langs = _langs_in(f.not_langs)
+        out.append(_Predicate("content_languages", _always, _dict_mask(lambda v: v is None or not langs(v))))
+    if f.not_statuses:
+        excluded = pa.array(f.not_statuses, pa.int16())
+        out.append(_Predicate("fetch_status", _not_in_prune(f.not_statuses),
+                              lambda a: pc.fill_null(pc.invert(pc.is_in(a, value_set=excluded)), True)))
+    return out
+
+
+# What each kind reads for its answer once the rows are known.
+_OUTPUT: dict[str, tuple[str, ...]] = {
+    "count": (),
+    "urls": ("url",),
+    "locations": ("url", "warc_filename", "warc_record_offset", "warc_record_length"),
+    "langs": ("content_languages",),
+    "mimes": ("content_mime_type",),
+    "hostcdx": ("url_host_name", "url", "fetch_status"),
+    "diff": ("url", "url_host_name", "content_digest"),
+}
+
+
+def scan_part(source: RangeSource, part: Part, f: Filters, kind: str, *, limit: int | None = None) -> PartAnswer:
+    """Answer ``kind`` over one part, reading only what the footer cannot rule out."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    answer = PartAnswer()
+    st = answer.stats
+    st.parts = 1
+    fh = SparseFile(source, part.path)
+    st.index_bytes = fh.size()
+    pf = pq.ParquetFile(fh, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
+    meta = pf.metadata
+    names = pf.schema_arrow.names
+    index = {n: i for i, n in enumerate(names)}
+    preds = predicates(f)
+    prefixes = f.surt_prefixes()
+    columns = list(names) if kind == "rows" else list(_OUTPUT[kind])
+    st.row_groups = meta.num_row_groups
+    for rg in range(meta.num_row_groups):
+        rgm = meta.row_group(rg)
+        if prefixes is not None:
+            r = _stats_range(rgm.column(index["url_surtkey"]).statistics)
+            if r is not None and not range_may_match(prefixes, r[0], r[1]):
+                st.row_groups_skipped += 1
+                continue
+        if not all(p.prune(rgm.column(index[p.column]).statistics) for p in preds):
+            st.row_groups_skipped += 1
+            continue
+        st.row_groups_read += 1
+        order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
+        mask: Any = None
+        read: dict[str, Any] = {}
+        for p in order:
+            if p.column not in read:
+                read[p.column] = pf.read_row_group(rg, columns=[p.column]).column(0)
+            m = p.mask(read[p.column])
+            mask = m if mask is None else pc.and_(mask, m)
+            if not pc.any(mask).as_py():
+                break
+        if mask is not None and not pc.any(mask).as_py():
+            continue
+        n = rgm.num_rows if mask is None else int(pc.sum(mask).as_py() or 0)
+        st.rows_matched += n
+        if kind == "count":
+            answer.count += n
+            continue
+        missing = [c for c in columns if c not in read]
+        if missing:
+            got = pf.read_row_group(rg, columns=missing)
+            read.update(zip(got.column_names, got.columns, strict=True))
+        table = pa.table([read[c] for c in columns], names=columns)
+        if mask is not None:
+            table = table.filter(mask)
+        if kind in ("langs", "mimes"):
+            answer.groups.update(_decode(table.column(0)))
+            continue
+        table = _undictionary(table)
+        if kind == "rows":
+            table = table.append_column("crawl", pa.array([part.crawl] * table.num_rows, pa.string()))
+            table = table.append_column("subset", pa.array([part.subset] * table.num_rows, pa.string()))
+        answer.tables.append(table)
+        if limit is not None and sum(t.num_rows for t in answer.tables) >= limit:
+            break
+    if st.row_groups_read == 0:
+        st.parts_skipped = 1
+    return answer
+
+
+def _decode(arr: Any) -> Counter[Any]:
+    return Counter(arr.to_pylist())
+
+
+def _undictionary(table: Any) -> Any:
+    import pyarrow as pa
+
+    cols = []
+    for c in table.columns:
+        cols.append(c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c)
+    return pa.table(cols, names=table.column_names)
+
+
+def scan(
+    source: RangeSource,
+    parts: Sequence[Part],
+    f: Filters,
+    kind: str,
+    *,
+    jobs: int = 4,
+    limit: int | None = None,
+    stats: ScanStats | None = None,
+) -> Iterator[PartAnswer]:
+    """Scan ``parts`` in parallel (``jobs`` at a time), yielding each part's answer in part order.
+
+    With ``limit`` the scan stops submitting parts once that many rows came back.
+    """
+    stats = stats if stats is not None else ScanStats()
+    wanted = [p for p in parts if f.keeps_crawl(p.crawl) and f.keeps_subset(p.subset)]
+    jobs = max(1, jobs)
+    rows = 0
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ccrawl-columnar") as pool:
+        pending: list[Future[PartAnswer]] = []
+        it = iter(wanted)
+        for part in it:
+            pending.append(pool.submit(scan_part, source, part, f, kind, limit=limit))
+            if len(pending) >= jobs:
+                break
+        try:
+            while pending:
+                answer = pending.pop(0).result()
+                stats.merge(answer.stats)
+                rows += sum(t.num_rows for t in answer.tables)
+                yield answer
+                if limit is not None and rows >= limit:
+                    return
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.append(pool.submit(scan_part, source, nxt, f, kind, limit=limit))
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+def diff_filters(f: Filters, crawl: str) -> Filters | None:
+    """The filters of one side of ``sched diff``: ``f`` in ``crawl``, status 200 only (None: nothing)."""
+    if f.statuses and 200 not in f.statuses:
+        return None
+    if 200 in f.not_statuses:
+        return None
+    return replace(f, crawls=(crawl,), statuses=(200,))
