@@ -62,6 +62,9 @@ def db_shell(run: Run) -> None:
 
 @command("path", help="Print the database file path.")
 def db_path(run: Run) -> None:
+    if run.flags.get("output") in (None, "auto", "raw"):
+        click.echo(_db(run))  # a bare path, for $(ccrawl db path)
+        return
     run.emit([{"path": _db(run)}], columns=("path",), single=True)
 
 

@@ -180,6 +180,10 @@ def build(
     for s in subsets:
         if s not in SUBSETS:
             raise UsageError(f"--subset {s!r}: use one of {', '.join(SUBSETS)}")
+    for flag, values in (("--lang", lang), ("--not-lang", not_lang)):
+        for code in clean_values(values, flag):
+            if not re.fullmatch(r"[a-z]{2,3}", code):
+                raise UsageError(f"{flag} {code!r}: give an ISO 639-3 code such as vie")
     if path_prefix is not None and not path_prefix.startswith("/"):
         raise UsageError(f"--path-prefix {path_prefix!r}: a URL path starts with /")
     return Filters(
