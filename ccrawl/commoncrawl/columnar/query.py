@@ -241,8 +241,10 @@ def _native_diff(f: Filters, index: Index, *, limit: int | None, jobs: int, craw
             total[host] += 1
             if digest is None or other is None or digest != other:
                 changed[host] += 1
-    rows = [{"host": h, "urls": n, "changed": changed[h], "change_rate": changed[h] / n} for h, n in total.items()]
-    rows.sort(key=lambda r: (-r["change_rate"], -r["urls"], r["host"]))
+    rows: list[dict[str, Any]] = [
+        {"host": h, "urls": n, "changed": changed[h], "change_rate": changed[h] / n} for h, n in total.items()
+    ]
+    rows.sort(key=lambda r: (-float(r["change_rate"]), -int(r["urls"]), str(r["host"])))
     yield from rows[: limit or None]
 
 

@@ -109,7 +109,8 @@ def build(kind: str, f: Filters, *, limit: int | None = None, crawl_a: str = "",
         )
     if kind == "hostcdx":
         buckets = ",\n       ".join(
-            f"SUM(CASE WHEN fetch_status BETWEEN {c}00 AND {c}99 THEN 1 ELSE 0 END) AS status_{c}xx" for c in (2, 3, 4, 5)
+            f"SUM(CASE WHEN fetch_status BETWEEN {c}00 AND {c}99 THEN 1 ELSE 0 END) AS status_{c}xx"
+            for c in (2, 3, 4, 5)
         )
         return (
             f"SELECT url_host_name AS host, COUNT(*) AS captures, COUNT(DISTINCT url) AS urls,\n       {buckets}\n"
@@ -120,7 +121,7 @@ def build(kind: str, f: Filters, *, limit: int | None = None, crawl_a: str = "",
             raise UsageError("sched diff needs --crawl-a and --crawl-b")
         side = []
         for crawl in (crawl_a, crawl_b):
-            conds = where(f.with_crawls([crawl])) + ["fetch_status = 200"]
+            conds = [*where(f.with_crawls([crawl])), "fetch_status = 200"]
             side.append(
                 "SELECT url, url_host_name AS host, MIN(content_digest) AS digest\n  FROM ccindex\n  WHERE "
                 + "\n    AND ".join(conds)

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ccrawl.commoncrawl.columnar.schema import COLUMNS, arrow_schema
+from ccrawl.commoncrawl.columnar.schema import arrow_schema
 from ccrawl.testing.fakecc.site import FakeSite
 
 TABLE_ROOT = "cc-index/table/cc-main/warc"

@@ -388,8 +388,8 @@ def build_site(root: Path | str, spec: SiteSpec | None = None) -> FakeSite:
             for kind, sub, kcaps, indexed in (
                 ("warc", "warc", caps, True),
                 ("robotstxt", "robotstxt", _captures(rng, len(HOSTS), start, "robotstxt"), False),
-                ("non200responses", "crawldiagnostics", _captures(rng, max(2, count // 5), start, "non200responses", spec.hosts),
-                 True),
+                ("non200responses", "crawldiagnostics",
+                 _captures(rng, max(2, count // 5), start, "non200responses", spec.hosts), True),
             ):
                 path = f"{segment}/{sub}/{name}"
                 wf = _WarcFile(path, start, rng)

@@ -57,7 +57,8 @@ def answer(rows: list[dict[str, Any]], f: Filters, kind: str) -> Any:
     if kind in ("langs", "mimes"):
         col, name = ("content_languages", "lang") if kind == "langs" else ("content_mime_type", "mime")
         c = Counter(r[col] for r in hit)
-        return [{name: k, "count": n} for k, n in sorted(c.items(), key=lambda kv: (-kv[1], kv[0] is None, kv[0] or ""))]
+        ordered = sorted(c.items(), key=lambda kv: (-kv[1], kv[0] is None, kv[0] or ""))
+        return [{name: k, "count": n} for k, n in ordered]
     raise ValueError(kind)
 
 

@@ -18,9 +18,9 @@ from ccrawl.cli import main as cli_main
 from ccrawl.testing.fakecc import FakeCCServer
 
 sys.path.insert(0, str(Path(__file__).parent))
-import oracle  # noqa: E402
+import oracle
 
-from ccrawl.commoncrawl.columnar.filters import Filters  # noqa: E402
+from ccrawl.commoncrawl.columnar.filters import Filters
 
 
 def _env(colcc: FakeCCServer, tmp_path: Path) -> dict[str, str]:
@@ -82,7 +82,8 @@ def test_printed_sql_runs_in_duckdb_over_the_local_parquet(colcc: FakeCCServer, 
     cases = [
         (("count", "--tld", "com", "--not-lang", "vie"), Filters(tlds=("com",), not_langs=("vie",)), "count"),
         (("langs", "--domain", "example.com"), Filters(domains=("example.com",)), "langs"),
-        (("mimes", "--not-status", "404", "--subset", "warc"), Filters(not_statuses=(404,), subsets=("warc",)), "mimes"),
+        (("mimes", "--not-status", "404", "--subset", "warc"), Filters(not_statuses=(404,), subsets=("warc",)),
+         "mimes"),
         (("urls", "--path-prefix", "/s", "--status", "200"), Filters(path_prefix="/s", statuses=(200,)), "urls"),
     ]
     for args, f, kind in cases:
@@ -111,7 +112,8 @@ def test_count_explain_query_and_schema(colcc: FakeCCServer, colroot: Path, tmp_
     code, out, _ = _cli(colcc, tmp_path, monkeypatch, capsys, "athena", "query", "-c", "all", "-o", "jsonl",
                         "SELECT subset, COUNT(*) AS n FROM ccindex GROUP BY subset ORDER BY subset")
     got = {r["subset"]: r["n"] for r in map(json.loads, out.splitlines())}
-    assert got == {s: sum(1 for r in rows if r["subset"] == s) for s in got} and set(got) == {"crawldiagnostics", "warc"}
+    assert set(got) == {"crawldiagnostics", "warc"}
+    assert got == {s: sum(1 for r in rows if r["subset"] == s) for s in got}
     code, out, _ = _cli(colcc, tmp_path, monkeypatch, capsys, "columnar", "schema", "-o", "jsonl")
     names = [json.loads(line)["name"] for line in out.splitlines()]
     assert names[0] == "url_surtkey" and names[-2:] == ["crawl", "subset"] and "warc_record_id" in names
@@ -135,7 +137,7 @@ def test_bad_input_is_one_line_with_the_right_code(colcc: FakeCCServer, tmp_path
         (("columnar", "query", "--engine", "native", "SELECT 1"), 2),
         (("columnar", "query", "SELEC nonsense"), 2),
     ):
-        code, out, err = _cli(colcc, tmp_path, monkeypatch, capsys, *args)
+        code, _, err = _cli(colcc, tmp_path, monkeypatch, capsys, *args)
         assert code == code_want, (args, err)
         assert err.startswith("ccrawl: ") and len(err.strip().splitlines()) == 1 and "Traceback" not in err
 

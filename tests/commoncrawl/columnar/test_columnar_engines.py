@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).parent))
-import oracle  # noqa: E402
+import oracle
 
-from ccrawl.commoncrawl.columnar import parts, query  # noqa: E402
-from ccrawl.commoncrawl.columnar.filters import Filters, host_prefix, range_may_match  # noqa: E402
-from ccrawl.errors import UsageError  # noqa: E402
-from ccrawl.testing.fakecc import FakeCCServer  # noqa: E402
+from ccrawl.commoncrawl.columnar import parts, query
+from ccrawl.commoncrawl.columnar.filters import Filters, host_prefix, range_may_match
+from ccrawl.errors import UsageError
+from ccrawl.testing.fakecc import FakeCCServer
 
 KINDS = ("count", "urls", "locations", "langs", "mimes")
 

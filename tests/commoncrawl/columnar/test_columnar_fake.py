@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import gzip
-import uuid
+import itertools
 import json
+import uuid
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -35,7 +36,7 @@ def test_parts_are_sorted_and_cut_into_disjoint_surt_ranges(colroot: Path) -> No
     multi = [ks for ks in by_dir.values() if len(ks) > 1]
     assert multi, "some subset has several parts"
     for parts in multi:
-        for a, b in zip(parts, parts[1:], strict=False):
+        for a, b in itertools.pairwise(parts):
             assert a[-1] <= b[0]
     big = max(part_paths(colroot), key=lambda p: pq.ParquetFile(p).metadata.num_rows)
     assert pq.ParquetFile(big).metadata.num_row_groups > 1
