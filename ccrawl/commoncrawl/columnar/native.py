@@ -54,6 +54,8 @@ class ScanStats:
     row_groups: int = 0
     row_groups_skipped: int = 0
     row_groups_read: int = 0
+    pages: int = 0
+    pages_skipped: int = 0
     rows_matched: int = 0
     index_bytes: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -65,6 +67,8 @@ class ScanStats:
             self.row_groups += other.row_groups
             self.row_groups_skipped += other.row_groups_skipped
             self.row_groups_read += other.row_groups_read
+            self.pages += other.pages
+            self.pages_skipped += other.pages_skipped
             self.rows_matched += other.rows_matched
             self.index_bytes += other.index_bytes
 
@@ -202,27 +206,122 @@ _OUTPUT: dict[str, tuple[str, ...]] = {
 }
 
 
+class _PartFile:
+    """One part opened for reading: pyarrow's view of the footer, our decoded footer, page indexes."""
+
+    def __init__(self, source: RangeSource, part: Part) -> None:
+        import pyarrow.parquet as pq
+
+        from ccrawl.commoncrawl.columnar import pageindex
+
+        self.source = source
+        self.path = part.path
+        fh = SparseFile(source, part.path)
+        self.size = fh.size()
+        self.pf = pq.ParquetFile(fh, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
+        self.meta = self.pf.metadata
+        self.names: list[str] = self.pf.schema_arrow.names
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self._footer: Any = None
+        self._pages: dict[tuple[int, int], Any] = {}
+        self._dicts: dict[tuple[int, int], bytes] = {}
+        self._pi = pageindex
+
+    def footer(self) -> Any:
+        if self._footer is None:
+            size, tail = self.source.tail(self.path)
+            n = int.from_bytes(tail[-8:-4], "little")
+            if n + 8 > len(tail):
+                tail = self.source.read(self.path, size - n - 8, n + 8)
+            self._footer = self._pi.footer_of(tail)
+        return self._footer
+
+    def pages(self, rg: int, col: int) -> Any:
+        """The OffsetIndex of a chunk, or None when the file has no page index."""
+        key = (rg, col)
+        if key not in self._pages:
+            ci = self.footer().chunk(rg, col)
+            pages = None
+            if ci.offset_index is not None:
+                off, length = ci.offset_index
+                pages = self._pi.offset_index(self.source.read(self.path, off, length))
+            self._pages[key] = pages
+        return self._pages[key]
+
+    def surt_spans(self, rg: int, prefixes: Sequence[str]) -> tuple[list[tuple[int, int]], int, int] | None:
+        """Row spans of the url_surtkey pages that may hold a prefix, the pages kept and the pages there are."""
+        col = self.index["url_surtkey"]
+        ci = self.footer().chunk(rg, col)
+        pages = self.pages(rg, col)
+        if ci.column_index is None or pages is None:
+            return None
+        off, length = ci.column_index
+        bounds = self._pi.column_index_bounds(self.source.read(self.path, off, length))
+        rows = self.meta.row_group(rg).num_rows
+        spans = self._pi.matching_spans(bounds, pages.first_rows, rows,
+                                        lambda lo, hi: range_may_match(prefixes, lo, hi))
+        kept = sum(1 for i in range(len(pages.first_rows)) if any(
+            lo <= pages.first_rows[i] < hi for lo, hi in spans))
+        return spans, kept, len(pages.first_rows)
+
+    def read(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> Any:
+        """Column ``column`` of row group ``rg``: whole, or only the rows of ``spans`` (pages fetched alone)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        col = self.index[column]
+        pages = self.pages(rg, col) if spans is not None else None
+        if spans is None or pages is None:
+            whole = self.pf.read_row_group(rg, columns=[column]).column(0)
+            if spans is None:
+                return whole
+            return pa.concat_arrays([whole.slice(lo, hi - lo).combine_chunks() for lo, hi in spans]) \
+                if len(spans) > 1 else whole.slice(spans[0][0], spans[0][1] - spans[0][0])
+        cm = self.meta.row_group(rg).column(col)
+        rows = self.meta.row_group(rg).num_rows
+        if (rg, col) not in self._dicts:
+            self._dicts[(rg, col)] = (
+                self.source.read(self.path, cm.dictionary_page_offset, pages.offsets[0] - cm.dictionary_page_offset)
+                if cm.has_dictionary_page and cm.dictionary_page_offset is not None else b""
+            )
+        dict_bytes = self._dicts[(rg, col)]
+        ci = self.footer().chunk(rg, col)
+        chunks = []
+        for lo, hi in spans:
+            first, last = self._pi.page_range(pages, lo, hi)
+            start = pages.offsets[first]
+            data = self.source.read(self.path, start, pages.offsets[last] + pages.sizes[last] - start)
+            mini, row0 = self._pi.mini_file(self.footer(), ci, pages, first, last, rows, dict_bytes, data)
+            read_dict = [column] if column in DICTIONARY_COLUMNS else None
+            arr = pq.ParquetFile(pa.BufferReader(mini), read_dictionary=read_dict).read_row_group(0).column(0)
+            chunks.extend(arr.slice(lo - row0, hi - lo).chunks)
+        return pa.chunked_array(chunks, chunks[0].type) if chunks else pa.chunked_array([], pa.null())
+
+
+#: Past this many separate spans in a row group, one covering span is read instead.
+MAX_SPANS = 8
+
+
 def scan_part(source: RangeSource, part: Part, f: Filters, kind: str, *, limit: int | None = None) -> PartAnswer:
-    """Answer ``kind`` over one part, reading only what the footer cannot rule out."""
+    """Answer ``kind`` over one part, reading only what the footer and the page index cannot rule out."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     answer = PartAnswer()
     st = answer.stats
     st.parts = 1
-    fh = SparseFile(source, part.path)
-    st.index_bytes = fh.size()
-    pf = pq.ParquetFile(fh, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
-    meta = pf.metadata
-    names = pf.schema_arrow.names
-    index = {n: i for i, n in enumerate(names)}
+    pfile = _PartFile(source, part)
+    st.index_bytes = pfile.size
+    meta = pfile.meta
+    names = pfile.names
+    index = pfile.index
     preds = predicates(f)
     prefixes = f.surt_prefixes()
     columns = list(names) if kind == "rows" else list(_OUTPUT[kind])
     st.row_groups = meta.num_row_groups
     for rg in range(meta.num_row_groups):
         rgm = meta.row_group(rg)
+        spans: list[tuple[int, int]] | None = None
         if prefixes is not None:
             r = _stats_range(rgm.column(index["url_surtkey"]).statistics)
             if r is not None and not range_may_match(prefixes, r[0], r[1]):
@@ -231,28 +330,41 @@ def scan_part(source: RangeSource, part: Part, f: Filters, kind: str, *, limit: 
         if not all(p.prune(rgm.column(index[p.column]).statistics) for p in preds):
             st.row_groups_skipped += 1
             continue
+        if prefixes is not None:
+            found = pfile.surt_spans(rg, prefixes)
+            if found is not None:
+                spans, kept, total = found
+                st.pages += total
+                st.pages_skipped += total - kept
+                if not spans:
+                    st.row_groups_skipped += 1
+                    continue
+                if len(spans) > MAX_SPANS:
+                    spans = [(spans[0][0], spans[-1][1])]
+                if spans == [(0, rgm.num_rows)]:
+                    spans = None
         st.row_groups_read += 1
         order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
         mask: Any = None
         read: dict[str, Any] = {}
         for p in order:
             if p.column not in read:
-                read[p.column] = pf.read_row_group(rg, columns=[p.column]).column(0)
+                read[p.column] = pfile.read(rg, p.column, spans)
             m = p.mask(read[p.column])
             mask = m if mask is None else pc.and_(mask, m)
             if not pc.any(mask).as_py():
                 break
         if mask is not None and not pc.any(mask).as_py():
             continue
-        n = rgm.num_rows if mask is None else int(pc.sum(mask).as_py() or 0)
+        selected = sum(hi - lo for lo, hi in spans) if spans is not None else rgm.num_rows
+        n = selected if mask is None else int(pc.sum(mask).as_py() or 0)
         st.rows_matched += n
         if kind == "count":
             answer.count += n
             continue
-        missing = [c for c in columns if c not in read]
-        if missing:
-            got = pf.read_row_group(rg, columns=missing)
-            read.update(zip(got.column_names, got.columns, strict=True))
+        for c in columns:
+            if c not in read:
+                read[c] = pfile.read(rg, c, spans)
         table = pa.table([read[c] for c in columns], names=columns)
         if mask is not None:
             table = table.filter(mask)

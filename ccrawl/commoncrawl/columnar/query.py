@@ -65,7 +65,8 @@ class Explain:
         if self.engine == "native":
             text += (
                 f"; parts {s.parts} ({s.parts_skipped} ruled out by their footer), row groups {s.row_groups} "
-                f"({s.row_groups_skipped} skipped by statistics, {s.row_groups_read} read), {s.rows_matched:,} rows"
+                f"({s.row_groups_skipped} skipped by statistics, {s.row_groups_read} read), url_surtkey pages "
+                f"{s.pages} ({s.pages_skipped} skipped by the page index), {s.rows_matched:,} rows"
             )
         return text
 
@@ -76,6 +77,7 @@ class Explain:
             "requests": self.requests, "cache_hits": self.cache_hits, "seconds": round(self.seconds, 3),
             "parts": s.parts, "parts_skipped": s.parts_skipped, "row_groups": s.row_groups,
             "row_groups_skipped": s.row_groups_skipped, "row_groups_read": s.row_groups_read,
+            "pages": s.pages, "pages_skipped": s.pages_skipped,
         }
 
 

@@ -46,6 +46,8 @@ class Layout:
     rows_per_part: int = 4096
     row_group_rows: int = 1024
     page_bytes: int = 8192
+    #: pyarrow closes a page only between write batches, so this bounds rows per page too.
+    write_batch: int = 128
 
     def parts_for(self, n_rows: int) -> int:
         return max(1, min(self.max_parts, -(-n_rows // self.rows_per_part)))
@@ -54,8 +56,20 @@ class Layout:
 def layout_for(n_rows: int) -> Layout:
     """A layout with several parts and row groups even for a tiny site, realistic ones for a big one."""
     if n_rows <= 200:
-        return Layout(max_parts=2, rows_per_part=8, row_group_rows=4, page_bytes=256)
-    return Layout(max_parts=8, rows_per_part=max(1024, n_rows // 8), row_group_rows=2048, page_bytes=16384)
+        return Layout(max_parts=2, rows_per_part=8, row_group_rows=20, page_bytes=200, write_batch=4)
+    return Layout(max_parts=8, rows_per_part=max(1024, n_rows // 8), row_group_rows=4096, page_bytes=8192,
+                  write_batch=128)
+
+
+#: Columns with few distinct values are dictionary-encoded; the URL-like ones are plain, as a
+#: writer's dictionary overflows on them in a real part (parquet-mr falls back past 1 MiB).
+DICTIONARY_ENCODED = (
+    "url_host_name", "url_host_tld", "url_host_2nd_last_part", "url_host_3rd_last_part", "url_host_4th_last_part",
+    "url_host_5th_last_part", "url_host_registry_suffix", "url_host_registered_domain", "url_host_private_suffix",
+    "url_host_private_domain", "url_host_name_reversed", "url_protocol", "url_port", "fetch_status",
+    "content_mime_type", "content_mime_detected", "content_charset", "content_languages", "content_truncated",
+    "warc_filename", "warc_segment",
+)
 
 
 def many_hosts(n: int, seed: int = 7) -> tuple[str, ...]:
@@ -179,6 +193,8 @@ def write_parts(root: Path, crawl: str, subset: str, rows: Sequence[dict[str, An
             data_page_size=layout.page_bytes,
             write_statistics=True,
             write_page_index=True,
+            use_dictionary=list(DICTIONARY_ENCODED),
+            write_batch_size=layout.write_batch,
         )
         written.append(rel)
     return written
@@ -207,7 +223,7 @@ def ensure_table(site: FakeSite, layout: Layout | None = None) -> None:
     """Build the table once per site and layout (a marker file beside collinfo.json remembers)."""
     root = Path(site.root)
     marker = root / MARKER
-    want = json.dumps({"layout": asdict(layout) if layout else "auto", "captures": len(site.captures), "v": 1})
+    want = json.dumps({"layout": asdict(layout) if layout else "auto", "captures": len(site.captures), "v": 4})
     if marker.exists() and marker.read_text() == want:
         return
     build_table(site, layout)
