@@ -97,12 +97,16 @@ def _stats_range(st: Any) -> tuple[Any, Any] | None:
 
 
 def _in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+    import bisect
+
+    ordered = sorted(values)
+
     def prune(st: Any) -> bool:
         r = _stats_range(st)
         if r is None:
             return True
         lo, hi = r
-        return any(lo <= v <= hi for v in values)
+        return bisect.bisect_left(ordered, lo) < bisect.bisect_right(ordered, hi)
 
     return prune
 
@@ -216,9 +220,15 @@ class _PartFile:
 
         self.source = source
         self.path = part.path
+        import pyarrow as pa
+
         fh = SparseFile(source, part.path)
         self.size = fh.size()
-        self.pf = pq.ParquetFile(fh, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
+        footer = source.footer(part.path)
+        # pyarrow would read a speculative 64 KiB from the end; hand it the footer we already have.
+        metadata = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
+        self.pf = pq.ParquetFile(fh, metadata=metadata, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
+        self._footer_bytes = footer
         self.meta = self.pf.metadata
         self.names: list[str] = self.pf.schema_arrow.names
         self.index = {n: i for i, n in enumerate(self.names)}
@@ -229,11 +239,7 @@ class _PartFile:
 
     def footer(self) -> Any:
         if self._footer is None:
-            size, tail = self.source.tail(self.path)
-            n = int.from_bytes(tail[-8:-4], "little")
-            if n + 8 > len(tail):
-                tail = self.source.read(self.path, size - n - 8, n + 8)
-            self._footer = self._pi.footer_of(tail)
+            self._footer = self._pi.footer_of(self._footer_bytes)
         return self._footer
 
     def pages(self, rg: int, col: int) -> Any:

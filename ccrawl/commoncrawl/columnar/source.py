@@ -26,7 +26,9 @@ from typing import Any
 
 from ccrawl.errors import InputError
 
-TAIL_BYTES = 64 << 10
+#: The first read of a part: its last 16 KiB, which holds a small footer whole; a bigger footer
+#: costs one more read of exactly the rest (:meth:`RangeSource.footer`).
+TAIL_BYTES = 16 << 10
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
 
@@ -66,6 +68,18 @@ class RangeSource:
 
     def size(self, part: str) -> int:
         return self.tail(part)[0]
+
+    def footer(self, part: str) -> bytes:
+        """The Parquet footer of ``part``: FileMetaData, its 4-byte length and ``PAR1``."""
+        size, tail = self.tail(part)
+        if tail[-4:] != b"PAR1" or len(tail) < 8:
+            raise InputError(f"{part}: not a Parquet file (no PAR1 at its end)")
+        n = int.from_bytes(tail[-8:-4], "little")
+        if n + 8 > size:
+            raise InputError(f"{part}: the footer length {n} is past the start of the file")
+        if n + 8 <= len(tail):
+            return tail[len(tail) - n - 8 :]
+        return self.read(part, size - n - 8, n + 8 - len(tail)) + tail
 
     def read(self, part: str, start: int, length: int) -> bytes:
         """Bytes ``[start, start + length)``; served from the tail when it holds them."""
