@@ -308,7 +308,21 @@ class _PartFile:
 MAX_SPANS = 8
 
 
-def scan_part(source: RangeSource, part: Part, f: Filters, kind: str, *, limit: int | None = None) -> PartAnswer:
+@dataclass(slots=True, frozen=True)
+class Plan:
+    """What a scan tests, worked out once for all its parts: the row predicates and the key prefixes."""
+
+    predicates: list[_Predicate]
+    prefixes: list[str] | None
+
+
+def plan(f: Filters) -> Plan:
+    return Plan(predicates(f), f.surt_prefixes())
+
+
+def scan_part(
+    source: RangeSource, part: Part, f: Filters, kind: str, *, limit: int | None = None, planned: Plan | None = None
+) -> PartAnswer:
     """Answer ``kind`` over one part, reading only what the footer and the page index cannot rule out."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -321,8 +335,9 @@ def scan_part(source: RangeSource, part: Part, f: Filters, kind: str, *, limit: 
     meta = pfile.meta
     names = pfile.names
     index = pfile.index
-    preds = predicates(f)
-    prefixes = f.surt_prefixes()
+    planned = planned or plan(f)
+    preds = planned.predicates
+    prefixes = planned.prefixes
     columns = list(names) if kind == "rows" else list(_OUTPUT[kind])
     st.row_groups = meta.num_row_groups
     for rg in range(meta.num_row_groups):
@@ -419,12 +434,13 @@ def scan(
     stats = stats if stats is not None else ScanStats()
     wanted = [p for p in parts if f.keeps_crawl(p.crawl) and f.keeps_subset(p.subset)]
     jobs = max(1, jobs)
+    planned = plan(f)
     rows = 0
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ccrawl-columnar") as pool:
         pending: list[Future[PartAnswer]] = []
         it = iter(wanted)
         for part in it:
-            pending.append(pool.submit(scan_part, source, part, f, kind, limit=limit))
+            pending.append(pool.submit(scan_part, source, part, f, kind, limit=limit, planned=planned))
             if len(pending) >= jobs:
                 break
         try:
@@ -437,7 +453,7 @@ def scan(
                     return
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.append(pool.submit(scan_part, source, nxt, f, kind, limit=limit))
+                    pending.append(pool.submit(scan_part, source, nxt, f, kind, limit=limit, planned=planned))
         finally:
             for fut in pending:
                 fut.cancel()
