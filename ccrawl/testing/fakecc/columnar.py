@@ -57,7 +57,7 @@ def layout_for(n_rows: int) -> Layout:
     """A layout with several parts and row groups even for a tiny site, realistic ones for a big one."""
     if n_rows <= 200:
         return Layout(max_parts=2, rows_per_part=8, row_group_rows=20, page_bytes=200, write_batch=4)
-    return Layout(max_parts=4, rows_per_part=max(1024, n_rows // 4), row_group_rows=8192, page_bytes=8192,
+    return Layout(max_parts=2, rows_per_part=max(1024, n_rows // 2), row_group_rows=16384, page_bytes=8192,
                   write_batch=128)
 
 
@@ -223,7 +223,7 @@ def ensure_table(site: FakeSite, layout: Layout | None = None) -> None:
     """Build the table once per site and layout (a marker file beside collinfo.json remembers)."""
     root = Path(site.root)
     marker = root / MARKER
-    want = json.dumps({"layout": asdict(layout) if layout else "auto", "captures": len(site.captures), "v": 5})
+    want = json.dumps({"layout": asdict(layout) if layout else "auto", "captures": len(site.captures), "v": 6})
     if marker.exists() and marker.read_text() == want:
         return
     build_table(site, layout)
