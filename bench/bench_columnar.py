@@ -79,7 +79,7 @@ def main() -> None:
         print("| query | native s | duckdb s | duckdb/native | native bytes read | duckdb bytes read | "
               "native requests |")
         print("|---|---|---|---|---|---|---|")
-        for kind, f, label in cases[:2]:  # warm-up: imports, kernels, connections; not counted
+        for kind, f, _label in cases[:2]:  # warm-up: imports, kernels, connections; not counted
             for engine in ("native", "duckdb"):
                 once(server, kind, f, engine, args.jobs)
         for kind, f, label in cases:

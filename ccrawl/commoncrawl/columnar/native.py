@@ -25,7 +25,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
-from ccrawl.commoncrawl.columnar.source import RangeSource, SparseFile
+from ccrawl.commoncrawl.columnar.source import RangeSource, SparseFile, cached
 
 DICTIONARY_COLUMNS = (
     "url_host_name",
@@ -222,7 +222,8 @@ class _PartFile:
         self.path = part.path
         import pyarrow as pa
 
-        fh = SparseFile(source, part.path)
+        self.blocks: dict[int, bytes] = {}
+        fh = SparseFile(source, part.path, self.blocks)
         self.size = fh.size()
         footer = source.footer(part.path)
         # pyarrow would read a speculative 64 KiB from the end; hand it the footer we already have.
@@ -237,6 +238,52 @@ class _PartFile:
         self._dicts: dict[tuple[int, int], bytes] = {}
         self._pi = pageindex
 
+    def get(self, start: int, length: int) -> bytes:
+        data = cached(self.blocks, start, length)
+        return data if data is not None else self.source.read(self.path, start, length)
+
+    def prefetch(self, ranges: list[tuple[int, int]]) -> None:
+        """Fetch ``ranges`` (merged where they touch) at once; later reads inside them cost nothing."""
+        missing = sorted(r for r in ranges if r[1] > 0 and cached(self.blocks, r[0], r[1]) is None)
+        merged: list[tuple[int, int]] = []
+        for start, length in missing:
+            if merged and start <= merged[-1][0] + merged[-1][1]:
+                s0, n0 = merged[-1]
+                merged[-1] = (s0, max(s0 + n0, start + length) - s0)
+            else:
+                merged.append((start, length))
+        for (start, _), data in zip(merged, self.source.read_many(self.path, merged), strict=True):
+            self.blocks[start] = data
+
+    def index_ranges(self, rg: int, columns: Sequence[str]) -> list[tuple[int, int]]:
+        """Where the OffsetIndex of each of ``columns`` is (those not read yet)."""
+        out = []
+        for c in columns:
+            col = self.index[c]
+            if (rg, col) in self._pages:
+                continue
+            oi = self.footer().chunk(rg, col).offset_index
+            if oi is not None:
+                out.append(oi)
+        return out
+
+    def column_ranges(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> list[tuple[int, int]]:
+        """The byte ranges reading ``column`` of ``rg`` takes: the chunk, or its dictionary and the spans' pages."""
+        col = self.index[column]
+        cm = self.meta.row_group(rg).column(col)
+        pages = self.pages(rg, col) if spans is not None else None
+        if spans is None or pages is None:
+            start = cm.dictionary_page_offset if cm.has_dictionary_page and cm.dictionary_page_offset else \
+                cm.data_page_offset
+            return [(start, cm.total_compressed_size)]
+        out = []
+        if cm.has_dictionary_page and cm.dictionary_page_offset is not None:
+            out.append((cm.dictionary_page_offset, pages.offsets[0] - cm.dictionary_page_offset))
+        for lo, hi in spans:
+            first, last = self._pi.page_range(pages, lo, hi)
+            out.append((pages.offsets[first], pages.offsets[last] + pages.sizes[last] - pages.offsets[first]))
+        return out
+
     def footer(self) -> Any:
         if self._footer is None:
             self._footer = self._pi.footer_of(self._footer_bytes)
@@ -250,19 +297,27 @@ class _PartFile:
             pages = None
             if ci.offset_index is not None:
                 off, length = ci.offset_index
-                pages = self._pi.offset_index(self.source.read(self.path, off, length))
+                pages = self._pi.offset_index(self.get(off, length))
             self._pages[key] = pages
         return self._pages[key]
 
-    def surt_spans(self, rg: int, prefixes: Sequence[str]) -> tuple[list[tuple[int, int]], int, int] | None:
-        """Row spans of the url_surtkey pages that may hold a prefix, the pages kept and the pages there are."""
+    def surt_spans(
+        self, rg: int, prefixes: Sequence[str], also: Sequence[str] = ()
+    ) -> tuple[list[tuple[int, int]], int, int] | None:
+        """Row spans of the url_surtkey pages that may hold a prefix, the pages kept and the pages there are.
+
+        The page indexes of the ``also`` columns are fetched in the same round trip.
+        """
         col = self.index["url_surtkey"]
         ci = self.footer().chunk(rg, col)
+        if ci.column_index is None or ci.offset_index is None:
+            return None
+        self.prefetch([ci.column_index, *self.index_ranges(rg, ["url_surtkey", *also])])
         pages = self.pages(rg, col)
-        if ci.column_index is None or pages is None:
+        if pages is None:
             return None
         off, length = ci.column_index
-        bounds = self._pi.column_index_bounds(self.source.read(self.path, off, length))
+        bounds = self._pi.column_index_bounds(self.get(off, length))
         rows = self.meta.row_group(rg).num_rows
         spans = self._pi.matching_spans(bounds, pages.first_rows, rows,
                                         lambda lo, hi: range_may_match(prefixes, lo, hi))
@@ -285,9 +340,10 @@ class _PartFile:
                 if len(spans) > 1 else whole.slice(spans[0][0], spans[0][1] - spans[0][0])
         cm = self.meta.row_group(rg).column(col)
         rows = self.meta.row_group(rg).num_rows
+        self.prefetch(self.column_ranges(rg, column, spans))
         if (rg, col) not in self._dicts:
             self._dicts[(rg, col)] = (
-                self.source.read(self.path, cm.dictionary_page_offset, pages.offsets[0] - cm.dictionary_page_offset)
+                self.get(cm.dictionary_page_offset, pages.offsets[0] - cm.dictionary_page_offset)
                 if cm.has_dictionary_page and cm.dictionary_page_offset is not None else b""
             )
         dict_bytes = self._dicts[(rg, col)]
@@ -296,7 +352,7 @@ class _PartFile:
         for lo, hi in spans:
             first, last = self._pi.page_range(pages, lo, hi)
             start = pages.offsets[first]
-            data = self.source.read(self.path, start, pages.offsets[last] + pages.sizes[last] - start)
+            data = self.get(start, pages.offsets[last] + pages.sizes[last] - start)
             mini, row0 = self._pi.mini_file(self.footer(), ci, pages, first, last, rows, dict_bytes, data)
             read_dict = [column] if column in DICTIONARY_COLUMNS else None
             arr = pq.ParquetFile(pa.BufferReader(mini), read_dictionary=read_dict).read_row_group(0).column(0)
@@ -352,7 +408,7 @@ def scan_part(
             st.row_groups_skipped += 1
             continue
         if prefixes is not None:
-            found = pfile.surt_spans(rg, prefixes)
+            found = pfile.surt_spans(rg, prefixes, also=[*{p.column: 0 for p in preds}, *columns])
             if found is not None:
                 spans, kept, total = found
                 st.pages += total
@@ -383,9 +439,11 @@ def scan_part(
         if kind == "count":
             answer.count += n
             continue
-        for c in columns:
-            if c not in read:
-                read[c] = pfile.read(rg, c, spans)
+        missing = [c for c in columns if c not in read]
+        # The output columns' bytes in one round trip, then decoded one by one from memory.
+        pfile.prefetch([r for c in missing for r in pfile.column_ranges(rg, c, spans)])
+        for c in missing:
+            read[c] = pfile.read(rg, c, spans)
         table = pa.table([read[c] for c in columns], names=columns)
         if mask is not None:
             table = table.filter(mask)

@@ -95,6 +95,10 @@ class RangeSource:
             return head + tail[: start + length - tail_start]
         return self._fetch(part, start, length)
 
+    def read_many(self, part: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """Several ``(start, length)`` reads of one part; :class:`HttpSource` has them in flight at once."""
+        return [self.read(part, start, length) for start, length in ranges]
+
     def _fetch_tail(self, part: str) -> tuple[int, bytes]:
         raise NotImplementedError
 
@@ -185,6 +189,27 @@ class HttpSource(RangeSource):
         self.stats.add(len(data))
         return data
 
+    def read_many(self, part: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        if len(ranges) < 2:
+            return [self.read(part, start, length) for start, length in ranges]
+        size, tail = self.tail(part)
+        tail_start = size - len(tail)
+        remote = [(s, n) for s, n in ranges if n > 0 and s + n <= tail_start]
+        url = self.url(part)
+
+        async def gather() -> list[bytes]:
+            return list(await asyncio.gather(*(self.client.get_range(url, s, n) for s, n in remote)))
+
+        got = dict(zip(remote, self._call(gather()), strict=True)) if remote else {}
+        out = []
+        for s, n in ranges:
+            if (s, n) in got:
+                self.stats.add(len(got[(s, n)]))
+                out.append(got[(s, n)])
+            else:
+                out.append(self.read(part, s, n))
+        return out
+
     def close(self) -> None:
         if self.loop.is_running():
             self._call(self.client.close())
@@ -196,10 +221,12 @@ class HttpSource(RangeSource):
 class SparseFile(io.RawIOBase):
     """A read-only file over a :class:`RangeSource` part: each ``read`` becomes one ranged read."""
 
-    def __init__(self, source: RangeSource, part: str) -> None:
+    def __init__(self, source: RangeSource, part: str, blocks: dict[int, bytes] | None = None) -> None:
         super().__init__()
         self.source = source
         self.part = part
+        #: Bytes already fetched, by start offset (filled by a prefetch); reads inside one are free.
+        self.blocks = blocks if blocks is not None else {}
         self._size = source.size(part)
         self._pos = 0
 
@@ -222,7 +249,9 @@ class SparseFile(io.RawIOBase):
 
     def read(self, size: int = -1) -> bytes:
         end = self._size if size is None or size < 0 else min(self._size, self._pos + size)
-        data = self.source.read(self.part, self._pos, end - self._pos) if end > self._pos else b""
+        data = cached(self.blocks, self._pos, end - self._pos)
+        if data is None:
+            data = self.source.read(self.part, self._pos, end - self._pos) if end > self._pos else b""
         self._pos += len(data)
         return data
 
@@ -230,6 +259,14 @@ class SparseFile(io.RawIOBase):
         data = self.read(len(buffer))
         buffer[: len(data)] = data
         return len(data)
+
+
+def cached(blocks: dict[int, bytes], start: int, length: int) -> bytes | None:
+    """``length`` bytes from ``start`` when one fetched block holds them all."""
+    for begin, data in blocks.items():
+        if begin <= start and start + length <= begin + len(data):
+            return data[start - begin : start - begin + length]
+    return None
 
 
 def fsspec_filesystem(source: RangeSource, protocol: str = "ccrange") -> Any:
