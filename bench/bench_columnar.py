@@ -2,8 +2,10 @@
 
 Builds (once, into ``--root``) a fake bucket with many hosts, serves it on loopback, and runs each
 query on both engines over the same ranged-HTTP source, interleaved, ``--repeats`` times, with the
-client's disk cache off and a fresh source per run (so every run pays its footers). Prints a Markdown
-table: median wall seconds per engine, the ratio, and bytes read as a share of the index bytes.
+client's disk cache off and a fresh source per run (so every run pays its footers). The time is the
+query's wall clock once the part list is known (crawl list and manifests are read before, the same
+for both). Prints a Markdown table: median wall seconds per engine, the ratio, and bytes read as a
+share of the index bytes.
 
     python bench/bench_columnar.py --root /tmp/colbench --repeats 5
 """
@@ -39,6 +41,7 @@ def once(server: FakeCCServer, kind: str, f: Filters, engine: str, jobs: int) ->
     index = parts.open_http(server.client_options(no_cache=True), "all", connections=2 * jobs)
     try:
         explain = query.Explain()
+        # Timed from here: the crawl list and manifests (the same for both engines) are already read.
         started = time.perf_counter()
         answer = list(query.run(kind, f.with_crawls(index.crawls), index, engine=engine, jobs=jobs,
                                 explain=explain))

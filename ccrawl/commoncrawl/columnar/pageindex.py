@@ -42,27 +42,34 @@ class _Reader:
         return b
 
     def varint(self) -> int:
+        data, pos = self.data, self.pos
         shift = result = 0
-        while True:
-            b = self.byte()
-            result |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return result
-            shift += 7
-            if shift > 70:
-                raise InputError("parquet footer: a varint runs on")
+        try:
+            while True:
+                b = data[pos]
+                pos += 1
+                result |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    self.pos = pos
+                    return result
+                shift += 7
+                if shift > 70:
+                    raise InputError("parquet footer: a varint runs on")
+        except IndexError:
+            raise InputError("parquet footer: Thrift data ends early") from None
 
     def zigzag(self) -> int:
         n = self.varint()
         return (n >> 1) ^ -(n & 1)
 
     def value(self, wtype: int) -> Any:
+        if wtype in (I16, I32, I64):
+            n = self.varint()
+            return (n >> 1) ^ -(n & 1)
         if wtype in (TRUE, FALSE):
             return wtype == TRUE
         if wtype == BYTE:
             return struct.unpack("b", bytes([self.byte()]))[0]
-        if wtype in (I16, I32, I64):
-            return self.zigzag()
         if wtype == DOUBLE:
             v = struct.unpack("<d", self.data[self.pos : self.pos + 8])[0]
             self.pos += 8
@@ -96,8 +103,12 @@ class _Reader:
     def struct(self) -> dict[int, Value]:
         out: dict[int, Value] = {}
         last = 0
+        data = self.data
         while True:
-            head = self.byte()
+            if self.pos >= len(data):
+                raise InputError("parquet footer: Thrift data ends early")
+            head = data[self.pos]
+            self.pos += 1
             wtype = head & 0x0F
             if wtype == STOP:
                 return out
