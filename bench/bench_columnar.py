@@ -37,8 +37,14 @@ def build(root: Path) -> FakeCCServer:
     return FakeCCServer(root, spec)
 
 
+SOURCE = "http"
+
+
 def once(server: FakeCCServer, kind: str, f: Filters, engine: str, jobs: int) -> tuple[float, query.Explain, Any]:
-    index = parts.open_http(server.client_options(no_cache=True), "all", connections=2 * jobs)
+    if SOURCE == "local":
+        index = parts.open_local(server.site.root)
+    else:
+        index = parts.open_http(server.client_options(no_cache=True), "all", connections=2 * jobs)
     try:
         explain = query.Explain()
         # Timed from here: the crawl list and manifests (the same for both engines) are already read.
@@ -59,7 +65,11 @@ def main() -> None:
     ap.add_argument("--root", default=str(Path(tempfile.gettempdir()) / "colbench"))
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=8)
+    ap.add_argument("--source", choices=("http", "local"), default="http",
+                    help="ranged reads over loopback HTTP (default) or from the files (engine compute alone)")
     args = ap.parse_args()
+    global SOURCE
+    SOURCE = args.source
     server = build(Path(args.root))
     with server:
         total = sum(p.stat().st_size for p in part_paths(server.site.root))

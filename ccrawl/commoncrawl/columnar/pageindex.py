@@ -97,7 +97,8 @@ class _Reader:
             kt, vt = kv >> 4, kv & 0x0F
             return (kt, vt, [(self.value(kt), self.value(vt)) for _ in range(size)])
         if wtype == STRUCT:
-            return self.struct()
+            sub, self.pos = _struct(self.data, self.pos)
+            return sub
         raise InputError(f"parquet footer: unknown Thrift type {wtype}")
 
     def struct(self) -> dict[int, Value]:
@@ -120,9 +121,69 @@ class _Reader:
 
 def decode(data: bytes, pos: int = 0) -> tuple[dict[int, Value], int]:
     """A struct from ``data`` at ``pos``, and where it ended."""
-    r = _Reader(data)
-    r.pos = pos
-    return r.struct(), r.pos
+    try:
+        return _struct(data, pos)
+    except IndexError:
+        raise InputError("parquet footer: Thrift data ends early") from None
+
+
+def _struct(data: bytes, pos: int) -> tuple[dict[int, Value], int]:
+    # The hot loop of footer decoding: varints and field headers inline, no method calls.
+    out: dict[int, Value] = {}
+    last = 0
+    while True:
+        head = data[pos]
+        pos += 1
+        wtype = head & 0x0F
+        if wtype == STOP:
+            return out, pos
+        delta = head >> 4
+        if delta:
+            fid = last + delta
+        else:
+            shift = n = 0
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    break
+                shift += 7
+            fid = (n >> 1) ^ -(n & 1)
+        if wtype == I32 or wtype == I64 or wtype == I16:
+            shift = n = 0
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    break
+                shift += 7
+                if shift > 70:
+                    raise InputError("parquet footer: a varint runs on")
+            out[fid] = (wtype, (n >> 1) ^ -(n & 1))
+        elif wtype == BINARY:
+            shift = n = 0
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    break
+                shift += 7
+            if pos + n > len(data):
+                raise InputError("parquet footer: a string runs past the end")
+            out[fid] = (BINARY, data[pos : pos + n])
+            pos += n
+        elif wtype == STRUCT:
+            sub, pos = _struct(data, pos)
+            out[fid] = (STRUCT, sub)
+        else:
+            r = _Reader(data)
+            r.pos = pos
+            out[fid] = (wtype, r.value(wtype))
+            pos = r.pos
+        last = fid
 
 
 def _varint(n: int) -> bytes:

@@ -142,9 +142,9 @@ def test_hosts_file_is_one_pass(tmp_path: Path, local_index: query.Index, rows: 
 
     hosts = _values(rows, "url_host_name")
     listing = tmp_path / "hosts.txt"
-    listing.write_text("# hosts\n\n" + "\n".join(hosts[:10] + [f"h{i}.nowhere.example" for i in range(2000)]) + "\n")
+    listing.write_text("# hosts\n\n" + "\n".join(hosts[:10] + [f"h{i}.nowhere.example" for i in range(9990)]) + "\n")
     f = filters.build(hosts_file=str(listing))
-    assert len(f.hosts) == 2010
+    assert len(f.hosts) == 10000
     fresh = parts.open_local(local_index.source.root)  # type: ignore[attr-defined]
     try:
         explain = query.Explain()
@@ -152,7 +152,7 @@ def test_hosts_file_is_one_pass(tmp_path: Path, local_index: query.Index, rows: 
         assert got == oracle.answer(rows, f, "count")
         assert explain.stats.parts == len(fresh.parts)  # every part opened once, not once per host
         # One footer read per part, then at most a handful of reads per row group read; never per host.
-        assert explain.requests <= len(fresh.parts) + 8 * explain.stats.row_groups_read < 2010
+        assert explain.requests <= len(fresh.parts) + 8 * explain.stats.row_groups_read < 10000
     finally:
         fresh.source.close()
 
@@ -181,3 +181,21 @@ def test_surt_prefixes_take_the_tightest_set() -> None:
     assert f.surt_prefixes() == ["com,example"]
     assert replace(f, domains=()).surt_prefixes() == ["com", "org"]
     assert Filters(mimes=("text/html",)).surt_prefixes() is None
+
+
+def test_duckdb_reads_through_our_source_with_extensions_off(local_index: query.Index) -> None:
+    from ccrawl.commoncrawl.columnar import duck
+
+    con = duck.connect_index(local_index.source, local_index.parts)
+    try:
+        settings = dict(con.execute(
+            "SELECT name, value FROM duckdb_settings() WHERE name LIKE 'auto%_known_extensions'").fetchall())
+        assert settings == {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
+        before = local_index.source.stats.bytes_read
+        assert con.execute("SELECT COUNT(*) FROM ccindex").fetchone()[0] > 0
+        assert local_index.source.stats.bytes_read >= before  # the bytes came through the counted source
+        loaded = con.execute("SELECT extension_name FROM duckdb_extensions() WHERE loaded AND "
+                             "extension_name IN ('httpfs', 'aws')").fetchall()
+        assert loaded == []
+    finally:
+        con.close()
