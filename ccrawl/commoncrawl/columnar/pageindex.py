@@ -150,7 +150,7 @@ def _struct(data: bytes, pos: int) -> tuple[dict[int, Value], int]:
                     break
                 shift += 7
             fid = (n >> 1) ^ -(n & 1)
-        if wtype == I32 or wtype == I64 or wtype == I16:
+        if wtype in (I32, I64, I16):
             shift = n = 0
             while True:
                 b = data[pos]
