@@ -95,9 +95,10 @@ def resolve_crawls(run: Run, local: str | None) -> list[str]:
 
 
 def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any]], columns: Iterable[str], explain: Any,
-                      want: bool, *, single: bool = False) -> None:
+                      want: bool, *, single: bool = False) -> int:
+    """Render ``records``; with ``want``, the explain line on stderr afterwards. Returns the count written."""
     try:
-        run.emit(records, columns=tuple(columns), single=single)
+        return run.emit(records, columns=tuple(columns), single=single)
     finally:
         if want and explain.engine:
             click.echo(f"explain: {explain.line()}", err=True)
@@ -126,7 +127,11 @@ def _query_command(kind: str, help_text: str) -> click.Command:
         op = ops.get(f"columnar.{kind}")
         explain = Explain()
         records = op(**common(run, params), engine=engine, limit=run.output.limit or None, explain=explain)
-        emit_with_explain(run, records, op.columns, explain, explain_, single=kind == "count")
+        written = emit_with_explain(run, records, op.columns, explain, explain_, single=kind == "count")
+        if written == 0 and kind != "count":
+            from ccrawl.errors import NothingMatched
+
+            raise NothingMatched(f"no captures match these filters in {run.settings.crawl or 'latest'}")
 
     return cmd
 

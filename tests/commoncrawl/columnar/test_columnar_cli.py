@@ -208,3 +208,13 @@ def _diff(rows: list[dict[str, Any]], a: str, b: str) -> dict[str, tuple[int, in
             acc[0] += 1
             acc[1] += int(digest != sb[url][1])
     return {h: (n, c) for h, (n, c) in res.items()}
+
+
+def test_nothing_matched_exits_3_but_a_zero_count_is_an_answer(colcc: FakeCCServer, tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _cli(colcc, tmp_path, monkeypatch, capsys, "columnar", "urls", "--host", "absent.example")
+    assert code == 3 and out == "" and err.startswith("ccrawl: no captures match")
+    code, out, _ = _cli(colcc, tmp_path, monkeypatch, capsys, "columnar", "count", "--host", "absent.example",
+                        "-o", "json")
+    assert code == 0 and json.loads(out) == {"count": 0}
