@@ -421,6 +421,11 @@ def scan_part(
                 if spans == [(0, rgm.num_rows)]:
                     spans = None
         st.row_groups_read += 1
+        if spans is not None:
+            # Page-level: the pages of every column this row group needs are few, so they come in
+            # one round trip rather than one per column.
+            wanted = [*{p.column: 0 for p in preds}, *columns]
+            pfile.prefetch([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, spans)])
         order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
         mask: Any = None
         read: dict[str, Any] = {}

@@ -199,3 +199,18 @@ def test_duckdb_reads_through_our_source_with_extensions_off(local_index: query.
         assert loaded == []
     finally:
         con.close()
+
+
+def test_domains_file_matches_the_oracle_on_both_engines(tmp_path: Path, local_index: query.Index,
+                                                         rows: list[dict[str, Any]]) -> None:
+    from ccrawl.commoncrawl.columnar import filters
+
+    domains = _values(rows, "url_host_registered_domain")[:3]
+    listing = tmp_path / "domains.txt"
+    listing.write_text("\n".join(f"{d}  # a comment" for d in domains) + "\n\n# end\nabsent.example\n")
+    f = filters.build(domains_file=str(listing), not_lang=["eng"])
+    assert set(f.domains) == {*domains, "absent.example"}
+    for kind in ("count", "urls", "langs"):
+        want = oracle.answer(rows, f, kind)
+        for engine in ("native", "duckdb"):
+            assert oracle.shape(_run(kind, f, local_index, engine), kind) == want, (kind, engine)
