@@ -26,6 +26,7 @@ from typing import Any
 
 from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
 from ccrawl.commoncrawl.columnar.source import RangeSource, SparseFile, cached
+from ccrawl.errors import InputError
 
 DICTIONARY_COLUMNS = (
     "url_host_name",
@@ -227,7 +228,10 @@ class _PartFile:
         self.size = fh.size()
         footer = source.footer(part.path)
         # pyarrow would read a speculative 64 KiB from the end; hand it the footer we already have.
-        metadata = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
+        try:
+            metadata = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid/ArrowIOError
+            raise InputError(f"{part.path}: corrupt Parquet footer ({str(exc).splitlines()[0]})") from exc
         self.pf = pq.ParquetFile(fh, metadata=metadata, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
         self._footer_bytes = footer
         self.meta = self.pf.metadata

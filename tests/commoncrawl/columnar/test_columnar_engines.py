@@ -214,3 +214,45 @@ def test_domains_file_matches_the_oracle_on_both_engines(tmp_path: Path, local_i
         want = oracle.answer(rows, f, kind)
         for engine in ("native", "duckdb"):
             assert oracle.shape(_run(kind, f, local_index, engine), kind) == want, (kind, engine)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage_footer", "not_parquet"])
+def test_a_corrupt_part_is_one_input_error(damage: str, tmp_path: Path, colroot: Path) -> None:
+    import shutil
+
+    from ccrawl.errors import InputError
+
+    table = colroot / "cc-index/table"
+    shutil.copytree(table, tmp_path / "cc-index/table")
+    victim = sorted((tmp_path / "cc-index/table").rglob("*.parquet"))[0]
+    data = victim.read_bytes()
+    if damage == "truncated":
+        victim.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage_footer":
+        victim.write_bytes(data[:-200] + b"\x07" * 192 + (150).to_bytes(4, "little") + b"PAR1")
+    else:
+        victim.write_bytes(b"<html>not found</html>")
+    index = parts.open_local(tmp_path)
+    try:
+        for engine in ("native", "duckdb"):
+            with pytest.raises(InputError):
+                _run("count", Filters(), index, engine)
+    finally:
+        index.source.close()
+
+
+def test_footers_come_from_the_disk_cache_the_second_time(colcc: FakeCCServer, tmp_path: Path,
+                                                          rows: list[dict[str, Any]]) -> None:
+    f = Filters(domains=("example.com",))
+    runs = []
+    for _ in range(2):
+        index = parts.open_http(colcc.client_options(data_dir=str(tmp_path)), "all")
+        try:
+            explain = query.Explain()
+            assert _run("count", f, index, "native", explain=explain) == oracle.answer(rows, f, "count")
+            runs.append(explain)
+        finally:
+            index.source.close()
+    assert runs[0].cache_hits == 0 and runs[1].cache_hits == len(index.parts)
+    assert runs[1].requests == runs[0].requests - len(index.parts)
+    assert runs[1].bytes_read < runs[0].bytes_read
