@@ -99,6 +99,8 @@ def export(run: Run, shards: str, source_kind: str | None, extractor: str, lang:
     from ccrawl.markdown.export import COLUMNS, Exporter, ExportOptions, open_export_repo
 
     journal = run.flags.get("journal")
+    root = click.get_current_context().find_root().obj
+    argv = root.get("argv") if isinstance(root, dict) and root.get("argv") is not None else sys.argv[1:]
     opts = ExportOptions(
         out=out, crawl=str(run.settings.crawl or ""), shards=shards, source_kind=source_kind or "",
         extractor=extractor, lang=lang, min_lang_confidence=min_lang_confidence, dedup_digest=dedup_digest,
@@ -106,7 +108,7 @@ def export(run: Run, shards: str, source_kind: str | None, extractor: str, lang:
         gap=_size("--gap", gap), max_span=_size("--max-span", max_span), parallel=parallel, workers=workers,
         limit=limit, push=push, repo=repo, commit_batch=commit_batch, keep_parquet=keep_parquet,
         min_free_gb=min_free_gb, ledger=ledger, skip_errors=skip_errors,
-        journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *sys.argv[1:]]),
+        journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
         client_options=_client(run),
     )
     opts.validate()

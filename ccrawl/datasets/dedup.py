@@ -144,8 +144,6 @@ def plan_masks(n: int, distance: int) -> list[int]:
     from itertools import combinations
     from math import comb
 
-    if distance >= 64:
-        return [0]  # every pair is within 64 bits: one pass where every key is equal
     best: tuple[float, int] | None = None
     for m in range(distance + 1, min(64, distance + 8) + 1):
         need = m - distance
@@ -156,7 +154,9 @@ def plan_masks(n: int, distance: int) -> list[int]:
         cost = passes * (_SORT_COST * n + n * n / 2 ** (bits + 1))
         if best is None or cost < best[0]:
             best = (cost, m)
-    assert best is not None
+    # One pass with an empty mask compares every pair once: the cheapest plan for a wide distance.
+    if best is None or best[0] >= _SORT_COST * n + n * n / 2:
+        return [0]
     m = best[1]
     band_masks = [((1 << width) - 1) << shift for shift, width in bands(m)]
     return [sum(band_masks[i] for i in chosen) for chosen in combinations(range(m), m - distance)]
@@ -311,16 +311,32 @@ def _digest(text: str | None) -> bytes:
 # -- the report ------------------------------------------------------------------------------------
 
 
-def _groups_of(keys: Any) -> list[Any]:
-    """Index arrays of the rows sharing a key, for keys held by two rows or more."""
+def _runs_of(order: Any, change: Any) -> list[Any]:
+    """Index arrays of the runs of ``order`` two long or more; ``change[i]`` is True where a run ends
+    between sorted positions ``i`` and ``i + 1``."""
     import numpy as np
 
-    if not len(keys):
+    if not len(order):
         return []
-    order = np.argsort(keys, kind="stable")
-    skeys = keys[order]
-    cut = np.nonzero(skeys[1:] != skeys[:-1])[0] + 1
-    return [g for g in np.split(order, cut) if len(g) > 1]
+    starts = np.flatnonzero(np.concatenate([[True], change]))
+    sizes = np.diff(np.concatenate([starts, [len(order)]]))
+    multi = sizes > 1
+    if not multi.any():
+        return []
+    selected = order[np.repeat(multi, sizes)]
+    return np.split(selected, np.cumsum(sizes[multi])[:-1])
+
+
+def _groups_of(*keys: Any) -> list[Any]:
+    """Index arrays of the rows sharing every key, for key tuples held by two rows or more."""
+    import numpy as np
+
+    order = np.lexsort(keys[::-1])
+    change = np.zeros(max(len(order) - 1, 0), dtype=bool)
+    for key in keys:
+        sk = key[order]
+        change |= sk[1:] != sk[:-1]
+    return _runs_of(order, change)
 
 
 def dedup_report(paths: Sequence[str | Path], *, distance: int = 3, top: int = 10) -> DedupReport:
@@ -340,9 +356,7 @@ def dedup_report(paths: Sequence[str | Path], *, distance: int = 3, top: int = 1
 
     # Exact: same length and fingerprint first (cheap), then the Markdown's digest.
     if n:
-        key = np.stack([lengths, np.where(valid, sims, np.int64(-1)), valid.astype(np.int64)], axis=1)
-        _, inverse = np.unique(key, axis=0, return_inverse=True)
-        candidates = _groups_of(inverse.ravel())
+        candidates = _groups_of(lengths, np.where(valid, sims, np.int64(-1)), valid)
         if candidates:
             cand_rows = np.concatenate(candidates)
             texts = _read_column(metas, cand_rows, "markdown")

@@ -191,6 +191,11 @@ class ExportStats:
         return out
 
 
+def passes_lang(doc: Any, lang: str, min_confidence: float) -> bool:
+    """``--lang``: detected as ``lang`` with at least ``min_confidence``; unknown never passes."""
+    return bool(doc.language) and doc.language == lang and doc.language_confidence >= min_confidence
+
+
 class Journal:
     """The run's JSON Lines event log (appended, flushed per event)."""
 
@@ -350,7 +355,7 @@ class Exporter:
                     errors += 1
                     continue
                 detected[doc.language or "unknown"] += 1
-                if opts.lang and (doc.language != opts.lang or doc.language_confidence < opts.min_lang_confidence):
+                if opts.lang and not passes_lang(doc, opts.lang, opts.min_lang_confidence):
                     dropped += 1
                     continue
                 kept += 1
