@@ -100,7 +100,8 @@ def export(run: Run, shards: str, source_kind: str | None, extractor: str, lang:
 
     journal = run.flags.get("journal")
     root = click.get_current_context().find_root().obj
-    argv = root.get("argv") if isinstance(root, dict) and root.get("argv") is not None else sys.argv[1:]
+    given = root.get("argv") if isinstance(root, dict) else None
+    argv: list[str] = [str(a) for a in given] if isinstance(given, list) else sys.argv[1:]
     opts = ExportOptions(
         out=out, crawl=str(run.settings.crawl or ""), shards=shards, source_kind=source_kind or "",
         extractor=extractor, lang=lang, min_lang_confidence=min_lang_confidence, dedup_digest=dedup_digest,

@@ -87,7 +87,7 @@ def epoch_ms(date: str) -> int | None:
     except ValueError:
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
+        when = when.replace(tzinfo=dt.UTC)
     return int(when.timestamp() * 1000)
 
 
