@@ -183,7 +183,9 @@ def _write_parquet(tmp: Path, rows: Iterator[dict[str, Any]], markdown: bool, so
     return count
 
 
-def plan_outputs(sources: list[Path], *, fmt: str, out: Path | None, library: Path | None) -> list[tuple[Path, Path, str | None]]:
+def plan_outputs(
+    sources: list[Path], *, fmt: str, out: Path | None, library: Path | None
+) -> list[tuple[Path, Path, str | None]]:
     """(source, destination, library path) for each input; refuses two inputs onto one output."""
     plans: list[tuple[Path, Path, str | None]] = []
     if library is not None:

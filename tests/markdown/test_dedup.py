@@ -157,3 +157,11 @@ def test_missing_empty_and_broken_inputs(tmp_path: Path, capsys: pytest.CaptureF
     bad.write_bytes(b"PAR1 this is not parquet")
     assert main(["dedup", str(bad)]) == 1
     assert "not a readable Parquet file" in capsys.readouterr().err
+
+
+def test_the_dedup_operation_yields_the_report(tmp_path: Path) -> None:
+    from ccrawl import ops
+
+    d, docs = _dataset(tmp_path)
+    (record,) = list(ops.get("dedup")(paths=[str(d)], distance=3, top=1))
+    assert record["rows"] == len(docs) and record["exact"]["clusters"] == 3 and len(record["clusters"]) == 1

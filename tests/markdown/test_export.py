@@ -256,3 +256,12 @@ def test_datasets_and_duckdb_load_the_export(cc_env: dict[str, str], tmp_path: P
     got = con.execute(f"SELECT language, count(*) FROM read_parquet('{glob}', hive_partitioning=true) "
                       "WHERE crawl = ? GROUP BY 1 ORDER BY 1", [CRAWL]).fetchall()
     assert dict(got)["vie"] == 2 and sum(n for _, n in got) == 7
+
+
+def test_the_export_operation(cc_env: dict[str, str], tmp_path: Path, fakecc: FakeCCServer) -> None:
+    from ccrawl import ops
+
+    locs = _locations(fakecc, 0)
+    records = list(ops.get("markdown.export")(out=str(tmp_path / "md"), locations=locs, part_size=100,
+                                              client_options=fakecc.client_options()))
+    assert [r["rows"] for r in records] == [4] and records[0]["file"].endswith("part-000000.parquet")
