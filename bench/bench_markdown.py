@@ -1,0 +1,143 @@
+"""``markdown export`` on one shard of real pages: the four engines compared, and export vs bare extraction.
+
+    python bench/bench_markdown.py --pages 1032 --repeats 3 --out /tmp/md-bench
+
+The shard is a WARC of the shared corpus's real pages (``html-eval/pages``, one response record
+each, with the URL from ``evaldata.json`` when it has one), served by the fake Common Crawl on
+loopback with a WET twin whose text is resiliparse's whole-page plain text (standing in for
+Common Crawl's own WET extraction, which we cannot run here).
+
+Two measurements, each engine in turn:
+
+* the **engine comparison** the docs report: rows, Markdown bytes, Parquet bytes and wall time of
+  ``markdown export --shards 0`` (one process, ``--workers 1``) for h2m, readability, raw and wet;
+* the **overhead target**: pages/s of that export against the bare extraction rate of the same engine
+  on the same payloads (``get_extractor(name).extract`` over bodies already decoded in memory, which
+  includes language and simhash, as the export's rows do). Runs are interleaved (bare, export,
+  bare, export, ...) and medians reported, since the machine is shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+CRAWL = "CC-MAIN-2099-50"
+
+
+def build_shard(root: Path, corpus: Path, pages: int) -> int:
+    from resiliparse.extract.html2text import extract_plain_text
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    urls = {v["file"]: u for u, v in json.loads((corpus / "evaldata.json").read_text()).items()}
+    files = sorted((corpus / "pages").glob("*.html"))[:pages]
+    warc, wet = io.BytesIO(), io.BytesIO()
+    ww, tw = WARCWriter(warc, gzip=True), WARCWriter(wet, gzip=True)
+    for f in files:
+        body = f.read_bytes()
+        url = urls.get(f.name, f"https://example.com/{f.stem}")
+        headers = StatusAndHeaders("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(body)))],
+                                   protocol="HTTP/1.1")
+        ww.write_record(ww.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=headers))
+        text = extract_plain_text(body.decode("utf-8", "replace"), main_content=False)
+        tw.write_record(tw.create_warc_record(url, "conversion", payload=io.BytesIO(text.encode()),
+                                              warc_content_type="text/plain"))
+    for kind, buf, rel in (("warc", warc, "w/warc/CC-MAIN-bench-00000.warc.gz"),
+                           ("wet", wet, "w/wet/CC-MAIN-bench-00000.warc.wet.gz")):
+        path = root / f"crawl-data/{CRAWL}/segments/{rel}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(buf.getvalue())
+        (root / f"crawl-data/{CRAWL}/{kind}.paths.gz").write_bytes(
+            gzip.compress(f"crawl-data/{CRAWL}/segments/{rel}\n".encode()))
+    return len(files)
+
+
+def payloads(root: Path) -> tuple[list[tuple[bytes, str, str | None]], list[tuple[bytes, str, str | None]]]:
+    from ccrawl.warc.reader import decode_payload, iter_records
+
+    warc = [(decode_payload(r), r.url or "", r.http_header("Content-Type"))
+            for r in iter_records(next((root / f"crawl-data/{CRAWL}").rglob("*.warc.gz")))
+            if r.warc_type == "response"]
+    wet = [(r.payload, r.url or "", "text/plain; charset=utf-8")
+           for r in iter_records(next((root / f"crawl-data/{CRAWL}").rglob("*.wet.gz"))) if r.warc_type == "conversion"]
+    return warc, wet
+
+
+def bare(engine: str, docs: list[tuple[bytes, str, str | None]]) -> float:
+    from ccrawl.extract.engines import get_extractor
+
+    ex = get_extractor(engine)
+    t = time.perf_counter()
+    for body, url, ctype in docs:
+        ex.extract(body, url, content_type=ctype)
+    return time.perf_counter() - t
+
+
+def export(engine: str, out: Path, options: dict[str, Any]) -> tuple[float, dict[str, int]]:
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    from ccrawl.markdown.export import Exporter, ExportOptions
+
+    shutil.rmtree(out, ignore_errors=True)
+    opts = ExportOptions(out=out, crawl=CRAWL, shards="0", extractor=engine, push=False, workers=1,
+                         client_options=options)
+    t = time.perf_counter()
+    records = list(Exporter(opts).run())
+    wall = time.perf_counter() - t
+    path = out / records[0]["file"]
+    table = pq.read_table(path, columns=["markdown_length"])
+    return wall, {"rows": table.num_rows, "markdown_bytes": sum(table["markdown_length"].to_pylist()),
+                  "parquet_bytes": path.stat().st_size}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", type=Path, default=Path("/work/shared/corpus/html-eval"))
+    ap.add_argument("--pages", type=int, default=1032)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--engines", default="h2m,readability,raw,wet")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/md-bench"))
+    args = ap.parse_args()
+
+    from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
+
+    root = args.out / "fakecc"
+    with FakeCCServer(root, SiteSpec(records=4, files=1)) as server:
+        n = build_shard(root, args.corpus, args.pages)
+        warc, wet = payloads(root)
+        shard_mb = sum(p.stat().st_size for p in (root / f"crawl-data/{CRAWL}").rglob("*.warc.gz")) / 1e6
+        print(f"shard: {n} pages, WARC {shard_mb:.1f} MB")
+        results = []
+        for engine in args.engines.split(","):
+            docs = wet if engine == "wet" else warc
+            bares, exports, stats = [], [], {}
+            for _ in range(args.repeats):
+                bares.append(bare(engine, docs))
+                wall, stats = export(engine, args.out / f"md-{engine}", server.client_options())
+                exports.append(wall)
+            b, e = statistics.median(bares), statistics.median(exports)
+            row = {"engine": engine, **stats, "export_s": round(e, 2), "bare_s": round(b, 2),
+                   "export_pages_s": round(stats["rows"] / e, 1), "bare_pages_s": round(len(docs) / b, 1),
+                   "ratio": round((stats["rows"] / e) / (len(docs) / b), 3),
+                   "export_runs": [round(x, 2) for x in exports], "bare_runs": [round(x, 2) for x in bares]}
+            results.append(row)
+            print(json.dumps(row))
+        print("\n| engine | rows | Markdown bytes | Parquet bytes | time per shard (s) | export pages/s | bare pages/s "
+              "| export / bare |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in results:
+            print(f"| {r['engine']} | {r['rows']} | {r['markdown_bytes']:,} | {r['parquet_bytes']:,} | {r['export_s']} "
+                  f"| {r['export_pages_s']} | {r['bare_pages_s']} | {r['ratio']} |")
+
+
+if __name__ == "__main__":
+    main()
