@@ -130,3 +130,65 @@ def export(run: Run, shards: str, source_kind: str | None, extractor: str, lang:
         raise CcrawlError(f"markdown export: every one of {s.failed} unit(s) failed")
 
 markdown.add_command(export)
+
+
+@command("refetch", help="Re-fetch every URL in a shard live, then convert to Markdown Parquet.")
+@click.option("--shards", required=True, help="Shards of the crawl's warc.paths: N, N-M, N,M or all")
+@click.option("--extractor", default="h2m", help="Engine: h2m (default), readability or raw")
+@click.option("--lang", default="", help="Keep only pages detected as this ISO 639-3 language (failures are kept)")
+@click.option("--min-lang-confidence", type=float, default=0.8, help="Confidence a page must clear for --lang")
+@click.option("--fetch-workers", type=int, default=64, help="Requests in flight (default 64)")
+@click.option("--fetch-only", is_flag=True, help="Fetch and store the capture columns, no Markdown")
+@click.option("--rate", default="1s", help="Minimum gap between two requests to one host (default 1s)")
+@click.option("--timeout", default="30s", help="Per-request timeout (default 30s)")
+@click.option("--warc-cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where downloaded shards are kept for the next run (default <out>/.warc-cache)")
+@click.option("--no-warc-cache", is_flag=True, help="Delete each shard's WARC once its URLs are read")
+@click.option("--limit", type=int, default=0, help="Fetch at most this many URLs per shard (0 = all)")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("md"),
+              help="Local directory for shards, the ledger and the journal (default ./md)")
+@click.option("--push", type=click.BOOL, default=True, is_flag=False, flag_value=True,
+              help="Commit to the dataset repo (default); --push=false builds locally only")
+@click.option("--repo", default="", help="Dataset repo to commit to, owner/name")
+@click.option("--commit-batch", type=int, default=10, help="Shards per commit (default 10)")
+@click.option("--keep-parquet", is_flag=True, help="Keep local shards after they are committed")
+@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
+@click.option("--skip-errors", is_flag=True, help="Report a shard that fails and go on")
+def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidence: float, fetch_workers: int,
+            fetch_only: bool, rate: str, timeout: str, warc_cache_dir: Path | None, no_warc_cache: bool, limit: int,
+            out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool, ledger: Path | None,
+            skip_errors: bool) -> None:
+    import shlex
+
+    from ccrawl.cli.publish import _seconds
+    from ccrawl.markdown.export import COLUMNS, ExportOptions, open_export_repo
+    from ccrawl.markdown.refetch import Refetcher, RefetchOptions
+
+    journal = run.flags.get("journal")
+    root = click.get_current_context().find_root().obj
+    given = root.get("argv") if isinstance(root, dict) else None
+    argv: list[str] = [str(a) for a in given] if isinstance(given, list) else sys.argv[1:]
+    opts = ExportOptions(
+        out=out, crawl=str(run.settings.crawl or ""), shards=shards, source_kind="warc", extractor=extractor,
+        lang=lang, min_lang_confidence=min_lang_confidence, limit=limit, push=push, repo=repo,
+        commit_batch=commit_batch, keep_parquet=keep_parquet, ledger=ledger, skip_errors=skip_errors,
+        journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
+        client_options=_client(run),
+    )
+    more = RefetchOptions(fetch_workers=fetch_workers, fetch_only=fetch_only, delay=_seconds("--rate", rate),
+                          timeout=_seconds("--timeout", timeout), warc_cache_dir=warc_cache_dir,
+                          no_warc_cache=no_warc_cache)
+    more.validate(opts)
+    opts.validate()
+    target = open_export_repo(repo, endpoint=str(run.settings.hf_endpoint or "")) if push else None
+    refetcher = Refetcher(opts, more, target, log=run.warn)
+    try:
+        run.emit(refetcher.run(), columns=COLUMNS)
+    finally:
+        for line in [*refetcher.phase_lines(), *refetcher.language_lines()]:
+            run.info(line)
+        run.info(refetcher.summary_line())
+
+
+markdown.add_command(refetch)

@@ -339,7 +339,9 @@ class Exporter:
                 groups.append((crawl, docs_from_records(records, kind="warc", dedup_digest=opts.dedup_digest,
                                                         stats=read, limit=opts.limit)))
         else:
+            t0 = time.perf_counter()
             download = self._download(unit)
+            read.download_seconds = time.perf_counter() - t0
             groups.append((unit.crawl, file_docs(download, kind=opts.source_kind, dedup_digest=opts.dedup_digest,
                                                  stats=read, skip_errors=opts.skip_errors, warn=self.log,
                                                  limit=opts.limit, name=unit.path)))
@@ -472,7 +474,8 @@ class Exporter:
         self.journal.event("unit_written", unit=built.unit.key, files=[f.repo_path for f in built.files],
                            rows=built.kept, documents=built.read.documents, duplicates=built.read.duplicates,
                            dropped=built.dropped, errors=built.errors, unfetchable=built.read.unfetchable,
-                           bytes=sum(f.bytes for f in built.files), seconds=round(built.seconds, 3))
+                           bytes=sum(f.bytes for f in built.files), seconds=round(built.seconds, 3),
+                           download_seconds=round(built.read.download_seconds, 3))
 
     def run(self) -> Iterator[dict[str, Any]]:
         """Build and commit every unit not in the ledger; one record per file handled."""

@@ -36,6 +36,7 @@ class ReadStats:
     not_ok: int = 0
     bad_records: int = 0
     unfetchable: int = 0
+    download_seconds: float = 0.0
 
 
 def docs_from_records(
