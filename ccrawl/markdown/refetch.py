@@ -97,7 +97,8 @@ class Refetcher(Exporter):
         from ccrawl.net.client import CCClient
 
         cache = self.refetch.warc_cache_dir or (self.opts.out / ".warc-cache")
-        dest = cache / unit.path
+        # Only the file name from the manifest: a path with '..' in it must not escape the cache.
+        dest = cache / unit.crawl / unit.path.rsplit("/", 1)[-1]
         if dest.exists():
             return dest
 

@@ -230,6 +230,31 @@ def test_locations_file_parts_coalesced_reads_and_unfetchable_skipped(
     assert all(r.range for r in gets)
 
 
+def test_gap_and_max_span_shape_the_ranged_reads(cc_env: dict[str, str], tmp_path: Path,
+                                                  fakecc: FakeCCServer) -> None:
+    locs = _locations(fakecc, 0)
+    stream = tmp_path / "locs.jsonl"
+    stream.write_text("".join(json.dumps(x) + "\n" for x in locs))
+    before = len(fakecc.faults.requests(r"/warc/CC-MAIN-2099.*\.warc\.gz$"))
+    assert _export(tmp_path / "a", "--locations", str(stream)) == 0
+    coalesced = len(fakecc.faults.requests(r"/warc/CC-MAIN-2099.*\.warc\.gz$")) - before
+    assert _export(tmp_path / "b", "--locations", str(stream), "--gap", "0", "--max-span", "1") == 0
+    single = len(fakecc.faults.requests(r"/warc/CC-MAIN-2099.*\.warc\.gz$")) - before - coalesced
+    assert coalesced == 1 and single == len(locs)  # one GET for the file, or one per record
+    assert _table(tmp_path / "a", name="part-000000.parquet").to_pylist() == \
+        _table(tmp_path / "b", name="part-000000.parquet").to_pylist()
+    assert _export(tmp_path / "c", "--locations", str(stream), "--gap", "-1") == 2
+
+
+def test_ledger_flag_moves_the_ledger_and_the_journal(cc_env: dict[str, str], tmp_path: Path) -> None:
+    out, ledger = tmp_path / "md", tmp_path / "state" / "done.jsonl"
+    assert _export(out, "--shards", "0", "--ledger", str(ledger)) == 0
+    assert json.loads(ledger.read_text())["key"] == f"crawl={CRAWL}/000000"
+    assert (tmp_path / "state" / "run.jsonl").exists() and not (out / ".committed").exists()
+    assert _export(out, "--shards", "0", "--ledger", str(ledger)) == 0
+    assert len(ledger.read_text().splitlines()) == 1
+
+
 def test_locations_from_stdin_in_a_subprocess(cc_env: dict[str, str], tmp_path: Path, fakecc: FakeCCServer) -> None:
     locs = "".join(json.dumps(x) + "\n" for x in _locations(fakecc, 1))
     out = tmp_path / "md"
