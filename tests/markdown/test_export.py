@@ -183,8 +183,10 @@ def test_parallel_and_worker_pool_give_the_same_rows(cc_env: dict[str, str], tmp
     serial, pooled = tmp_path / "a", tmp_path / "b"
     assert _export(serial, "--shards", "all") == 0
     assert _export(pooled, "--shards", "all", "--parallel", "2", "--workers", "2") == 0
+    threads = tmp_path / "c"
+    assert _export(threads, "--shards", "all", "--parallel", "2") == 0  # two shards, one inline engine
     for s in (0, 1):
-        assert _table(serial, s).to_pylist() == _table(pooled, s).to_pylist()
+        assert _table(serial, s).to_pylist() == _table(pooled, s).to_pylist() == _table(threads, s).to_pylist()
 
 
 def test_journal_records_the_run(cc_env: dict[str, str], tmp_path: Path) -> None:
