@@ -124,6 +124,10 @@ def export(run: Run, shards: str, source_kind: str | None, extractor: str, lang:
             run.info(line)
         run.info(exporter.summary_line())
     s = exporter.stats
+    if locations is not None and not s.units:
+        from ccrawl.errors import NothingMatched
+
+        raise NothingMatched("markdown export: the location stream held no locations")
     if s.failed and not s.written and not s.already:
         from ccrawl.errors import CcrawlError
 

@@ -257,6 +257,13 @@ def test_ledger_flag_moves_the_ledger_and_the_journal(cc_env: dict[str, str], tm
     assert len(ledger.read_text().splitlines()) == 1
 
 
+def test_empty_location_stream_exits_3(cc_env: dict[str, str], tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-m", "ccrawl", "markdown", "export", "--locations", "-", "--push=false",
+                           "--out", str(tmp_path / "md")], input="", capture_output=True, text=True, env=cc_env,
+                          cwd=REPO, timeout=60)
+    assert proc.returncode == 3 and "held no locations" in proc.stderr and "Traceback" not in proc.stderr
+
+
 def test_locations_from_stdin_in_a_subprocess(cc_env: dict[str, str], tmp_path: Path, fakecc: FakeCCServer) -> None:
     locs = "".join(json.dumps(x) + "\n" for x in _locations(fakecc, 1))
     out = tmp_path / "md"
