@@ -79,6 +79,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "content": ("ccrawl.cli.content:content", "Live-fetch content signals: text, outlinks, quality"),
     "recrawl": ("ccrawl.cli.recrawl:recrawl", "Recrawl a published dataset, streaming the work list"),
     "library": ("ccrawl.cli.library:library", "Inspect, verify, and collect the dataset library"),
+    "news": ("ccrawl.cli.news:news", "Work with the continuous CC-NEWS dataset"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
     "config": ("ccrawl.cli.meta:config", "Show resolved configuration and data paths"),
     "cache": ("ccrawl.cli.meta:cache", "Inspect and clear the on-disk cache"),
