@@ -271,6 +271,7 @@ class NewsPublisher:
         records: list[dict[str, Any]] = []
         for month in self.opts.months:
             paths = self.month_paths(month)
+            self.clock.progressed()  # a manifest read is progress
             self._totals[str(month)] = len(paths)
             self.ledgers.set_total(str(month), len(paths))
             if self.opts.files:
@@ -350,7 +351,9 @@ class NewsPublisher:
             yield from self._commit(ready[: self.opts.commit_every])
             ready = ready[self.opts.commit_every :]
         if queue:
-            ctx = multiprocessing.get_context("spawn")
+            # fork: a worker needs nothing of the parent but its arguments, and spawn would re-import a
+            # caller's __main__ (which breaks a script or stdin without a main guard)
+            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
             pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, len(queue)), mp_context=ctx)
             inflight: dict[Future[ShardResult], _Job] = {}
             try:

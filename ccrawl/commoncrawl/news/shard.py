@@ -157,6 +157,6 @@ def shard_metadata(path: Path | str) -> dict[str, Any]:
     """The counts a shard was sealed with (empty for a file without them)."""
     import pyarrow.parquet as pq
 
-    meta = pq.read_schema(path).metadata or {}
+    meta = pq.read_metadata(path).metadata or {}
     raw = meta.get(METADATA_KEY)
     return dict(json.loads(raw)) if raw else {}
