@@ -215,6 +215,7 @@ class NewsPublisher:
                                 log=self.log, what="news publish")
         self._totals: dict[str, int] = {}
         self._staged = 0
+        self._lock_fd = -1
 
     # -- hub ---------------------------------------------------------------------------------------
 
@@ -354,7 +355,8 @@ class NewsPublisher:
             # fork: a worker needs nothing of the parent but its arguments, and spawn would re-import a
             # caller's __main__ (which breaks a script or stdin without a main guard)
             ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-            pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, len(queue)), mp_context=ctx)
+            pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, len(queue)), mp_context=ctx,
+                                       initializer=_worker_init, initargs=(self._lock_fd,))
             inflight: dict[Future[ShardResult], _Job] = {}
             try:
                 while queue or inflight:
@@ -487,16 +489,39 @@ class NewsPublisher:
     def _staging_lock(self) -> Iterator[None]:
         lock_path = self.opts.staging / ".news-publish.lock"
         with lock_path.open("a+") as lock:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError as exc:
-                raise TemporaryFailure(
-                    f"another news publish holds {lock_path}: one publisher per staging directory"
-                ) from exc
+            # Workers of a killed run die with it (PDEATHSIG) but may take a moment: wait briefly for them.
+            deadline = time.monotonic() + 5.0
+            while True:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError as exc:
+                    if time.monotonic() > deadline:
+                        raise TemporaryFailure(
+                            f"another news publish holds {lock_path}: one publisher per staging directory"
+                        ) from exc
+                    time.sleep(0.1)
+            self._lock_fd = lock.fileno()
             try:
                 yield
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
+                self._lock_fd = -1
+
+
+def _worker_init(lock_fd: int) -> None:
+    """In a worker: die with the parent (a SIGKILLed publisher leaves no orphan streaming on), drop its lock."""
+    import ctypes
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if lock_fd >= 0:
+        with contextlib.suppress(OSError):
+            os.close(lock_fd)  # the parent's flock must not outlive the parent in a forked child
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
