@@ -82,6 +82,24 @@ class RangeFile(io.RawIOBase):
         self._tail_start = start
         self._tail = self._fetch(start, size - start) if size else b""
 
+    def metadata(self) -> Any:
+        """The footer, parsed from the tail already read (one more request only for a footer past it).
+
+        Handed to ``ParquetFile(metadata=...)`` so pyarrow does not read its own 64 KB from the end.
+        """
+        import struct
+
+        import pyarrow.parquet as pq
+
+        if self.size < 12 or not self._tail.endswith(b"PAR1"):
+            from ccrawl.errors import InputError
+
+            raise InputError(f"{self.path}: not a Parquet file (no PAR1 trailer)")
+        (footer_len,) = struct.unpack("<I", self._tail[-8:-4])
+        need = footer_len + 8
+        footer = self._tail[-need:] if need <= len(self._tail) else self._fetch(self.size - need, need)
+        return pq.read_metadata(io.BytesIO(b"PAR1" + footer))
+
     def _fetch(self, start: int, length: int) -> bytes:
         data: bytes = self.repo.read_range(self.path, start, length)
         self.counter(len(data))
@@ -121,10 +139,14 @@ def _search_shard(repo: Any, path: str, size: int, query: str, counter: Callable
     import pyarrow.parquet as pq
 
     raw = RangeFile(repo, path, size, counter)
-    pf = pq.ParquetFile(raw)
+    pf = pq.ParquetFile(raw, metadata=raw.metadata())
     rows: list[dict[str, Any]] = []
     opened = False
+    prefix = surt_prefix(query)
+    key_col = pf.schema_arrow.get_field_index("url_surtkey")
     for rg in range(pf.metadata.num_row_groups):
+        if prefix and key_col >= 0 and not _may_hold(pf.metadata.row_group(rg).column(key_col), prefix):
+            continue  # the row group's SURT range cannot hold the host: not even its host column is read
         hosts = pf.read_row_group(rg, columns=["url_host_name"]).column(0)
         mask = pc.or_(pc.equal(hosts, query), pc.ends_with(hosts, "." + query))
         mask = pc.fill_null(mask, False)
@@ -134,6 +156,29 @@ def _search_shard(repo: Any, path: str, size: int, query: str, counter: Callable
         table = pf.read_row_group(rg).filter(mask)
         rows.extend(table.to_pylist())
     return rows, opened
+
+
+def surt_prefix(query: str) -> str | None:
+    """The SURT host part every URL of ``query`` and its subdomains starts with (None: do not prune)."""
+    import re
+
+    if not re.fullmatch(r"[a-z0-9-]+(\.[a-z0-9-]+)+", query):
+        return None
+    from ccrawl.url.surt import surt
+
+    try:
+        key = surt(f"http://{query}/")
+    except Exception:
+        return None
+    return key.split(")", 1)[0] or None
+
+
+def _may_hold(column: Any, prefix: str) -> bool:
+    """Whether a row group's ``url_surtkey`` statistics allow a key starting with ``prefix``."""
+    stats = column.statistics
+    if stats is None or not stats.has_min_max or stats.null_count:
+        return True
+    return not (str(stats.max) < prefix or str(stats.min) > prefix + "\uffff")
 
 
 def search_index(

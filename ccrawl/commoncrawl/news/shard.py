@@ -56,51 +56,49 @@ def is_article(row: Mapping[str, Any]) -> bool:
 
 
 class ShardWriter:
-    """Rows in, row groups out; ``close`` seals the file under its final name."""
+    """Rows in; ``close`` sorts them by SURT key (as cc-index is sorted), writes row groups, seals the file.
+
+    Sorting clusters a host's rows into one row group, whose ``url_surtkey`` statistics let a search skip
+    every other row group. It costs holding one shard's rows until the archive is read: one shard per
+    worker, which is the whole of what a publish run keeps.
+    """
 
     def __init__(self, dest: Path, *, row_group: int = ROW_GROUP) -> None:
-        import pyarrow.parquet as pq
-
         self.dest = dest
         self.tmp = dest.with_name(dest.name + ".tmp")
         dest.parent.mkdir(parents=True, exist_ok=True)
         self.schema = arrow_schema()
         self.row_group = row_group
-        self._cols: dict[str, list[Any]] = {n: [] for n in NAMES}
-        self._n = 0
-        self._writer = pq.ParquetWriter(self.tmp, self.schema, compression="zstd", write_statistics=True)
+        self._rows: list[Mapping[str, Any]] = []
 
     def add(self, row: Mapping[str, Any]) -> None:
-        for name in NAMES:
-            self._cols[name].append(row[name])
-        self._n += 1
-        if self._n >= self.row_group:
-            self._flush()
-
-    def _flush(self) -> None:
-        import pyarrow as pa
-
-        if not self._n:
-            return
-        arrays = [pa.array(self._cols[f.name], f.type) for f in self.schema]
-        self._writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
-        self._cols = {n: [] for n in NAMES}
-        self._n = 0
+        self._rows.append(row)
 
     def close(self, metadata: Mapping[str, Any]) -> int:
-        self._flush()
-        self._writer.add_key_value_metadata({METADATA_KEY: json.dumps(dict(metadata), sort_keys=True).encode()})
-        self._writer.close()
-        with open(self.tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(self.tmp, self.dest)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        rows = sorted(self._rows, key=lambda r: (r["url_surtkey"] or "", r["warc_record_offset"]))
+        self._rows = []
+        try:
+            with pq.ParquetWriter(self.tmp, self.schema, compression="zstd", write_statistics=True) as writer:
+                for i in range(0, max(len(rows), 1), self.row_group):
+                    part = rows[i : i + self.row_group]
+                    arrays = [pa.array([r[f.name] for r in part], f.type) for f in self.schema]
+                    writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
+                writer.add_key_value_metadata(
+                    {METADATA_KEY: json.dumps(dict(metadata), sort_keys=True).encode()})
+            with open(self.tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            os.replace(self.tmp, self.dest)
+        except BaseException:
+            self.abort()
+            raise
         return self.dest.stat().st_size
 
     def abort(self) -> None:
-        try:
-            self._writer.close()
-        finally:
-            self.tmp.unlink(missing_ok=True)
+        self._rows = []
+        self.tmp.unlink(missing_ok=True)
 
 
 async def index_stream(cc: Any, warc_path: str, dest: Path, *, languages: bool = True,
