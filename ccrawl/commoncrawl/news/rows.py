@@ -6,9 +6,10 @@ the public suffix list), the detected MIME by sniffing the body's first bytes, t
 from ``<html lang>``, and the language itself by ccrawl's identifier
 (:func:`ccrawl.extract.lang.detect_language`) over a sample of the page's visible text.
 
-The sample is the hot path of indexing, so it is cut cheaply: from ``<body`` on, at most
-``TEXT_WINDOW`` bytes of markup, with script/style/noscript/template/svg blocks and tags dropped,
-whitespace collapsed, and the first ``SAMPLE_BYTES`` bytes of what is left decoded. A trigram profile
+The sample is the hot path of indexing, so it is cut cheaply and natively
+(:mod:`ccrawl.commoncrawl.news.text`): from ``<body`` on, at most ``TEXT_WINDOW`` bytes of markup,
+script/style/noscript/template/svg blocks and tags dropped, whitespace collapsed, and the first
+``SAMPLE_BYTES`` bytes of what is left decoded. A trigram profile
 settles a language on a few thousand characters; reading the whole page would only cost time.
 """
 
@@ -20,6 +21,7 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
+from ccrawl.commoncrawl.news.text import visible_text
 from ccrawl.extract.decode import charset_from_content_type, charset_from_meta, normalise_label
 from ccrawl.extract.lang import detect_language
 from ccrawl.url.domain import registered_domain
@@ -32,8 +34,6 @@ TEXT_WINDOW = 48 * 1024
 SAMPLE_BYTES = 4096
 
 _BODY = re.compile(rb"<body[\s>]", re.I)
-_HIDDEN = re.compile(rb"<(script|style|noscript|template|svg)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I)
-_TAG = re.compile(rb"<[^>]*>")
 _HTML_LANG = re.compile(rb"""<html\b[^>]*?\slang\s*=\s*["']?\s*([A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*)""", re.I)
 _HTMLISH = (b"<!doctype html", b"<html", b"<head", b"<body", b"<script", b"<title", b"<meta", b"<div", b"<p>")
 
@@ -86,12 +86,9 @@ def sniff_mime(body: bytes) -> str | None:
 def text_sample(body: bytes, charset: str = "") -> str:
     """A few KB of the page's visible text, for the language identifier (see the module doc)."""
     m = _BODY.search(body, 0, TEXT_WINDOW * 2)
-    start = m.start() if m else 0
-    window = body[start : start + TEXT_WINDOW]
-    window = _HIDDEN.sub(b" ", window)
-    window = _TAG.sub(b" ", window)
-    text = b" ".join(window.split())[:SAMPLE_BYTES]
-    codec = normalise_label(charset) or "utf-8"
+    text = visible_text(body, m.start() if m else 0, TEXT_WINDOW, SAMPLE_BYTES)
+    low = charset.lower()
+    codec = "utf-8" if low in ("", "utf-8", "utf8") else (normalise_label(charset) or "utf-8")
     try:
         out = text.decode(codec, "replace")
     except LookupError:

@@ -250,6 +250,8 @@ _LOCK = threading.Lock()
 def ensure_news(root: Path, spec: NewsSpec | None = None) -> NewsSite | None:
     """Build the bucket once per root (thread-safe); None when the corpus is absent."""
     with _LOCK:
+        if spec is None and (root / _MARKER).is_file():
+            return load_news(root)  # whatever spec built it (a test's or a benchmark's) is the bucket
         try:
             return build_news(root, spec)
         except FileNotFoundError:
