@@ -31,7 +31,8 @@ from ccrawl.warc.reader import Record, decode_payload, parse_http_block
 #: Bytes of markup (from ``<body``) the text sample is cut from.
 TEXT_WINDOW = 48 * 1024
 #: Bytes of collapsed visible text given to the language identifier.
-SAMPLE_BYTES = 4096
+SAMPLE_BYTES = 2048
+_HTTP_HEAD = 65536
 
 _BODY = re.compile(rb"<body[\s>]", re.I)
 _HTML_LANG = re.compile(rb"""<html\b[^>]*?\slang\s*=\s*["']?\s*([A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*)""", re.I)
@@ -136,17 +137,20 @@ def row_of(filename: str, offset: int, length: int, data: bytes, *, languages: b
     if fields.get("warc-type") != "response":
         return None
     declared = fields.get("content-length", "")
-    block = data[start : start + int(declared)] if declared.isdigit() else data[start:]
+    end = min(start + int(declared), len(data)) if declared.isdigit() else len(data)
     url = fields.get("warc-target-uri", "")
     if url.startswith("<") and url.endswith(">"):
         url = url[1:-1]
     status: int | None = None
     http_headers: list[tuple[str, str]] | None = None
-    payload = block
-    parsed = parse_http_block(block)
+    # The HTTP head is parsed from a bounded slice and the body cut once: no copy of the whole block.
+    parsed = parse_http_block(data[start : min(end, start + _HTTP_HEAD)])
+    if parsed is None and end - start > _HTTP_HEAD:
+        parsed = parse_http_block(data[start:end])
+    hlen = 0
     if parsed is not None:
         status, http_headers, hlen = parsed
-        payload = block[hlen:]
+    payload = data[start + hlen : end]
 
     def header(name: str) -> str | None:
         for k, v in http_headers or ():
@@ -159,7 +163,7 @@ def row_of(filename: str, offset: int, length: int, data: bytes, *, languages: b
     charset = charset_from_content_type(ctype) or None
     body = payload
     if header("content-encoding") or header("transfer-encoding"):
-        rec = Record(filename, offset, length, "response", [], block, status, http_headers, payload)
+        rec = Record(filename, offset, length, "response", [], b"", status, http_headers, payload)
         body = decode_payload(rec)
     detected = sniff_mime(body)
     lang: str | None = None
