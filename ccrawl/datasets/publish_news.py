@@ -317,7 +317,7 @@ class NewsPublisher:
             return None
         if meta.get("warc_path") != job.warc_path:
             return None
-        fields = set(ShardResult.__slots__)  # type: ignore[attr-defined]
+        fields = set(ShardResult.__slots__)
         result = ShardResult(**{k: v for k, v in meta.items() if k in fields and k not in ("local", "seconds")},
                              local=str(job.local))
         result.size = job.local.stat().st_size
@@ -429,13 +429,14 @@ class NewsPublisher:
             adds = [Add(j.shard_path, j.local) for j, _, _ in new]
             adds += [Add(STATS, stats_csv), Add(LANGUAGES, langs_csv), Add("README.md", card.encode())]
             rows = sum(r.rows for _, r, _ in new)
-            message = f"news: {len(new)} shard(s), {rows:,} rows ({', '.join(sorted({str(j.month) for j, _, _ in new}))})"
+            months = ", ".join(sorted({str(j.month) for j, _, _ in new}))
+            message = f"news: {len(new)} shard(s), {rows:,} rows ({months})"
             if self.opts.no_push:
                 commit_id = self._stage(adds, message)
             else:
                 assert repo is not None
 
-                def send(adds: list[Add] = adds, head: str | None = head) -> str:
+                def send(adds: list[Add] = adds, head: str | None = head, message: str = message) -> str:
                     assert repo is not None
                     return repo.commit(adds, message=message, parent=head)
 

@@ -68,7 +68,8 @@ def test_sigkill_then_resume_has_no_gap_and_no_double_count(fakecc: FakeCCServer
     stats = list(csv.DictReader(io.StringIO((snap / "stats.csv").read_text())))
     assert len(stats) == 1
     rows, articles = duckdb.connect().execute(
-        f"SELECT count(*), count(*) FILTER (WHERE fetch_status = 200 AND content_mime_detected IN ('text/html', 'application/xhtml+xml')) "
+        "SELECT count(*), count(*) FILTER (WHERE fetch_status = 200 AND "
+        "content_mime_detected IN ('text/html', 'application/xhtml+xml')) "
         f"FROM '{snap}/data/2026/05/*.parquet'"
     ).fetchone()  # type: ignore[misc]
     assert int(stats[0]["files"]) == 24 and stats[0]["complete"] == "true"

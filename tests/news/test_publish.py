@@ -88,7 +88,8 @@ def test_ledgers_and_card_agree_with_the_shards(published: Published) -> None:
     s = stats[0]
     con = duckdb.connect()
     total, articles = con.execute(
-        f"SELECT count(*), count(*) FILTER (WHERE fetch_status = 200 AND content_mime_detected IN ('text/html', 'application/xhtml+xml')) "
+        "SELECT count(*), count(*) FILTER (WHERE fetch_status = 200 AND "
+        "content_mime_detected IN ('text/html', 'application/xhtml+xml')) "
         f"FROM '{snap}/data/2026/07/*.parquet'"
     ).fetchone()  # type: ignore[misc]
     assert int(s["records"]) == total and int(s["articles"]) == articles

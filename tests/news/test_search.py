@@ -92,7 +92,7 @@ def test_a_partly_published_month_reports_the_shortfall(published: Published, ne
     part.commit([Add(f"data/2026/07/{p.name}", p) for p in shards], message="part")
     partial = Published(tmp_path / "parthub", published.repo, MONTH, [], {})
     host = "no-such-publisher.example"
-    rows, rep, said = _search(news_server, tmp_path, host, partial)
+    _rows, rep, said = _search(news_server, tmp_path, host, partial)
     assert rep.path == "index" and rep.shards == 10 and len(rep.missing) == 14
     assert any("partly indexed: 14 of 24" in s for s in said)
 

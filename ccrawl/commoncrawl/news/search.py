@@ -133,7 +133,9 @@ class RangeFile(io.RawIOBase):
         return len(data)
 
 
-def _search_shard(repo: Any, path: str, size: int, query: str, counter: Callable[[int], None]) -> tuple[list[dict[str, Any]], bool]:
+def _search_shard(
+    repo: Any, path: str, size: int, query: str, counter: Callable[[int], None]
+) -> tuple[list[dict[str, Any]], bool]:
     """The matching rows of one shard, and whether any row group had to be read whole."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq

@@ -21,7 +21,7 @@ from typing import Any
 
 from ccrawl import __version__
 from ccrawl.commoncrawl.news.rows import row_of
-from ccrawl.commoncrawl.news.schema import NAMES, arrow_schema
+from ccrawl.commoncrawl.news.schema import arrow_schema
 from ccrawl.commoncrawl.news.stream import MAX_RECORD, WarcStream
 
 #: Rows per Parquet row group: small enough that a host search skips most of a shard by statistics.

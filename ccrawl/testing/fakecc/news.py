@@ -266,7 +266,8 @@ def add_news_routes(app: Any, root: Path, serve_file: Callable[[Any], Awaitable[
 
     async def news_file(request: web.Request) -> web.StreamResponse:
         await asyncio.get_running_loop().run_in_executor(None, ensure_news, root)
-        return await serve_file(request)
+        response: web.StreamResponse = await serve_file(request)
+        return response
 
     app.router.add_route("GET", "/{key:crawl-data/CC-NEWS/.+}", news_file)
     app.router.add_route("HEAD", "/{key:crawl-data/CC-NEWS/.+}", news_file)
