@@ -40,22 +40,28 @@ def _row(rng: random.Random, host: str, i: int, name: str) -> dict[str, object]:
     return row
 
 
-def test_a_rare_host_costs_under_five_percent_of_the_index(tmp_path: Path) -> None:
+def build_month(tmp_path: Path, shards: int = SHARDS, rows: int = ROWS) -> LocalRepo:
+    """A synthetic published month: ``shards`` shards of ``rows`` rows over 400 hosts, plus one rare host."""
     rng = random.Random(3)
     hosts = [f"www.publisher{i}.com" for i in range(400)]
     repo = LocalRepo(tmp_path / "hub", "cost/news")
     repo.create()
     adds = []
-    for s in range(SHARDS):
+    for s in range(shards):
         name = f"CC-NEWS-20260701000000-{s:05d}"
         dest = tmp_path / f"{name}.parquet"
         w = ShardWriter(dest)
-        for i in range(ROWS):
+        for i in range(rows):
             host = "www.rare.example" if (s == 2 and i % 5000 == 17) else rng.choice(hosts)
             w.add(_row(rng, host, i, name))
         w.close({"warc_path": name})
         adds.append(Add(f"data/2026/07/{name}.parquet", dest))
     repo.commit(adds, message="synthetic month")
+    return repo
+
+
+def test_a_rare_host_costs_under_five_percent_of_the_index(tmp_path: Path) -> None:
+    repo = build_month(tmp_path)
     files = repo.list_files("data/2026/07")
 
     rep = SearchReport()
