@@ -185,8 +185,9 @@ def test_no_push_stages_and_a_rerun_reuses_the_sealed_shards(news_server: FakeCC
     assert len(news_server.faults.requests(r"\.warc\.gz$")) == before
 
 
-def test_fake_hub_push(news_server: FakeCCServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The same run through the real huggingface_hub client against the fake Hub."""
+def test_fake_hub_push(news_server: FakeCCServer, news_site: NewsSite, tmp_path: Path,
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same run through the real huggingface_hub client against the fake Hub, then a search from it."""
     from ccrawl.datasets.hfhub import HfRepo
     from ccrawl.testing.fakehub import FakeHub
 
@@ -200,6 +201,18 @@ def test_fake_hub_push(news_server: FakeCCServer, tmp_path: Path, monkeypatch: p
         assert names == {r["file"] for r in records}
         again, stats2 = _publish(news_server, tmp_path, hub="hf", endpoint=hub.url, files=4, repo="org/news")
         assert {r["action"] for r in again} == {"exists"} and stats2["commits"] == 0
+        # news search over the Hub: one listing, ranged reads of the shards, the partial month reported
+        from ccrawl.ops.news import news_search
+
+        first = set(news_site.months[MONTH][:4])
+        host = next(r["url"].split("/")[2] for r in news_site.responses(MONTH) if r["filename"] in first)
+        said: list[str] = []
+        rows = list(news_search(host=host, year=2026, month=7, repo="org/news", hub="hf", endpoint=hub.url,
+                                client_options=client_options(news_server, tmp_path), notice=said.append))
+        want = {(r["filename"], r["offset"]) for r in news_site.responses(MONTH)
+                if r["filename"] in first and r["url"].split("/")[2] == host}
+        assert {(r["filename"], int(r["offset"])) for r in rows} == want
+        assert any("partly indexed: 20 of 24" in s for s in said)
 
 
 def test_push_without_a_token_exits_4(news_server: FakeCCServer, tmp_path: Path,
