@@ -199,8 +199,10 @@ def test_fake_hub_push(news_server: FakeCCServer, news_site: NewsSite, tmp_path:
         repo = HfRepo("org/news", endpoint=hub.url, token="hf_test_token", xet=False)
         names = {f.path for f in repo.list_files("data/2026/07")}
         assert names == {r["file"] for r in records}
+        before = hub.faults.requests["paths-info"]
         again, stats2 = _publish(news_server, tmp_path, hub="hf", endpoint=hub.url, files=4, repo="org/news")
         assert {r["action"] for r in again} == {"exists"} and stats2["commits"] == 0
+        assert hub.faults.requests["paths-info"] - before == 1  # the resume is one batched existence call
         # news search over the Hub: one listing, ranged reads of the shards, the partial month reported
         from ccrawl.ops.news import news_search
 
