@@ -133,6 +133,8 @@ def news_search(host: str, year: int, month: int, repo: str = "open-index/ccrawl
                 "published yet and were not searched; the answer covers the published part only "
                 "(--no-index scans them all)")
         yield from search_index(target, m, query, files=files, limit=limit, workers=workers, report=rep)
+        for bad in rep.unreadable:
+            say(f"news search: skipped an unreadable shard, so the answer is partial: {bad}")
         pct = 100.0 * rep.bytes_read / rep.index_bytes if rep.index_bytes else 0.0
         say(f"news search: {rep.matches} match(es); read {rep.bytes_read:,} of {rep.index_bytes:,} index bytes "
             f"({pct:.1f}%), opened {rep.shards_opened} of {rep.shards} shard(s) past the host column")

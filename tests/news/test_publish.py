@@ -252,3 +252,17 @@ def test_bad_flags_are_usage_errors(news_server: FakeCCServer, tmp_path: Path) -
     for kw in ({"months": "2026-13"}, {"months": "july"}, {"commit_every": 0}, {"files": -1}, {"months": "2015/01"}):
         with pytest.raises(UsageError):
             _publish(news_server, tmp_path, **kw)
+
+
+def test_two_publishers_on_one_staging_directory(news_server: FakeCCServer, tmp_path: Path) -> None:
+    """The second publisher on a staging directory exits 75 instead of indexing the same shards."""
+    import fcntl
+
+    from ccrawl.errors import TemporaryFailure
+
+    (tmp_path / "staging").mkdir()
+    with (tmp_path / "staging" / ".news-publish.lock").open("a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(TemporaryFailure, match="one publisher per staging directory"):
+            _publish(news_server, tmp_path, files=1)
+    assert not (tmp_path / "hub").exists()

@@ -145,3 +145,23 @@ def test_bad_host(bad: str) -> None:
 
     with pytest.raises(UsageError):
         normalize_host(bad)
+
+
+def test_a_broken_shard_is_skipped_and_reported(published: Published, news_server: FakeCCServer,
+                                                 news_site: NewsSite, tmp_path: Path) -> None:
+    from ccrawl.datasets.hub import Add
+
+    src = published.snapshot
+    repo = LocalRepo(tmp_path / "badhub", published.repo)
+    repo.create()
+    shards = sorted((src / "data/2026/07").glob("*.parquet"))
+    adds = [Add(f"data/2026/07/{p.name}", p) for p in shards[1:]]
+    adds.append(Add(f"data/2026/07/{shards[0].name}", b"this is not parquet at all" * 100))
+    repo.commit(adds, message="one broken shard")
+    bad = Published(tmp_path / "badhub", published.repo, MONTH, [], {})
+    host, _ = _hosts(news_site).most_common(1)[0]
+    rows, rep, said = _search(news_server, tmp_path, host, bad)
+    assert len(rep.unreadable) == 1 and shards[0].name in rep.unreadable[0]
+    assert any("unreadable shard" in s and "partial" in s for s in said)
+    broken = news_site.months[MONTH][0]
+    assert {r["filename"] for r in rows} <= set(news_site.months[MONTH]) - {broken}

@@ -66,6 +66,7 @@ class SearchReport:
     archives_scanned: int = 0
     matches: int = 0
     missing: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
 
 
 class RangeFile(io.RawIOBase):
@@ -195,7 +196,16 @@ def search_index(
             report.bytes_read += n
 
     def one(f: Any) -> tuple[list[dict[str, Any]], bool]:
-        return _search_shard(repo, f.path, f.size, query, count)
+        try:
+            return _search_shard(repo, f.path, f.size, query, count)
+        except Exception as exc:  # a broken shard is reported and skipped: the answer says it is partial
+            from ccrawl.errors import TemporaryFailure, Unreachable
+
+            if isinstance(exc, TemporaryFailure | Unreachable):
+                raise
+            with lock:
+                report.unreadable.append(f"{f.path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            return [], False
 
     report.path = "index"
     report.shards = len(files)
