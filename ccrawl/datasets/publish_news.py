@@ -41,7 +41,15 @@ from ccrawl.commoncrawl.news.shard import ShardResult, index_file, shard_metadat
 from ccrawl.datasets.hub import Add, CommitConflict, DatasetRepo, HubError
 from ccrawl.datasets.news_card import LANG_FIELDS, STATS_FIELDS, render_news_card
 from ccrawl.datasets.stall import StallClock
-from ccrawl.errors import CcrawlError, CredentialMissing, InputError, NothingMatched, TemporaryFailure, UsageError
+from ccrawl.errors import (
+    EXIT_TEMPORARY,
+    EXIT_UNREACHABLE,
+    CredentialMissing,
+    InputError,
+    NothingMatched,
+    TemporaryFailure,
+    UsageError,
+)
 
 STATS = "stats.csv"
 LANGUAGES = "languages.csv"
@@ -380,14 +388,14 @@ class NewsPublisher:
                         raise self.clock.stalled(f"no archive finished ({len(inflight)} in flight)")
                     for fut in done:
                         job = inflight.pop(fut)
-                        try:
-                            result = fut.result()
-                        except (TemporaryFailure, CcrawlError) as exc:
-                            if isinstance(exc, TemporaryFailure | UsageError | CredentialMissing):
-                                raise
+                        result = fut.result()
+                        if result.error:
+                            if result.error_code in (EXIT_TEMPORARY, EXIT_UNREACHABLE):
+                                raise TemporaryFailure(f"news publish: {job.warc_path}: {result.error}")
                             self.stats.failed += 1
-                            self.log(f"news publish: {job.warc_path}: {exc}; left for the next run")
-                            yield self._record(job.month, job.shard_path, job.warc_path, None, f"failed: {exc}", "")
+                            self.log(f"news publish: {job.warc_path}: {result.error}; left for the next run")
+                            yield self._record(job.month, job.shard_path, job.warc_path, None,
+                                               f"failed: {result.error}", "")
                             continue
                         self.clock.progressed()
                         self.stats.indexed += 1

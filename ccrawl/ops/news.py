@@ -184,3 +184,8 @@ def news_publish(months: str, repo: str = "open-index/ccrawl-news", files: int =
     if stats is not None:
         stats.update(publisher.stats.as_dict())
     say(summary_line(publisher.stats, no_push=no_push))
+    if publisher.stats.failed:
+        from ccrawl.errors import CcrawlError
+
+        raise CcrawlError(f"news publish: {publisher.stats.failed} archive(s) failed (named above) and are not "
+                          "in the index; run again to retry them")

@@ -266,3 +266,26 @@ def test_two_publishers_on_one_staging_directory(news_server: FakeCCServer, tmp_
         with pytest.raises(TemporaryFailure, match="one publisher per staging directory"):
             _publish(news_server, tmp_path, files=1)
     assert not (tmp_path / "hub").exists()
+
+
+def test_an_archive_that_fails_is_named_and_the_run_exits_1(news_server: FakeCCServer, news_site: NewsSite,
+                                                            tmp_path: Path) -> None:
+    from ccrawl.errors import CcrawlError
+    from ccrawl.ops.news import news_publish
+
+    bad = news_site.months["2026/05"][1].rsplit("/", 1)[1]
+    news_server.faults.add("status", path=bad + "$", times=-1, status=404)
+    records: list[dict[str, Any]] = []
+    try:
+        with pytest.raises(CcrawlError, match="1 archive"):
+            for r in news_publish(months="2026/05", repo="t/news", files=3, hub=str(tmp_path / "hub"),
+                                  staging=str(tmp_path / "st"), workers=1,
+                                  client_options=client_options(news_server, tmp_path), notice=lambda _m: None):
+                records.append(r)
+    finally:
+        news_server.faults.clear()
+    actions = {r["source"].rsplit("/", 1)[1]: r["action"] for r in records}
+    assert actions[bad].startswith("failed") and "404" in actions[bad]
+    assert sorted(a for n, a in actions.items() if n != bad) == ["committed", "committed"]
+    snap = LocalRepo(tmp_path / "hub", "t/news").snapshot_dir()
+    assert _csv(snap / "stats.csv")[0]["files"] == "2"

@@ -130,6 +130,10 @@ def _fetch_time(value: str | None) -> dt.datetime | None:
 
 def row_of(filename: str, offset: int, length: int, data: bytes, *, languages: bool = True) -> dict[str, Any] | None:
     """The index row of the record in ``data`` (one whole decompressed member), None unless a response."""
+    # Requests and warcinfo are half the records: leave them before decoding their header.
+    probe = data[:2048].lower()
+    if b"warc-type: response" not in probe and b"warc-type:response" not in probe:
+        return None
     head = parse_warc_head(data)
     if head is None:
         return None

@@ -45,6 +45,9 @@ class ShardResult:
     truncated_at: int | None = None
     languages: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    #: Set when the archive could not be indexed: the message, and the exit code of the error class.
+    error: str = ""
+    error_code: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -131,7 +134,7 @@ async def index_stream(cc: Any, warc_path: str, dest: Path, *, languages: bool =
         result.resumes = stream.stats.resumes
         result.languages = dict(sorted(langs.items()))
         result.seconds = round(time.monotonic() - started, 3)
-        meta = {k: v for k, v in result.as_dict().items() if k not in ("local", "seconds")}
+        meta = {k: v for k, v in result.as_dict().items() if k not in ("local", "seconds", "error", "error_code")}
         meta["tool"] = f"ccrawl/{__version__}"
         result.size = writer.close(meta)
     except BaseException:
@@ -142,13 +145,18 @@ async def index_stream(cc: Any, warc_path: str, dest: Path, *, languages: bool =
 
 def index_file(warc_path: str, dest: str, client_options: Mapping[str, Any], languages: bool = True) -> ShardResult:
     """Index one archive in this process (a worker's entry point): own client, own event loop."""
+    from ccrawl.errors import CcrawlError
     from ccrawl.net.client import CCClient
 
     async def main() -> ShardResult:
         async with CCClient(**dict(client_options)) as cc:
             return await index_stream(cc, warc_path, Path(dest), languages=languages)
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    except CcrawlError as exc:
+        # Errors cross the process boundary as data: not every exception class survives pickling.
+        return ShardResult(warc_path, dest, error=str(exc) or type(exc).__name__, error_code=exc.exit_code)
 
 
 def shard_metadata(path: Path | str) -> dict[str, Any]:
