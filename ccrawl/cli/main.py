@@ -86,6 +86,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "table": ("ccrawl.cli.columnar:columnar", "Alias of columnar"),
     "athena": ("ccrawl.cli.columnar:columnar", "Alias of columnar"),
     "db": ("ccrawl.cli.db:db", "Build and query a local DuckDB database"),
+
+    "news": ("ccrawl.cli.news:news", "Work with the continuous CC-NEWS dataset"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
     "config": ("ccrawl.cli.meta:config", "Show resolved configuration and data paths"),
     "cache": ("ccrawl.cli.meta:cache", "Inspect and clear the on-disk cache"),
