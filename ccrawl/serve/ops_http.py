@@ -62,8 +62,10 @@ def make_app(
     allow_writes: bool = False,
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
     injected: Mapping[str, Any] | None = None,
+    max_body: int = 64 << 20,
 ) -> Any:
-    """The aiohttp application. ``defaults[op_name]`` fills fields a request leaves out."""
+    """The aiohttp application. ``defaults[op_name]`` fills fields a request leaves out; a JSON
+    body over ``max_body`` bytes is refused (413)."""
     from aiohttp import web
 
     from ccrawl.output import to_json
@@ -95,6 +97,9 @@ def make_app(
                 body = await request.json() if request.can_read_body else {}
             except ValueError:
                 return json_response(400, {"error": "the body is not JSON", "exit_code": EXIT_USAGE})
+            except web.HTTPRequestEntityTooLarge:
+                return json_response(413, {"error": f"the body is over {max_body:,} bytes; send the values in "
+                                                    "several requests", "exit_code": EXIT_USAGE})
             if not isinstance(body, dict):
                 return json_response(400, {"error": "the body must be a JSON object of parameters",
                                            "exit_code": EXIT_USAGE})
@@ -132,7 +137,7 @@ def make_app(
         await response.write_eof()
         return response
 
-    app = web.Application()
+    app = web.Application(client_max_size=max_body)
     app.router.add_get("/health", health)
     app.router.add_get("/ops", listing)
     app.router.add_route("GET", "/ops/{name}", run_operation)

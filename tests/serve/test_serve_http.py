@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 async def _client_for(app: web.Application) -> tuple[web.AppRunner, str]:
+    """Serve ``app`` on a loopback port; returns the runner and the base URL."""
     runner = web.AppRunner(app, handler_cancellation=True)
     await runner.setup()
     port = free_port()
@@ -82,7 +83,7 @@ def test_bad_parameters_answer_400_with_the_parameter_and_the_reason() -> None:
     registry = ops.load_all()
 
     async def main() -> None:
-        runner, base = await _client_for(make_app(registry))
+        runner, base = await _client_for(make_app(registry, max_body=1 << 20))
         try:
             async with aiohttp.ClientSession() as s:
                 r = await s.get(f"{base}/ops/url.shard", params={"urls": "http://a.test/", "shards": "many"})
@@ -97,6 +98,8 @@ def test_bad_parameters_answer_400_with_the_parameter_and_the_reason() -> None:
                 assert r.status == 400 and "not JSON" in (await r.json())["error"]
                 r = await s.post(f"{base}/ops/url.surt", json=["a"])
                 assert r.status == 400
+                r = await s.post(f"{base}/ops/url.surt", json={"urls": ["http://a.test/" + "x" * 1000] * 3000})
+                assert r.status == 413 and "several requests" in (await r.json())["error"]
                 r = await s.get(f"{base}/ops/no.such")
                 assert r.status == 404
                 r = await s.get(f"{base}/ops/url.surt", params={"urls": "-"})
