@@ -89,6 +89,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
     "news": ("ccrawl.cli.news:news", "Work with the continuous CC-NEWS dataset"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
+    "index": ("ccrawl.cli.index:index", "Build and query a local BM25 full-text search index"),
+    "api": ("ccrawl.cli.servers:api", "Start the v2 REST API server"),
+    "serve": ("ccrawl.cli.servers:serve", "Serve the operations over HTTP as NDJSON"),
+    "mcp": ("ccrawl.cli.servers:mcp", "Run as an MCP server over stdio"),
     "config": ("ccrawl.cli.meta:config", "Show resolved configuration and data paths"),
     "cache": ("ccrawl.cli.meta:cache", "Inspect and clear the on-disk cache"),
     "version": ("ccrawl.cli.meta:version", "Print the version and exit"),
