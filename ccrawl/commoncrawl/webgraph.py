@@ -127,7 +127,9 @@ async def domain_table(cc: CCClient, graph: str | None, warn: Warn | None = None
         rel = await release(cc, graph)
         url = cc.data_url(domain_table_path(rel))
         if not await _exists(cc, url):
-            raise NothingMatched(f"web-graph release {rel.id} has no domain table yet; leave out --graph for the newest that has one")
+            raise NothingMatched(
+                f"web-graph release {rel.id} has no domain table yet; leave out --graph for the newest that has one"
+            )
         return rel, url
     releases = await list_releases(cc)
     for rel in releases:

@@ -132,9 +132,9 @@ class Frontier:
     def take(self, now: float | None = None) -> Item | float | None:
         """An Item ready now, else the seconds until the next host is ready, else None (no work)."""
         now = time.time() if now is None else now
-        if not self._heap or len(self._hosts) < self.config.max_active // 2:
-            if self._adds or now >= self._fill_at:
-                self._fill(now)
+        short = not self._heap or len(self._hosts) < self.config.max_active // 2
+        if short and (self._adds or now >= self._fill_at):
+            self._fill(now)
         while self._heap:
             next_at, name = self._heap[0]
             host = self._hosts.get(name)

@@ -45,8 +45,7 @@ def crawl_seed(
         raise UsageError(f"--max-tier {max_tier}: give 2 to 5 (5 = every host)")
     if max_seeds < 0:
         raise UsageError("--max-seeds must be >= 0")
-    count = 0
-    for row in host_rank_rows(graph=graph, client_options=client_options, notice=notice):
+    for count, row in enumerate(host_rank_rows(graph=graph, client_options=client_options, notice=notice)):
         if max_seeds and count >= max_seeds:
             return
         tier = seed_tier(row.harmonic_pos)
@@ -54,7 +53,6 @@ def crawl_seed(
             return  # the table is in harmonic order: every later host is in this tier or a higher one
         host = reverse_host(row.name_rev)
         yield {"url": f"https://{host}/", "host": host, "harmonic_pos": row.harmonic_pos, "tier": tier}
-        count += 1
 
 
 @operation("crawl.status", summary="Daily page budget across the five recrawl tiers", columns=STATUS_COLUMNS)

@@ -148,10 +148,9 @@ def rank_all(
     _check_table_graph(graph, table)
     if limit < 0:
         raise UsageError(f"-n {limit}: must be 0 (all) or more")
-    count = 0
-    for row in host_rank_rows(graph=graph, table=table, tld=tld, client_options=client_options, notice=notice):
+    rows = host_rank_rows(graph=graph, table=table, tld=tld, client_options=client_options, notice=notice)
+    for count, row in enumerate(rows, start=1):
         yield host_record(row)
-        count += 1
         if limit and count >= limit:
             return
 
@@ -162,7 +161,7 @@ def host_get(
     hostname: str, graph: str | None = None, cdx: bool = False,
     client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
 ) -> Iterator[Record]:
-    records = list(rank_host(hostname, graph=graph, client_options=client_options, notice=notice))
+    records = [dict(r) for r in rank_host(hostname, graph=graph, client_options=client_options, notice=notice)]
     if cdx:
         _add_cdx(records, client_options=client_options, notice=notice)
     yield from records
@@ -210,7 +209,7 @@ def count_degrees(edge_pairs: Iterator[tuple[int, int]], *, wanted: set[int] | N
 
 
 @operation("host.degrees", summary="In- and out-degree of every host, streamed from the edge files",
-           columns=("id",) + HOST_COLUMNS)
+           columns=("id", *HOST_COLUMNS))
 def host_degrees(
     graph: str | None = None, client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
 ) -> Iterator[Record]:
@@ -289,7 +288,7 @@ def host_enrich(
     """Phase 1-2 the rank table's top ``limit`` hosts; phase 3 their degrees; phase 4 their CDX counts."""
     if limit <= 0:
         raise UsageError("host enrich needs -n > 0: the degree and CDX phases hold the hosts they enrich")
-    records = list(rank_all(graph=graph, limit=limit, client_options=client_options, notice=notice))
+    records = [dict(r) for r in rank_all(graph=graph, limit=limit, client_options=client_options, notice=notice)]
     if degrees:
         _add_degrees(records, graph, _options(client_options, notice))
     if cdx:
@@ -307,11 +306,10 @@ def sched_assign(
     from ccrawl.crawl.tiers import check_change_rate, tier_of
 
     check_change_rate(change_rate)
-    count = 0
-    for row in host_rank_rows(graph=graph, client_options=client_options, notice=notice):
+    rows = host_rank_rows(graph=graph, client_options=client_options, notice=notice)
+    for count, row in enumerate(rows, start=1):
         tier = tier_of(row.harmonic_pos, change_rate)
         yield {"host": reverse_host(row.name_rev), "harmonic_pos": row.harmonic_pos, "change_rate": change_rate,
                "tier": tier.number, "interval": tier.interval}
-        count += 1
         if limit and count >= limit:
             return

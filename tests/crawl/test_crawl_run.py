@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections import Counter
 from pathlib import Path
@@ -98,7 +99,8 @@ def test_robots_rules_4xx_allows_5xx_disallows_crawl_delay_spaces(web: SynthWeb,
     assert web.stats.requests[("rdeny-1.test", "/robots.txt")] == 1  # once per host, cached
     times = sorted(web.stats.times("rdelay-1.test"))
     page_times = [t for t, h, p, _ in web.stats.log if h == "rdelay-1.test" and p.startswith("/p/")]
-    assert len(times) == 4 and all(b - a >= web.crawl_delay * 0.9 for a, b in zip(page_times, page_times[1:]))
+    assert len(times) == 4 and all(
+        b - a >= web.crawl_delay * 0.9 for a, b in itertools.pairwise(page_times))
     assert not any(p.startswith("/p/") for _, h, p, _ in web.stats.log if h in ("rdeny-1.test", "r5xx-1.test"))
 
 
@@ -107,7 +109,9 @@ def test_no_robots_fetches_disallowed_hosts(web: SynthWeb, tmp_path: Path) -> No
     assert summary.archived == 1 and web.stats.requests[("rdeny-2.test", "/robots.txt")] == 0
 
 
-def test_cli_run_reads_seed_jsonl_and_reports(web: SynthWeb, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_run_reads_seed_jsonl_and_reports(
+    web: SynthWeb, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     seeds = tmp_path / "seeds.jsonl"
     seeds.write_text("".join(json.dumps({"url": web.url(f"site{i}.test"), "tier": 2}) + "\n" for i in (3, 4))
                      + "not json {\n")

@@ -31,7 +31,9 @@ def test_empty_members_between_real_ones_are_skipped(cc_env: FakeCCServer, capsy
     assert [r["host"] for r in out] == [f"h{i}.example.com" for i in range(1, 6)]
 
 
-def test_truncated_table_is_an_error_not_a_short_answer(cc_env: FakeCCServer, capsys: pytest.CaptureFixture[str]) -> None:
+def test_truncated_table_is_an_error_not_a_short_answer(
+    cc_env: FakeCCServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     rows = "".join(f"{i}\t{1e6 - i}\t{i}\t0.1\tcom.example.h{i}\n" for i in range(1, 5000))
     data = gzip.compress((HEADER + rows).encode())
     url = _table(cc_env, "cut.txt.gz", data[: len(data) // 2])

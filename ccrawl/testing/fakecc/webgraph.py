@@ -150,7 +150,8 @@ def build_webgraph(root: Path) -> None:
     info = []
     for index, rel in enumerate(releases()):
         base = root / ROOT / rel.id
-        _write_gz(base / "host" / f"{rel.id}-host-ranks.txt.gz", [HOST_HEADER, *_rank_lines(list(rel.hosts), None, index)])
+        host_rows = _rank_lines(list(rel.hosts), None, index)
+        _write_gz(base / "host" / f"{rel.id}-host-ranks.txt.gz", [HOST_HEADER, *host_rows])
         if rel.has_domain_table:
             domains: dict[str, int] = {}
             for host in rel.hosts:

@@ -60,7 +60,10 @@ def page_html(
     words = _WORDS[lang].split()
     title = " ".join(rng.choice(words) for _ in range(4)).title()
     links = [f'<li><a href="/p/{rng.randrange(pages)}">{rng.choice(words)}</a></li>' for _ in range(8)]
-    links += [f'<li><a href="http://{site_host(rng.randrange(hosts))}{authority}/">{rng.choice(words)}</a></li>' for _ in range(3)]
+    links += [
+        f'<li><a href="http://{site_host(rng.randrange(hosts))}{authority}/">{rng.choice(words)}</a></li>'
+        for _ in range(3)
+    ]
     parts = [
         f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>',
         f'<meta name="description" content="{_sentence(rng, words)}"></head><body>',
