@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -125,6 +127,8 @@ class _Crawl:
         self.stop = False
         self.robots: Any = None
         self.agent = ""
+        self.pool = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)),
+                                       thread_name_prefix="warc-encode")
 
     def seal(self) -> None:
         if self.warc is None:
@@ -163,6 +167,11 @@ class _Crawl:
                     return
                 started = time.time()
             result = await fetcher.fetch(item.url)
+            encoded = None
+            if result.status and self.warc is not None:
+                # compression and digests in a thread (zlib and hashlib let go of the GIL)
+                encoded = await asyncio.get_running_loop().run_in_executor(
+                    self.pool, self.warc.encode, result, self.warc.warcinfo_id())
         except BaseException:
             frontier.done(item, started=started, file=None, crawl_delay=crawl_delay)
             raise
@@ -170,8 +179,8 @@ class _Crawl:
         self.summary.fetched += 1
         file: str | None = None
         if result.status:
-            if self.warc is not None:
-                file = self.warc.write(result)
+            if self.warc is not None and encoded is not None:
+                file = self.warc.append(encoded)
                 self.summary.archived += 1
             self.follow(item, result)
         else:
@@ -254,6 +263,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice) ->
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError):
                     loop.remove_signal_handler(sig)
+            crawl.pool.shutdown(wait=True)
             crawl.seal()
             frontier.flush()
         summary.seconds = time.perf_counter() - started

@@ -80,6 +80,16 @@ def stored_body(result: FetchResult, max_body: int) -> StoredBody:
     return StoredBody(head, body, truncated, decoded)
 
 
+@dataclass(slots=True)
+class Encoded:
+    """A fetch's request and response records, compressed, and the warcinfo they point at."""
+
+    result: FetchResult
+    warcinfo_id: str
+    request: bytes
+    response: bytes
+
+
 class WarcFiles:
     """``write(result)`` appends a record pair; ``seal()`` closes the file and names it for good.
 
@@ -133,18 +143,33 @@ class WarcFiles:
 
     def write(self, result: FetchResult) -> str:
         """Append ``result``'s request and response; returns the (final) name of the file they are in."""
+        return self.append(self.encode(result, self.warcinfo_id()))
+
+    def warcinfo_id(self) -> str:
+        """The record id of the open file's warcinfo (a file is opened when none is)."""
         if self._file is None:
             self._open()
-        assert self._file is not None
+        return self._warcinfo_id
+
+    def encode(self, result: FetchResult, warcinfo_id: str) -> Encoded:
+        """The gzip members of ``result``'s record pair. Touches no writer state: safe in a thread
+        (zlib and hashlib release the GIL), which is how a crawl spreads compression over cores."""
         stored = stored_body(result, self.max_body)
         request, response = warcrec.exchange(
             target_uri=result.target_url, fetched_at_ms=result.fetched_at, ip_address=result.ip_address,
             request_head=result.request_head(), response_head=stored.head, body=stored.body,
-            truncated=stored.truncated, warcinfo_id=self._warcinfo_id,
+            truncated=stored.truncated, warcinfo_id=warcinfo_id,
         )
-        self._file.write(request)
-        self._file.write(response)
-        self._size += len(request) + len(response)
+        return Encoded(result, warcinfo_id, request, response)
+
+    def append(self, encoded: Encoded) -> str:
+        """Write encoded members into the open file; re-encodes when that file changed meanwhile."""
+        if self._file is None or encoded.warcinfo_id != self._warcinfo_id:
+            encoded = self.encode(encoded.result, self.warcinfo_id())
+        assert self._file is not None
+        self._file.write(encoded.request)
+        self._file.write(encoded.response)
+        self._size += len(encoded.request) + len(encoded.response)
         self.records += 1
         return self.name
 
