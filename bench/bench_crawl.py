@@ -4,7 +4,8 @@
 
 Serves ``bench.web``'s pages (nginx when installed), then runs, interleaved per repeat:
 ``crawl run --delay 0 --max-depth 0 --no-robots`` over every URL at -j 32, 128 and 256 (WARC
-output on), and ``recrawl run --no-extract`` fetch-only over the same URLs; then one ``crawl run
+output on), the same at -j 256 without ``--out``, and ``recrawl run --no-extract`` fetch-only over
+the same URLs; then one ``crawl run
 --delay 1s`` (robots on) over ``--delay-hosts`` hosts x ``--delay-pages`` pages. pages/s is URLs
 over the command's wall clock (start-up included) for the scaling rows, and the run's own
 ``pages_per_second`` (fetch loop only) for the delay row. Prints a JSON summary.
@@ -24,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.web import prepare_site, serve, urls, write_worklist  # noqa: E402
+from bench.web import prepare_site, serve, urls, write_worklist
 
 
 def _timed(cmd: list[str]) -> tuple[float, dict[str, object]]:
@@ -70,6 +71,13 @@ def main() -> None:
                 assert summary.get("fetched") == n, summary
                 results.setdefault(f"crawl_run_j{workers}", []).append(n / took)
                 shutil.rmtree(work, ignore_errors=True)
+            work = args.out / f"crawl-nowarc-{rep}"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True)
+            took, summary = _timed([*py, "crawl", "run", "--seeds", str(seeds), "--state", str(work / "state.db"),
+                                    "--delay", "0", "--no-robots", "-j", "256", *resolve, "-o", "json"])
+            results.setdefault("crawl_run_j256_no_warc", []).append(n / took)
+            shutil.rmtree(work, ignore_errors=True)
             work = args.out / f"recrawl-{rep}"
             shutil.rmtree(work, ignore_errors=True)
             took, _ = _timed([*py, "recrawl", "run", "--from", str(wl), "--column", "url", "--out", str(work),

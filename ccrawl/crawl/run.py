@@ -19,7 +19,7 @@ import signal
 import socket
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +27,7 @@ from typing import Any
 from ccrawl.crawl.frontier import Frontier, FrontierConfig, Item
 from ccrawl.crawl.links import page_links, redirect_target
 from ccrawl.crawl.state import StateFile
-from ccrawl.crawl.warc import WarcFiles, stored_body
+from ccrawl.crawl.warc import Encoded, WarcFiles, encode_exchange, stored_body
 from ccrawl.errors import UsageError
 from ccrawl.fetch.config import DEFAULT_USER_AGENT
 from ccrawl.fetch.result import FetchResult
@@ -116,6 +116,12 @@ def _header(result: FetchResult, name: str) -> str:
     return ""
 
 
+def _encode_pool() -> Executor:
+    """Threads compress and digest WARC records (zlib and hashlib let go of the GIL). A process pool
+    measured the same here (bench/README.md, "Discovery crawl"), so the simpler one stays."""
+    return ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="warc-encode")
+
+
 class _Crawl:
     def __init__(self, options: CrawlOptions, frontier: Frontier, warc: WarcFiles | None, summary: CrawlSummary,
                  notice: Notice) -> None:
@@ -127,8 +133,10 @@ class _Crawl:
         self.stop = False
         self.robots: Any = None
         self.agent = ""
-        self.pool = ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)),
-                                       thread_name_prefix="warc-encode")
+        self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
+        self._changed = asyncio.Event()
+        self._idle = 0
+        self.pool = _encode_pool()
 
     def seal(self) -> None:
         if self.warc is None:
@@ -139,18 +147,44 @@ class _Crawl:
             self.frontier.sealed(name)
             self.summary.warc_files.append(name)
 
-    async def worker(self, fetcher: Any) -> None:
+    async def dispatch(self, workers: int) -> None:
+        """The one task that asks the frontier: hands a ready URL to an idle worker, else sleeps until
+        the next host's clock or until a fetch ends. Idle workers wait on the queue and cost nothing,
+        so 256 workers over 200 hosts do not spin asking for work that is not there."""
         o, frontier = self.o, self.frontier
-        while not self.stop:
-            if o.max_pages and frontier.fetched + frontier.in_flight >= o.max_pages:
+        self._idle = workers
+        try:
+            while not self.stop:
+                if o.max_pages and frontier.fetched + frontier.in_flight >= o.max_pages:
+                    break
+                if self._idle == 0:
+                    await self._changed.wait()
+                    self._changed.clear()
+                    continue
+                got = frontier.take()
+                if got is None:
+                    break
+                if isinstance(got, Item):
+                    self._idle -= 1
+                    self._queue.put_nowait(got)
+                    continue
+                self._changed.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._changed.wait(), timeout=got)
+        finally:
+            for _ in range(workers):
+                self._queue.put_nowait(None)
+
+    async def worker(self, fetcher: Any) -> None:
+        while True:
+            item = await self._queue.get()
+            if item is None:
                 return
-            got = frontier.take()
-            if got is None:
-                return
-            if isinstance(got, float):
-                await asyncio.sleep(min(got, 0.02))
-                continue
-            await self.visit(fetcher, got)
+            try:
+                await self.visit(fetcher, item)
+            finally:
+                self._idle += 1
+                self._changed.set()
 
     async def visit(self, fetcher: Any, item: Item) -> None:
         frontier = self.frontier
@@ -170,8 +204,10 @@ class _Crawl:
             encoded = None
             if result.status and self.warc is not None:
                 # compression and digests in a thread (zlib and hashlib let go of the GIL)
-                encoded = await asyncio.get_running_loop().run_in_executor(
-                    self.pool, self.warc.encode, result, self.warc.warcinfo_id())
+                info_id = self.warc.warcinfo_id()
+                request, response = await asyncio.get_running_loop().run_in_executor(
+                    self.pool, encode_exchange, result, info_id, self.o.max_body)
+                encoded = Encoded(result, info_id, request, response)
         except BaseException:
             frontier.done(item, started=started, file=None, crawl_delay=crawl_delay)
             raise
@@ -256,7 +292,8 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice) ->
                                            ttl=86400.0, unreachable_ttl=600.0, max_entries=50_000)
                 crawl.agent = crawl.robots.agent
             async with Fetcher(config) as fetcher:
-                await asyncio.gather(*(crawl.worker(fetcher) for _ in range(options.workers)))
+                await asyncio.gather(crawl.dispatch(options.workers),
+                                     *(crawl.worker(fetcher) for _ in range(options.workers)))
         finally:
             if session is not None:
                 await session.close()

@@ -80,6 +80,17 @@ def stored_body(result: FetchResult, max_body: int) -> StoredBody:
     return StoredBody(head, body, truncated, decoded)
 
 
+def encode_exchange(result: FetchResult, warcinfo_id: str, max_body: int) -> tuple[bytes, bytes]:
+    """(request member, response member) of ``result``. A pure function of its arguments, so a crawl
+    runs it in a process pool and compression and digests leave the event loop's core."""
+    stored = stored_body(result, max_body)
+    return warcrec.exchange(
+        target_uri=result.target_url, fetched_at_ms=result.fetched_at, ip_address=result.ip_address,
+        request_head=result.request_head(), response_head=stored.head, body=stored.body,
+        truncated=stored.truncated, warcinfo_id=warcinfo_id,
+    )
+
+
 @dataclass(slots=True)
 class Encoded:
     """A fetch's request and response records, compressed, and the warcinfo they point at."""
@@ -152,14 +163,8 @@ class WarcFiles:
         return self._warcinfo_id
 
     def encode(self, result: FetchResult, warcinfo_id: str) -> Encoded:
-        """The gzip members of ``result``'s record pair. Touches no writer state: safe in a thread
-        (zlib and hashlib release the GIL), which is how a crawl spreads compression over cores."""
-        stored = stored_body(result, self.max_body)
-        request, response = warcrec.exchange(
-            target_uri=result.target_url, fetched_at_ms=result.fetched_at, ip_address=result.ip_address,
-            request_head=result.request_head(), response_head=stored.head, body=stored.body,
-            truncated=stored.truncated, warcinfo_id=warcinfo_id,
-        )
+        """The gzip members of ``result``'s record pair, encoded here (see :func:`encode_exchange`)."""
+        request, response = encode_exchange(result, warcinfo_id, self.max_body)
         return Encoded(result, warcinfo_id, request, response)
 
     def append(self, encoded: Encoded) -> str:
