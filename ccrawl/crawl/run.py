@@ -28,7 +28,7 @@ from ccrawl.crawl.frontier import Frontier, FrontierConfig, Item
 from ccrawl.crawl.links import page_links, redirect_target
 from ccrawl.crawl.state import StateFile
 from ccrawl.crawl.warc import Encoded, WarcFiles, encode_exchange, stored_body
-from ccrawl.errors import UsageError
+from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.fetch.config import DEFAULT_USER_AGENT
 from ccrawl.fetch.result import FetchResult
 
@@ -271,9 +271,13 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice) ->
             for url in seeds:
                 frontier.add(url, 0, seed=True)
             frontier.flush()
+            if frontier.admitted == 0:
+                dropped = ", ".join(f"{k} {v}" for k, v in frontier.dropped.items() if v)
+                why = f"every seed was dropped: {dropped}" if dropped else "the seed list was empty"
+                raise NothingMatched(f"no seed URL to crawl ({why})")
             state.put("seeds_loaded", 1)
         crawl = _Crawl(options, frontier, warc, summary, notice)
-        config = FetchConfig(delay=0.0, robots=False, max_redirects=0, concurrency=max(1, options.workers),
+        config = FetchConfig(delay=0.0, robots=False, follow_redirects=False, concurrency=max(1, options.workers),
                              timeout=options.timeout, max_body=options.max_body, user_agent=options.user_agent,
                              resolve=dict(options.resolve))
         loop = asyncio.get_running_loop()

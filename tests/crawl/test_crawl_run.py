@@ -127,3 +127,23 @@ def test_cli_run_reads_seed_jsonl_and_reports(
     assert code == 2 and "outside" in capsys.readouterr().err
     code = main(["crawl", "run", "--seeds", str(tmp_path / "missing"), "--state", str(tmp_path / "y.db")])
     assert code == 2
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n# nothing\n")
+    code = main(["crawl", "run", "--seeds", str(empty), "--state", str(tmp_path / "z.db")])
+    assert code == 3 and "no seed URL" in capsys.readouterr().err
+
+
+def test_redirects_are_archived_and_their_targets_queued(web: SynthWeb, tmp_path: Path) -> None:
+    summary = crawl_run(_opts(tmp_path, web), [web.url("site5.test", "/fault/redirect/2"),
+                                               web.url("site5.test", "/fault/redirect-private")])
+    urls = warc_targets(tmp_path / "warc")
+    paths = sorted(u.split("/", 3)[3] for u in urls)
+    # each hop is its own fetch and record, at the seed's depth; the hop into /private/ is robots-skipped
+    assert paths == ["fault/redirect-private", "fault/redirect/0", "fault/redirect/1", "fault/redirect/2"]
+    assert summary.robots_skipped == 1
+
+
+def test_prefix_cannot_escape_the_output_directory(web: SynthWeb, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="prefix"):
+        crawl_run(_opts(tmp_path, web, prefix="../escape"), [web.url("site6.test")])
+    assert not (tmp_path.parent / "escape").exists()
