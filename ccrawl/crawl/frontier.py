@@ -227,8 +227,8 @@ class Frontier:
                 self.dropped["seen"] += 1
                 continue
             self._seq += 1
-            db.execute("INSERT INTO queue(host, prio, seq, url, depth) VALUES(?,?,?,?,?)",
-                       (host, prio, self._seq, canonical, depth))
+            db.execute("INSERT INTO queue(seq, host, prio, url, depth) VALUES(?,?,?,?,?)",
+                       (self._seq, host, prio, canonical, depth))
             admitted_hosts[host] = admitted_hosts.get(host, 0) + 1
             self.admitted += 1
         for host, n in admitted_hosts.items():
@@ -241,10 +241,9 @@ class Frontier:
                     heapq.heappush(self._heap, (known.next_at, host))
         for file, item in self._marks:
             if file:
-                db.execute("UPDATE queue SET state=1, file=? WHERE host=? AND prio=? AND seq=?",
-                           (file, item.host, item.prio, item.seq))
+                db.execute("UPDATE queue SET state=1, file=? WHERE seq=?", (file, item.seq))
             else:
-                db.execute("DELETE FROM queue WHERE host=? AND prio=? AND seq=?", (item.host, item.prio, item.seq))
+                db.execute("DELETE FROM queue WHERE seq=?", (item.seq,))
             db.execute("UPDATE hosts SET pending = pending - 1 WHERE host=?", (item.host,))
         for host, (next_at, delay) in self._clocks.items():
             db.execute("UPDATE hosts SET next_at=?, delay=? WHERE host=?", (next_at, delay, host))

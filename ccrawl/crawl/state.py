@@ -4,7 +4,8 @@ Tables (``docs/crawl.md`` has the same)::
 
     meta(k, v)                        fetched count, seeds_loaded, the run's settings
     seen(key BLOB PK) WITHOUT ROWID   10 bytes of blake3 of each canonical URL ever admitted
-    queue(host, prio, seq, url, depth, state, file)  PK (host, prio, seq), WITHOUT ROWID
+    queue(seq PK, host, prio, url, depth, state, file)  appended in admission order; a partial
+        index (host, prio, seq) WHERE state = 0 is each host's waiting line
         state 0: waiting; state 1: fetched into WARC file ``file``, which is not sealed yet
     hosts(host PK, next_at, delay, pending)  politeness clock (unix seconds), robots Crawl-delay,
         count of waiting URLs; partial index on next_at where pending > 0
@@ -30,9 +31,9 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS seen(key BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS queue(
-    host TEXT NOT NULL, prio INTEGER NOT NULL, seq INTEGER NOT NULL, url TEXT NOT NULL,
-    depth INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, file TEXT,
-    PRIMARY KEY(host, prio, seq)) WITHOUT ROWID;
+    seq INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL, url TEXT NOT NULL,
+    depth INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, file TEXT);
+CREATE INDEX IF NOT EXISTS queue_waiting ON queue(host, prio, seq) WHERE state = 0;
 CREATE INDEX IF NOT EXISTS queue_file ON queue(file) WHERE file IS NOT NULL;
 CREATE TABLE IF NOT EXISTS hosts(
     host TEXT PRIMARY KEY, next_at REAL NOT NULL DEFAULT 0, delay REAL NOT NULL DEFAULT 0,
