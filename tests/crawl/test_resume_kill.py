@@ -69,3 +69,19 @@ def test_ten_sigkills_then_finish(big_web: SynthWeb, tmp_path: Path) -> None:
     assert set(sealed) == expected  # none lost
     assert list((tmp_path / "warc").glob("*.open")) == []
     assert len(list((tmp_path / "warc").glob("*.aborted"))) >= 5, "kills must land while a WARC file is open"
+
+
+def test_sigterm_stops_cleanly_and_seals(big_web: SynthWeb, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(big_web.url("site3.test") + "\n")
+    proc = subprocess.Popen(_cmd(big_web, tmp_path, seeds), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline and not list((tmp_path / "warc").glob("*.open")):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()[-1000:]
+    summary = json.loads(out)
+    assert summary["finished"] is False and summary["queued"] > 0
+    assert list((tmp_path / "warc").glob("*.open")) == []
+    assert len(warc_targets(tmp_path / "warc")) == summary["archived"]
