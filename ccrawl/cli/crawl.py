@@ -100,9 +100,11 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--prefix", default="ccrawl", show_default=True, help="File name prefix for the WARC output")
 @click.option("--shard", type=int, default=0, show_default=True, help="Which partition of the seeds, 0-based")
 @click.option("--shards", type=int, default=1, show_default=True, help="How many machines split the seeds")
+@click.option("--workers", "-j", type=int, default=64, show_default=True,
+              help="Fetches in flight (hosts in flight: one request per host at a time)")
 @_RESOLVE
 def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int, max_pages: int,
-              same_host: bool, robots: bool, warc_size: str, prefix: str, shard: int, shards: int,
+              same_host: bool, robots: bool, warc_size: str, prefix: str, shard: int, shards: int, workers: int,
               resolve: tuple[str, ...]) -> None:
     from ccrawl import ops
     from ccrawl.cli.commoncrawl import parse_size
@@ -116,7 +118,7 @@ def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max
     records = op(seeds=_seed_lines(seeds, run), state=state, out=out or None, delay=seconds(delay, name="--delay"),
                  max_depth=max_depth, max_pages=max_pages, same_host=same_host, robots=robots,
                  warc_size=parse_size(warc_size, "--warc-size"), prefix=prefix, shard=shard, shards=shards,
-                 workers=int(run.settings.workers or 64), timeout=float(run.settings.timeout or 30.0),
+                 workers=workers, timeout=float(run.settings.timeout or 30.0),
                  resolve=_resolve(resolve), notice=echo_err)
     run.emit(records, columns=op.columns, single=True)
 

@@ -183,15 +183,15 @@ def host_vertices(
     yield from iterate(rows, **_options(client_options, notice))
 
 
-def count_degrees(edge_pairs: Iterator[tuple[int, int]], *, wanted: set[int] | None = None) -> tuple[Any, Any]:
-    """(in, out) degree counts: two uint32 arrays indexed by vertex id, or two dicts over ``wanted``.
+def count_degrees(edge_pairs: Iterator[tuple[int, int]], *, sparse: bool = False) -> tuple[Any, Any]:
+    """(in, out) degree counts: two uint32 arrays indexed by vertex id, or two dicts when ``sparse``.
 
-    Memory is 8 bytes per vertex (or per wanted vertex), never per edge: the edge files stream by.
+    Memory is 8 bytes per vertex, never per edge: the edge files stream by. ``sparse`` is for
+    pairs already filtered to a few vertices (``host enrich``): dicts over the ids that show up.
     """
-    if wanted is not None:
-        # pre-filtered pairs (enrich's few hosts): count every endpoint that shows up
-        din: dict[int, int] = dict.fromkeys(wanted, 0)
-        dout: dict[int, int] = dict.fromkeys(wanted, 0)
+    if sparse:
+        din: dict[int, int] = {}
+        dout: dict[int, int] = {}
         for a, b in edge_pairs:
             dout[a] = dout.get(a, 0) + 1
             din[b] = din.get(b, 0) + 1
@@ -262,7 +262,7 @@ def _add_degrees(records: list[Record], graph: str | None, options: dict[str, An
             if a in ids or b in ids:
                 yield a, b
 
-    din, dout = count_degrees(iterate(pairs, **options), wanted=set())
+    din, dout = count_degrees(iterate(pairs, **options), sparse=True)
     for vid, record in ids.items():
         record["in_degree"] = din.get(vid, 0)
         record["out_degree"] = dout.get(vid, 0)
