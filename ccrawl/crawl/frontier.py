@@ -47,6 +47,8 @@ class _Host:
     name: str
     next_at: float
     delay: float
+    rank: int = 0
+    """Admission order of the host's first URL: ties on the clock go to the earlier host."""
     items: deque[Item] = field(default_factory=deque)
     busy: bool = False
     exhausted: bool = False
@@ -85,7 +87,7 @@ class Frontier:
         self.state = state
         self.config = config
         self._hosts: dict[str, _Host] = {}
-        self._heap: list[tuple[float, str]] = []
+        self._heap: list[tuple[float, int, str]] = []
         self._adds: list[tuple[str, int, str, int]] = []  # (canonical, depth, host, prio)
         self._marks: list[tuple[str, Item]] = []  # (file or '' for forget, item)
         self._clocks: dict[str, tuple[float, float]] = {}
@@ -136,7 +138,7 @@ class Frontier:
         if short and (self._adds or now >= self._fill_at):
             self._fill(now)
         while self._heap:
-            next_at, name = self._heap[0]
+            next_at, _, name = self._heap[0]
             host = self._hosts.get(name)
             if host is None or host.busy or host.next_at != next_at:
                 heapq.heappop(self._heap)  # stale entry
@@ -169,7 +171,7 @@ class Frontier:
             host.next_at = next_at
             host.delay = crawl_delay
             if host.items or not host.exhausted:
-                heapq.heappush(self._heap, (next_at, host.name))
+                heapq.heappush(self._heap, (next_at, host.rank, host.name))
             else:
                 del self._hosts[item.host]
         if len(self._adds) + len(self._marks) >= self.config.flush_every:
@@ -197,20 +199,20 @@ class Frontier:
         if room <= 0:
             return
         rows = self.state.db.execute(
-            "SELECT host, next_at, delay FROM hosts WHERE pending > 0 ORDER BY next_at LIMIT ?",
+            "SELECT host, next_at, delay, rank FROM hosts WHERE pending > 0 ORDER BY next_at, rank LIMIT ?",
             (room + len(self._hosts),),
         ).fetchall()
-        for name, next_at, delay in rows:
+        for name, next_at, delay, rank in rows:
             if name in self._hosts:
                 host = self._hosts[name]
                 if host.exhausted and not host.items and not host.busy:
                     host.exhausted = False
-                    heapq.heappush(self._heap, (host.next_at, name))
+                    heapq.heappush(self._heap, (host.next_at, host.rank, name))
                 continue
             if room <= 0:
                 break
-            self._hosts[name] = _Host(name, float(next_at), float(delay))
-            heapq.heappush(self._heap, (float(next_at), name))
+            self._hosts[name] = _Host(name, float(next_at), float(delay), int(rank))
+            heapq.heappush(self._heap, (float(next_at), int(rank), name))
             room -= 1
 
     # -- persistence -------------------------------------------------------------------------
@@ -222,6 +224,7 @@ class Frontier:
         db = self.state.db
         db.execute("BEGIN IMMEDIATE")
         admitted_hosts: dict[str, int] = {}
+        first: dict[str, int] = {}
         for canonical, depth, host, prio in self._adds:
             if db.execute("INSERT OR IGNORE INTO seen VALUES(?)", (url_key(canonical),)).rowcount != 1:
                 self.dropped["seen"] += 1
@@ -230,15 +233,16 @@ class Frontier:
             db.execute("INSERT INTO queue(seq, host, prio, url, depth) VALUES(?,?,?,?,?)",
                        (self._seq, host, prio, canonical, depth))
             admitted_hosts[host] = admitted_hosts.get(host, 0) + 1
+            first.setdefault(host, self._seq)
             self.admitted += 1
         for host, n in admitted_hosts.items():
-            db.execute("INSERT INTO hosts(host, pending) VALUES(?, ?) "
-                       "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending", (host, n))
+            db.execute("INSERT INTO hosts(host, pending, rank) VALUES(?, ?, ?) "
+                       "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending", (host, n, first[host]))
             known = self._hosts.get(host)
             if known is not None and known.exhausted:
                 known.exhausted = False
                 if not known.busy:
-                    heapq.heappush(self._heap, (known.next_at, host))
+                    heapq.heappush(self._heap, (known.next_at, known.rank, host))
         for file, item in self._marks:
             if file:
                 db.execute("UPDATE queue SET state=1, file=? WHERE seq=?", (file, item.seq))

@@ -7,8 +7,9 @@ Tables (``docs/crawl.md`` has the same)::
     queue(seq PK, host, prio, url, depth, state, file)  appended in admission order; a partial
         index (host, prio, seq) WHERE state = 0 is each host's waiting line
         state 0: waiting; state 1: fetched into WARC file ``file``, which is not sealed yet
-    hosts(host PK, next_at, delay, pending)  politeness clock (unix seconds), robots Crawl-delay,
-        count of waiting URLs; partial index on next_at where pending > 0
+    hosts(host PK, next_at, delay, pending, rank)  politeness clock (unix seconds), robots
+        Crawl-delay, count of waiting URLs, admission order of the host's first URL (a seed list in
+        rank order keeps that order); partial index on (next_at, rank) where pending > 0
     seed_hosts(host PK)               the hosts the seeds named (for --same-host)
 
 A row leaves ``queue`` when its fetch failed (nothing to archive) or when the WARC file holding
@@ -37,8 +38,8 @@ CREATE INDEX IF NOT EXISTS queue_waiting ON queue(host, prio, seq) WHERE state =
 CREATE INDEX IF NOT EXISTS queue_file ON queue(file) WHERE file IS NOT NULL;
 CREATE TABLE IF NOT EXISTS hosts(
     host TEXT PRIMARY KEY, next_at REAL NOT NULL DEFAULT 0, delay REAL NOT NULL DEFAULT 0,
-    pending INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_at) WHERE pending > 0;
+    pending INTEGER NOT NULL DEFAULT 0, rank INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_at, rank) WHERE pending > 0;
 CREATE TABLE IF NOT EXISTS seed_hosts(host TEXT PRIMARY KEY) WITHOUT ROWID;
 """
 

@@ -143,3 +143,18 @@ def test_state_file_that_is_not_sqlite_is_a_usage_error(tmp_path: Path) -> None:
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(UsageError, match="not a crawl state file"):
         StateFile(bad)
+
+
+def test_hosts_ready_at_once_go_in_seed_order(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, delay=0.0, max_active=3)
+    order = ["zeta.example", "alpha.example", "mid.example", "beta.example", "omega.example"]
+    for host in order:  # a rank table's order, not the alphabet's
+        f.add(f"http://{host}/", 0, seed=True)
+    taken, now = [], 0.0
+    while (got := f.take(now)) is not None:
+        if isinstance(got, float):
+            now += got
+            continue
+        taken.append(got.host)
+        f.done(got, started=now, file=None)
+    assert taken == order
