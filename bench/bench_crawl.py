@@ -49,6 +49,8 @@ def main() -> None:
     parser.add_argument("--workers", default="32,128,256")
     parser.add_argument("--delay-hosts", type=int, default=200)
     parser.add_argument("--delay-pages", type=int, default=20)
+    parser.add_argument("--curve", action="store_true",
+                        help="only the worker curve: each -j with and without --out, interleaved")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     site = args.out / "site"
@@ -60,6 +62,21 @@ def main() -> None:
         wl = write_worklist(args.out, args.hosts, args.pages, port)
         seeds = args.out / "urls.txt"
         n = args.hosts * args.pages
+        if args.curve:
+            for rep in range(args.repeats):
+                for workers in [int(w) for w in args.workers.split(",")]:
+                    for warc in (False, True):
+                        work = args.out / f"curve-{workers}-{warc}-{rep}"
+                        shutil.rmtree(work, ignore_errors=True)
+                        work.mkdir(parents=True)
+                        out = ["--out", str(work / "warc")] if warc else []
+                        took, _ = _timed([*py, "crawl", "run", "--seeds", str(seeds), *out, "--state",
+                                          str(work / "state.db"), "--delay", "0", "--no-robots", "-j", str(workers),
+                                          *resolve, "-o", "json"])
+                        results.setdefault(f"j{workers}_{'warc' if warc else 'no_warc'}", []).append(n / took)
+                        shutil.rmtree(work, ignore_errors=True)
+            print(json.dumps({k: [round(statistics.median(v)), [round(x) for x in v]] for k, v in results.items()}))
+            return
         for rep in range(args.repeats):
             for workers in [int(w) for w in args.workers.split(",")]:
                 work = args.out / f"crawl-{workers}-{rep}"
