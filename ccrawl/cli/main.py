@@ -81,6 +81,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "markdown": ("ccrawl.cli.markdown:markdown", "Build Markdown Parquet datasets from CC WARCs and publish them"),
     "dedup": ("ccrawl.cli.dedup:dedup", "Report exact and near duplicate documents in a Markdown Parquet dataset"),
     "convert": ("ccrawl.cli.convert:convert", "Convert WARC/WAT/WET archives to Parquet or JSONL"),
+
+    "rank": ("ccrawl.cli.rank:rank", "Look up host and domain ranks from the web graph"),
+    "host": ("ccrawl.cli.host:host", "Enumerate and enrich hosts from the CC web graph"),
+    "crawl": ("ccrawl.cli.crawl:crawl", "Discovery crawl: seed, fetch, run with a resumable frontier, status"),
+    "sched": ("ccrawl.cli.sched:sched", "Recrawl scheduling: tier assignment and differential CDX analysis"),
     "library": ("ccrawl.cli.library:library", "Inspect, verify, and collect the dataset library"),
     "columnar": ("ccrawl.cli.columnar:columnar", "Query the columnar Parquet index"),
     "table": ("ccrawl.cli.columnar:columnar", "Alias of columnar"),

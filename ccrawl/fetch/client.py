@@ -287,7 +287,7 @@ class Fetcher:
         for hop in range(self.config.max_redirects + 1):
             resp = await self._session.get(current, headers=headers, allow_redirects=False)
             location = resp.headers.get("Location", "")
-            if resp.status not in _REDIRECTS or not location:
+            if resp.status not in _REDIRECTS or not location or not self.config.follow_redirects:
                 return resp
             resp.release()
             target = current.join(URL(location, encoded=False)).with_fragment(None)

@@ -171,6 +171,10 @@ def make_app(site: FakeSite, faults: Faults | None = None) -> web.Application:
     from ccrawl.testing.fakecc.news import add_news_routes
 
     add_news_routes(app, Path(site.root), bucket_file)
+
+    from ccrawl.testing.fakecc.webgraph import add_webgraph_routes
+
+    add_webgraph_routes(app, Path(site.root))
     app.router.add_route("GET", "/{key:.+}", bucket_file)
     app.router.add_route("HEAD", "/{key:.+}", bucket_file)
     return app
