@@ -80,3 +80,26 @@ def mcp(run: Run, allow_writes: bool, max_records: int) -> None:
     server = make_server(registry, allow_writes=allow_writes, defaults=_defaults(run, registry),
                          injected=_injected(run), max_records=max_records)
     run_stdio(server)
+
+
+@command("api", help="Start the v2 REST API: host profiles from the web graph, BM25 search (--index-dir).")
+@click.option("--addr", default="127.0.0.1:8080", show_default=True, help="Listen address (host:port)")
+@click.option("--index-dir", default=None, help="A built index directory (ccrawl index build); search answers 503 "
+              "without one")
+@click.option("--graph", default=None, help="Web-graph release whose host ranks are loaded [newest]")
+@click.option("--max-hosts", type=click.IntRange(1, 100_000_000), default=1_000_000, show_default=True,
+              help="Hosts loaded from the top of the rank table")
+def api(run: Run, addr: str, index_dir: str | None, graph: str | None, max_hosts: int) -> None:
+    from ccrawl.serve.api import load_host_store, make_app
+    from ccrawl.serve.runner import parse_addr, serve_forever
+    from ccrawl.store.textindex import Searcher
+
+    where = parse_addr(addr)
+    searcher = Searcher.open(index_dir) if index_dir else None
+    options = _injected(run)["client_options"]
+    run.info(f"api: loading the top {max_hosts:,} hosts of the web graph's host ranks")
+    hosts = load_host_store(options, graph, max_hosts)
+    run.info(f"api: {len(hosts):,} hosts from {hosts.graph}"
+             + (f"; index of {searcher.documents:,} documents" if searcher else "; no index (search answers 503)"))
+    _warn_off_loopback(run, where, "api")
+    serve_forever(make_app(hosts, searcher), where, announce=lambda m: click.echo(f"api: {m}", err=True))

@@ -15,9 +15,9 @@ rate limit, no pagination; it binds loopback unless told otherwise and warns whe
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 MAX_HOSTS_N = 10_000
 MAX_K = 1_000
@@ -210,3 +210,26 @@ def make_app(hosts: HostStore, searcher: Any | None = None) -> Any:
     app.router.add_get("/openapi.json", describe)
     app.router.add_get("/v2/openapi.json", describe)
     return app
+
+
+def load_host_store(client_options: dict[str, Any], graph: str | None, max_hosts: int) -> HostStore:
+    """The top ``max_hosts`` rows of the host rank table of ``graph`` (newest when None)."""
+    import contextlib
+
+    from ccrawl.commoncrawl import webgraph
+    from ccrawl.net.client import run
+
+    async def load(cc: Any) -> HostStore:
+        rel = await webgraph.release(cc, graph)
+        profiles: list[HostProfile] = []
+        rows = cast(AsyncGenerator[Any, None], webgraph.rank_rows(cc, cc.data_url(webgraph.host_table(rel))))
+        async with contextlib.aclosing(rows):
+            async for row in rows:
+                profiles.append(HostProfile(webgraph.reverse_host(row.name_rev), row.harmonic_pos,
+                                            float(row.harmonic_val), row.pagerank_pos, float(row.pagerank_val)))
+                if len(profiles) >= max_hosts:
+                    break
+        return HostStore.build(rel.id, profiles)
+
+    store: HostStore = run(load, **client_options)
+    return store

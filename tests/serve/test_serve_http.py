@@ -267,7 +267,7 @@ def _wait_listening(proc: subprocess.Popen[str]) -> str:
         if not line:
             break
         lines.append(line)
-        if "listening on" in line:
+        if line.startswith("serve: listening on"):
             return "".join(lines)
     proc.kill()
     raise AssertionError("serve did not start: " + "".join(lines))
