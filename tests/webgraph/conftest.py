@@ -12,7 +12,9 @@ from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
 
 @pytest.fixture(scope="session")
 def graph_cc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FakeCCServer]:
-    with FakeCCServer(tmp_path_factory.mktemp("fakecc-graph"), SiteSpec(records=12, files=1, hosts=("www.facebook.com", "www.google.com"))) as server:
+    # the columnar index holds captures of the two top graph hosts (host enrich --cdx reads them)
+    spec = SiteSpec(records=12, files=1, hosts=("www.facebook.com", "www.google.com"))
+    with FakeCCServer(tmp_path_factory.mktemp("fakecc-graph"), spec) as server:
         yield server
 
 

@@ -68,7 +68,7 @@ def test_api_loads_the_host_store_from_the_web_graph_and_serves_search(graph_cc:
             f"/v2/host/{HOSTS[0]}", "/v2/hosts?n=3", f"/v2/host/{HOSTS[6]}", "/v2/search?q=golang", "/v2/health"])
         assert s1 == 200 and one["host"] == HOSTS[0] and one["harmonic_centrality_rank"] == 1
         assert s2 == 200 and [h["host"] for h in top["hosts"]] == list(HOSTS[:3])
-        assert s3 == 404  # past --max-hosts: not loaded
+        assert s3 == 404 and "not among the 5 hosts" in beyond["error"]  # past --max-hosts: not loaded
         assert s4 == 200 and found["results"][0]["url"] == "http://go.test/"
         assert s5 == 200 and health["stores"]["hosts"]["count"] == 5 and health["stores"]["search"]["loaded"]
     finally:
