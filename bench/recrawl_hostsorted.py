@@ -15,6 +15,7 @@ Serves the synthetic web (nginx when installed; bench/web.py), writes the work l
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import shlex
 import statistics
@@ -45,11 +46,12 @@ def one_run(worklist: Path, work: Path, *, delay: float, workers: int, extra: li
     by_host: dict[str, list[int]] = {}
     for r in rows:
         by_host.setdefault(r["host"], []).append(r["fetched_at"])
-    gaps = [b - a for ts in by_host.values() for a, b in zip(sorted(ts), sorted(ts)[1:], strict=False)]
+    gaps = [b - a for ts in by_host.values() for a, b in itertools.pairwise(sorted(ts))]
     first, last = min(r["fetched_at"] for r in rows), max(r["fetched_at"] for r in rows)
     events = [json.loads(line) for line in (work / "journal.jsonl").read_text().splitlines()]
     end = next(e for e in reversed(events) if e.get("event") == "end")
-    return {"summary_pages_per_s": end["pages_per_s"], "rows": len(rows), "ok": sum(1 for r in rows if r["status"] == 200), "wall_s": wall,
+    return {"summary_pages_per_s": end["pages_per_s"], "rows": len(rows),
+            "ok": sum(1 for r in rows if r["status"] == 200), "wall_s": wall,
             "fetch_s": (last - first) / 1000, "pages_per_s_wall": len(rows) / wall,
             "pages_per_s_fetching": len(rows) / max((last - first) / 1000, 1e-9),
             "min_gap_ms": min(gaps) if gaps else 0.0, "command": shlex.join(argv)}
@@ -85,7 +87,8 @@ def main() -> None:
     summary = {"server": which, "hosts": args.hosts, "pages": args.pages, "delay": args.delay,
                "workers": args.workers, "bound_pages_per_s": bound,
                "median_pages_per_s_fetching": fetching,
-               "median_pages_per_s_summary": line, "ratio_to_bound_summary": line / bound, "median_pages_per_s_wall": wall,
+               "median_pages_per_s_summary": line, "ratio_to_bound_summary": line / bound,
+               "median_pages_per_s_wall": wall,
                "ratio_to_bound_fetching": fetching / bound, "ratio_to_bound_wall": wall / bound,
                "min_same_host_gap_ms": min(r["min_gap_ms"] for r in runs), "command": runs[0]["command"]}
     print(json.dumps(summary, indent=2))

@@ -8,6 +8,7 @@ file); request times are read from the server's own log, so spacing is measured 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -62,7 +63,7 @@ def test_host_sorted_list_interleaves_hosts_and_keeps_each_hosts_spacing() -> No
     by_host: dict[str, list[float]] = {}
     for t, host, _ in takes:
         by_host.setdefault(host, []).append(t)
-    assert all(b - a >= 0.5 - 1e-9 for ts in by_host.values() for a, b in zip(ts, ts[1:], strict=False))
+    assert all(b - a >= 0.5 - 1e-9 for ts in by_host.values() for a, b in itertools.pairwise(ts))
     assert {host for t, host, _ in takes if t == 0.0} == set(by_host), "every host starts at once"
     assert takes[-1][0] == pytest.approx(2.0), "4 gaps of 0.5 s, whatever the list order"
 
@@ -152,7 +153,7 @@ def run_fetch_loop(config: FetchConfig, urls: list[str]) -> tuple[ListOutbox, Li
 
 def gaps(log: list[tuple[float, str, str, dict[str, str]]], host: str, prefix: str = "/p/") -> list[float]:
     times = sorted(t for t, h, p, _ in log if h == host and p.startswith(prefix))
-    return [b - a for a, b in zip(times, times[1:], strict=False)]
+    return [b - a for a, b in itertools.pairwise(times)]
 
 
 @pytest.fixture(scope="module")
@@ -175,7 +176,7 @@ def test_fetch_loop_alone_crawls_a_host_sorted_list_at_the_politeness_bound(sweb
         # the spacing is between request starts (fetched_at, ms); the server sees a host's first
         # request later by its connection set-up, so its own log gets a small allowance
         starts = sorted(r.columns["fetched_at"] for r, _ in outbox.rows if r.columns["host"] == h)
-        assert min(b - a for a, b in zip(starts, starts[1:], strict=False)) >= 400 - 1, (h, starts)
+        assert min(b - a for a, b in itertools.pairwise(starts)) >= 400 - 1, (h, starts)
         g = gaps(log, h)
         assert len(g) == 3 and min(g) >= 0.4 - 0.03, (h, g)
     # 4 workers, 8 hosts, 3 gaps of 0.4 s each: about 1.2 s when hosts run side by side; the
