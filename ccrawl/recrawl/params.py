@@ -80,8 +80,14 @@ class RunParams:
     command_line: str = ""
     handle_signals: bool = True
 
+    def __post_init__(self) -> None:
+        # complete once built: a RunParams never carries None for a count the run needs
+        self.validate()
+
     def validate(self) -> RunParams:
-        """Raise :class:`UsageError` naming the flag when a value cannot work; fill the defaults."""
+        """Raise :class:`UsageError` naming the flag when a value cannot work; fill the defaults.
+
+        Called on construction (so a built RunParams is complete) and idempotent."""
         if self.format not in FORMATS:
             raise UsageError(f"--format must be one of {', '.join(FORMATS)} (got {self.format!r})")
         if self.progress not in PROGRESS:
