@@ -23,7 +23,17 @@ from typing import Any
 
 from ccrawl.fetch.config import FetchConfig
 from ccrawl.recrawl.hostsched import HostScheduler, host_of, retry_after
-from ccrawl.recrawl.messages import CaptureRow, Crash, Credit, FetchReport, RowHeader, StopFeed, WorkBatch, WorkItem
+from ccrawl.recrawl.messages import (
+    CaptureRow,
+    Crash,
+    Credit,
+    DropWaiting,
+    FetchReport,
+    RowHeader,
+    StopFeed,
+    WorkBatch,
+    WorkItem,
+)
 from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 
@@ -200,12 +210,17 @@ async def serve(
             stats["sched_waiting"] = len(sched)
             stats["sched_backoffs"] = sched.backoffs
             stats["sched_host_wait_s"] = host_wait
+            stats["sched_dropped"] = dropped
             events.put(FetchReport(idx, credit, stats, final))
             credit = done_since_credit = 0
             last_report = time.monotonic()
 
-        async def receive() -> bool:
-            """Take the parent's messages into the scheduler; False once told to stop."""
+        fed = asyncio.Event()  # set once the parent says no more items will come
+        dropped = 0
+
+        async def receive() -> None:
+            """Take the parent's messages into the scheduler, until the loop ends."""
+            nonlocal dropped
             while True:
                 msg = await inbox.queue.get()
                 match msg:
@@ -213,13 +228,13 @@ async def serve(
                         now = time.monotonic()
                         for item in items:
                             sched.add(host_of(item.url), item, now)
-                        wake.set()
                     case StopFeed():
-                        inbox.detach()
-                        wake.set()
-                        return False
+                        fed.set()
+                    case DropWaiting():
+                        dropped += sched.drop_waiting()
                     case _:
                         raise TypeError(f"fetch process {idx}: unexpected message {msg!r}")
+                wake.set()
 
         receiver = loop.create_task(receive())
         swept = time.monotonic()
@@ -232,7 +247,9 @@ async def serve(
                 got = sched.take(now)
                 if got is not None:
                     break
-                if receiver.done() and not len(sched) and not tasks:
+                if receiver.done():
+                    raise RuntimeError("fetch process inbox failed") from receiver.exception()
+                if fed.is_set() and not len(sched) and not tasks:
                     break
                 ready_at = sched.next_ready()
                 timeout = 0.1 if ready_at is None else min(0.1, max(0.0, ready_at - now))
@@ -259,8 +276,8 @@ async def serve(
             since = now - last_report
             if (credit and (done_since_credit >= 64 or since > 0.1)) or since > 1.0:
                 report()
-        if receiver.exception() is not None:
-            raise receiver.exception()  # type: ignore[misc]
+        receiver.cancel()
+        inbox.detach()
         report(final=True)
     outbox.close()
 

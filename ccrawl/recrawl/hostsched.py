@@ -174,6 +174,16 @@ class HostScheduler(Generic[T]):
         elif not h.resolving and h.delay is not None and h.delay <= 0 and h.next_at <= 0:
             del self._hosts[h.name]  # no clock to keep (idle hosts with one are swept once it ran out)
 
+    def drop_waiting(self) -> int:
+        """Forget every item not taken yet (a stop); returns how many there were."""
+        dropped = self.waiting
+        for h in self._hosts.values():
+            h.items.clear()
+            h.in_heap = False
+        self._heap.clear()
+        self.waiting = 0
+        return dropped
+
     def sweep(self, now: float) -> None:
         """Forget idle hosts whose clock has run out (nothing left to enforce)."""
         for name in [n for n, h in self._hosts.items() if not h.items and not h.resolving and h.next_at <= now]:

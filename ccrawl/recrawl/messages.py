@@ -53,6 +53,15 @@ class StopFeed:
 
 
 @dataclass(slots=True, frozen=True)
+class DropWaiting:
+    """Parent → fetch (on SIGINT/SIGTERM): drop the items not started yet; finish the ones in flight.
+
+    Dropped items are never reported durable, so the checkpoint stays below them and a resume
+    fetches them: stopping never waits for a long host queue to run out at its delay.
+    """
+
+
+@dataclass(slots=True, frozen=True)
 class Seal:
     """Parent → writer: seal the open file (``final``: the last seal of the run)."""
 

@@ -33,6 +33,7 @@ from ccrawl.recrawl.messages import (
     Crash,
     Credit,
     Drained,
+    DropWaiting,
     DurableRows,
     Exit,
     ExtractReport,
@@ -237,7 +238,7 @@ class Pipeline:
             # at once: the checkpoint on disk is only ever replaced atomically, so it is valid
             self.procs.kill()
             os._exit(128 + signum)
-        self.stop_reason = self.stop_reason or "signal"
+        self.stop_reason = "signal"  # even past the end of the list: what was read ahead is dropped
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> RunSummary:
@@ -278,7 +279,7 @@ class Pipeline:
         self._acks_needed = 0
         self._drained = 0
         self._exited = 0
-        final_sent = False
+        final_sent = dropped = False
         batches: list[list[WorkItem]] = [[] for _ in self.procs.fetch]
         last_tick = time.monotonic()
         while self._exited < len(self.procs.writer):
@@ -312,6 +313,12 @@ class Pipeline:
                 for inbox in self.procs.inboxes:
                     inbox.send(StopFeed())
                 final_sent = True
+            if self.stop_reason == "signal" and not dropped:
+                # items read ahead and not started are not fetched now: the checkpoint stays
+                # below them and the next run takes them (a stop never waits out a host queue)
+                for inbox in self.procs.inboxes:
+                    inbox.send(DropWaiting())
+                dropped = True
             self.feeder_busy += time.perf_counter() - t0
             # events
             try:

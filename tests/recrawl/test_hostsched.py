@@ -12,6 +12,7 @@ import itertools
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -177,8 +178,10 @@ def test_fetch_loop_alone_crawls_a_host_sorted_list_at_the_politeness_bound(sweb
         # request later by its connection set-up, so its own log gets a small allowance
         starts = sorted(r.columns["fetched_at"] for r, _ in outbox.rows if r.columns["host"] == h)
         assert min(b - a for a, b in itertools.pairwise(starts)) >= 400 - 1, (h, starts)
-        g = gaps(log, h)
-        assert len(g) == 3 and min(g) >= 0.4 - 0.03, (h, g)
+        # the server's own log (a thread of this process, so its times carry GIL and connection
+        # set-up noise): four requests, spread over at least three delays
+        times = sorted(t for t, host, path, _ in log if host == h and path.startswith("/p/"))
+        assert len(times) == 4 and times[-1] - times[0] >= 3 * 0.4 - 0.05, (h, times)
     # 4 workers, 8 hosts, 3 gaps of 0.4 s each: about 1.2 s when hosts run side by side; the
     # list order (host by host at one slot per host clock) would take 32 x 0.4 / 4 = 3.2 s
     assert elapsed < 2.6, elapsed
@@ -196,7 +199,9 @@ def test_fetch_loop_obeys_crawl_delay_under_robots(sweb: SynthWeb) -> None:
     assert len(outbox.rows) == 6
     log = list(sweb.stats.log)[before:]
     slow = gaps(log, "rdelay-0.test")
-    assert len(slow) == 2 and min(slow) >= 0.6 - 0.005, slow
+    assert len(slow) == 2 and sum(slow) >= 2 * 0.6 - 0.05, slow
+    starts = sorted(r.columns["fetched_at"] for r, _ in outbox.rows if r.columns["host"] == "rdelay-0.test")
+    assert min(b - a for a, b in itertools.pairwise(starts)) >= 600 - 1, starts
     assert max(gaps(log, "site1.test")) < 0.5, "Crawl-delay of one host does not slow the others"
 
 
@@ -245,10 +250,56 @@ def test_retry_after_backs_off_that_host_not_the_run() -> None:
         log = list(rw.log)
     statuses = sorted(r.columns["status"] for r, _ in outbox.rows)
     assert statuses.count(429) == 1 and len(statuses) == 12, "one attempt per row; the 429 is a row"
-    busy = gaps(log, "busy.test", "/")
-    assert busy[0] >= 1.0 - 0.005, busy
+    busy = sorted(r.columns["fetched_at"] for r, _ in outbox.rows if r.columns["host"] == "busy.test")
+    assert busy[1] - busy[0] >= 1000 - 1, busy
     calm_last = max(t for t, h, _, _ in log if h.startswith("calm"))
     busy_first = min(t for t, h, _, _ in log if h == "busy.test")
     assert calm_last - busy_first < 0.9, "the other hosts finished while busy.test was backed off"
     report = [e for e in events.items if isinstance(e, FetchReport)][-1]
     assert report.stats["sched_backoffs"] == 1
+
+
+# -- a stop does not wait out a host queue --------------------------------------------------------
+
+
+def test_sigterm_drops_items_waiting_for_their_host_and_a_resume_takes_them(
+    sweb: SynthWeb, tmp_path: Path, write_worklist: Any, read_captures: Any
+) -> None:
+    import json
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parents[2]
+    urls = [sweb.url("site2.test", f"/p/{n}?k={k}") for k in range(5) for n in range(6)]  # 30 URLs, one host
+    wl = write_worklist(tmp_path / "wl", urls, parts=1)
+    out, state, journal = tmp_path / "out", tmp_path / "s.json", tmp_path / "j.jsonl"
+
+    def start(delay: str) -> subprocess.Popen[bytes]:
+        cmd = [sys.executable, "-m", "ccrawl", "recrawl", "run", "--from", str(wl), "--column", "url",
+               "--out", str(out), "--state", str(state), "--resolve", "*.test=127.0.0.1", "--workers", "8",
+               "--delay", delay, "--shard-size", "4KB", "--no-extract", "--progress", "none",
+               "--journal", str(journal)]
+        return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, "PYTHONPATH": str(repo)}, cwd=repo)
+
+    proc = start("400ms")  # 30 x 0.4 s = 12 s to walk the host's queue
+    deadline = time.monotonic() + 30
+    while '"event": "checkpoint"' not in (journal.read_text() if journal.exists() else ""):
+        assert time.monotonic() < deadline, "no checkpoint"
+        time.sleep(0.02)
+    signalled = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert time.monotonic() - signalled < 6, "the stop waited out the host's queue"
+    assert "stopped by signal" in err.decode()
+    first = read_captures(out).column("url").to_pylist()
+    assert 0 < len(first) < len(urls) and not json.loads(state.read_text())["done"]
+    proc = start("0s")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    got = read_captures(out).column("url").to_pylist()
+    assert sorted(got) == sorted(urls), "no gap and no duplicate across the stop"
+    assert json.loads(state.read_text())["done"]
