@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ccrawl.errors import CcrawlError
+from ccrawl.errors import CcrawlError, UsageError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, save_checkpoint
 from ccrawl.recrawl.feeder import FeedCounts, Routed
 from ccrawl.recrawl.messages import (
@@ -147,6 +147,13 @@ class Pipeline:
 
     # -- start ----------------------------------------------------------------------------------
     def start(self) -> None:
+        from multiprocessing import process
+
+        if getattr(process.current_process(), "_inheriting", False):
+            # a spawned pipeline process re-imports the main module: a script that calls the run at
+            # its top level would start a pipeline in every child
+            raise UsageError("recrawl run was called while a pipeline process was starting: in a script, call it "
+                             "under `if __name__ == \"__main__\":` (see docs/recrawl.md)")
         p, ctx = self.p, self.ctx
         assert p.fetchers and p.extractors
         x_ring, w_ring, self.queue_bound = ring_sizes(p)
@@ -255,6 +262,10 @@ class Pipeline:
             self._loop()
         except BaseException:
             self.procs.kill()
+            for proc in self.procs.all():
+                proc.join(timeout=5)
+            for ring in self.procs.rings:
+                ring.close()
             raise
         finally:
             for sig, handler in old_handlers.items():
