@@ -137,12 +137,14 @@ def extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, en
     eofs = rendered = rows = 0
     busy = sink_wait = 0.0
     started = last = time.monotonic()
+    cpu0 = time.process_time()
     k = 0
     announced = time.perf_counter()
 
     def stats() -> dict[str, Any]:
         return {"rows": rows, "rendered": rendered, "busy_s": busy, "sink_wait_s": sink_wait,
-                "wall_s": time.monotonic() - started, "peak_rss_mb": peak_rss_mb()}
+                "wall_s": time.monotonic() - started, "cpu_s": time.process_time() - cpu0,
+                "peak_rss_mb": peak_rss_mb()}
 
     while eofs < upstream:
         descs = ring_in.read_descriptors(timeout=0.5)

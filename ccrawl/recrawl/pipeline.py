@@ -97,11 +97,12 @@ def ring_sizes(params: RunParams) -> tuple[int, int, int]:
     where needed so every ring holds at least one largest possible row.
     """
     stages = 2 if params.extracting else 1
+    writers = params.writers or 1  # filled by RunParams.validate()
     total = int(params.queue_mb * MB)
     floor = record_size(_META_ROOM, params.max_body)
     x_ring = max(total // stages // (params.extractors or 1), floor) if params.extracting else 0
-    w_ring = max(total // stages // params.writers, floor)
-    bound = x_ring * (params.extractors or 1) * (1 if params.extracting else 0) + w_ring * params.writers
+    w_ring = max(total // stages // writers, floor)
+    bound = x_ring * (params.extractors or 1) * (1 if params.extracting else 0) + w_ring * writers
     return x_ring, w_ring, bound
 
 
@@ -143,6 +144,7 @@ class Pipeline:
         self.feeder_busy = 0.0
         self.counters: list[StageCounter] = []
         self.queue_peak = 0
+        self.parent_cpu_s = 0.0
         self.profile: Any = None
 
     # -- start ----------------------------------------------------------------------------------
@@ -155,7 +157,7 @@ class Pipeline:
             raise UsageError("recrawl run was called while a pipeline process was starting: in a script, call it "
                              "under `if __name__ == \"__main__\":` (see docs/recrawl.md)")
         p, ctx = self.p, self.ctx
-        assert p.fetchers and p.extractors
+        assert p.fetchers and p.extractors and p.writers  # RunParams is complete once built
         x_ring, w_ring, self.queue_bound = ring_sizes(p)
         writer_rings = [Ring(ctx, w_ring) for _ in range(p.writers)]
         self.counters.append(StageCounter(writer_rings))
@@ -251,6 +253,7 @@ class Pipeline:
     def run(self) -> RunSummary:
         p = self.p
         started = time.monotonic()
+        cpu0 = time.process_time()
         old_handlers = {}
         if p.handle_signals and _main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -273,6 +276,7 @@ class Pipeline:
         for proc in self.procs.all():
             proc.join(timeout=10)
         self._late_stats()
+        self.parent_cpu_s = time.process_time() - cpu0
         summary = summarize(self, time.monotonic() - started)
         if self.profile is not None:
             manifest = self.profile.finish()

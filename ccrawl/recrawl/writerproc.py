@@ -88,11 +88,13 @@ def write_loop(
     asked = drained = False
     busy = 0.0
     started = last_stats = time.monotonic()
+    cpu0 = time.process_time()
     unsynced_since = 0.0
     ring_fd, ctl_fd = ring_in.fileno(), control.fileno()
 
     def stats() -> dict[str, Any]:
-        return {"rows": rows, "busy_s": busy, "wall_s": time.monotonic() - started, "peak_rss_mb": peak_rss_mb()}
+        return {"rows": rows, "busy_s": busy, "wall_s": time.monotonic() - started,
+                "cpu_s": time.process_time() - cpu0, "peak_rss_mb": peak_rss_mb()}
 
     while True:
         watch = [ctl_fd] if drained else [ring_fd, ctl_fd]
