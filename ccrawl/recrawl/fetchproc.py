@@ -177,7 +177,10 @@ async def serve(
             nonlocal credit, done_since_credit
             try:
                 if unknown_delay:
-                    delay = await fetcher.host_delay(item.url)
+                    try:
+                        delay = await fetcher.host_delay(item.url)
+                    except ValueError:  # a URL robots.txt cannot be asked about (a bad port): fetch() makes its row
+                        delay = config.delay
                     sched.learned(host, delay, time.monotonic())
                     wake.set()
                 result = await fetcher.fetch(item.url, etag=item.etag, last_modified=item.last_modified, paced=True,

@@ -193,10 +193,13 @@ def test_fetch_loop_alone_crawls_a_host_sorted_list_at_the_politeness_bound(sweb
 def test_fetch_loop_obeys_crawl_delay_under_robots(sweb: SynthWeb) -> None:
     urls = [sweb.url("rdelay-0.test", f"/p/{n}") for n in range(3)] + [
         sweb.url("site1.test", f"/p/{n}") for n in range(3)]
+    bad = ["http://site3.test:99999/x", "ftp://site3.test/x"]  # robots.txt cannot be asked: still rows
     before = len(sweb.stats.log)
     config = FetchConfig(delay=0.05, robots=True, concurrency=4, resolve=sweb.resolve, timeout=10)
-    outbox, _, _ = run_fetch_loop(config, urls)
-    assert len(outbox.rows) == 6
+    outbox, events, _ = run_fetch_loop(config, urls + bad)
+    assert not [e for e in events.items if type(e).__name__ == "Crash"], events.items
+    assert len(outbox.rows) == 8
+    assert all(r.columns["error"] and r.columns["status"] == 0 for r, _ in outbox.rows if r.columns["url"] in bad)
     log = list(sweb.stats.log)[before:]
     slow = gaps(log, "rdelay-0.test")
     assert len(slow) == 2 and sum(slow) >= 2 * 0.6 - 0.05, slow
