@@ -5,7 +5,7 @@ Each stage's CPU time per page was measured on real-size pages (the shared html-
 ``stage CPU`` figure of the run summary). A stage's share of the cores is its share of the summed
 cost, rounded up (a process uses at most one core), and at least one process:
 
-    n_stage = max(1, ceil(cores x cost_stage / (sum of the run's stages' costs + the parent's) - 0.1))
+    n_stage = max(1, ceil(cores x cost_stage / (sum of the run's stages' costs + the parent's) - 0.3))
 
 so a run with default flags keeps every core busy in proportion to the work there is, and the
 stage that costs most (rendering, in a full run) gets most processes. Fetch processes are also
@@ -22,13 +22,20 @@ import math
 #: simhash + language; write = columnar buffer + zstd Parquet; write_warc = gzip per record and two
 #: SHA-1 digests; feed = the parent (work-list reading, routing, the checkpoint tracker), always one
 #: process, counted so the other stages' shares are of what it leaves.
-STAGE_COST_MS: dict[str, float] = {"fetch": 0.85, "extract": 2.1, "write": 0.45, "write_warc": 3.8, "feed": 0.3}
+STAGE_COST_MS: dict[str, float] = {"fetch": 0.65, "extract": 2.1, "write": 0.32, "write_warc": 3.8, "feed": 0.05}
+
+
+#: A stage gets a second (third, ...) process only when its share passes one (two, ...) core by
+#: this much: the other stages' processes and the parent compete for the same cores, so a
+#: process for a third of a core does not pay. Measured on 2 cores, fetch-only, real pages: the
+#: fetch stage's share is 1.27 cores, and 1 fetch process ran 319 and 502 pages/s where 2 ran 295
+#: and 391 (interleaved, bench/README.md).
+SLACK = 0.3
 
 
 def _processes(share_of_cores: float) -> int:
-    # enough processes to take the stage's share of the cores (a process uses at most one), with
-    # a tenth of slack so 1.05 cores' worth is one process, not two
-    return max(1, math.ceil(share_of_cores - 0.1))
+    # enough processes to take the stage's share of the cores (a process uses at most one)
+    return max(1, math.ceil(share_of_cores - SLACK))
 
 
 def stage_processes(cores: int, workers: int, *, extracting: bool, warc: bool = False,
