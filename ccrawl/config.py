@@ -30,7 +30,11 @@ _UNIT_SECONDS = {
 
 
 def parse_duration(value: str | float | int) -> float:
-    """Seconds from a Go-style duration: ``500ms``, ``5s``, ``2m0s``, ``1h30m``, ``30d``; a bare number is seconds."""
+    """Seconds from a Go-style duration: ``500ms``, ``5s``, ``2m0s``, ``1h30m``, ``30d``; a bare number is seconds.
+
+    Units: ``ns``, ``us`` (``µs``), ``ms``, ``s``, ``m`` (minutes), ``h``, ``d`` (24 h), ``w`` (7 d); parts add up.
+    Every duration in ccrawl (flags, settings, the client's keyword arguments) is read by this function.
+    """
     if isinstance(value, bool):
         raise ValueError(f"not a duration: {value!r}")
     if isinstance(value, int | float):
@@ -57,6 +61,52 @@ def parse_duration(value: str | float | int) -> float:
     if pos != len(text) or pos == 0:
         raise ValueError(f"not a duration: {value!r} (write it as 500ms, 5s, 2m or 1h30m)")
     return total
+
+
+#: byte units: SI (powers of ten) and IEC (powers of two); a bare letter is SI, case does not matter
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$", re.IGNORECASE)
+_SIZE_UNITS = {
+    "": 1, "b": 1,
+    "k": 10**3, "kb": 10**3, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12, "tb": 10**12,
+    "ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20, "gi": 1 << 30, "gib": 1 << 30,
+    "ti": 1 << 40, "tib": 1 << 40,
+}
+
+
+def parse_size(value: str | int) -> int:
+    """Bytes from a size: a byte count, or a number with a unit.
+
+    SI units are powers of ten: ``kB``/``k`` = 1000, ``MB``/``M`` = 10**6, ``GB``/``G`` = 10**9,
+    ``TB``/``T`` = 10**12; IEC units are powers of two: ``KiB`` = 1024, ``MiB`` = 2**20, ``GiB`` = 2**30,
+    ``TiB`` = 2**40. Case does not matter; ``1.5GB`` is 1,500,000,000.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"not a size: {value!r}")
+    if isinstance(value, int):
+        if value < 0:
+            raise ValueError(f"a size cannot be negative: {value!r}")
+        return value
+    m = _SIZE.match(value)
+    unit = (m.group(2) or "").lower() if m else ""
+    if m is None or unit not in _SIZE_UNITS:
+        raise ValueError(f"not a size: {value!r} (write it as 65536, 512MB or 1GiB)")
+    return int(float(m.group(1)) * _SIZE_UNITS[unit])
+
+
+def size_flag(value: str | int, flag: str) -> int:
+    """:func:`parse_size` for a command-line flag: a bad value is a usage error naming the flag."""
+    try:
+        return parse_size(value)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from exc
+
+
+def duration_flag(value: str | float | int, flag: str) -> float:
+    """:func:`parse_duration` for a command-line flag: a bad value is a usage error naming the flag."""
+    try:
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"{flag}: {exc}") from exc
 
 
 def format_duration(seconds: float) -> str:

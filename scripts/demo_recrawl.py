@@ -43,7 +43,7 @@ def main() -> int:
         print(f"demo: synthetic web on 127.0.0.1:{web.port}, {len(urls)} URLs in {worklist}", file=sys.stderr)
         cmd = [sys.executable, "-m", "ccrawl", "recrawl", "run", "--from", str(worklist), "--column", "url",
                "--out", str(out / "captures"), "--state", str(out / "recrawl.json"), "--delay", "0",
-               "--timeout", "5s", "--resolve", "*.test=127.0.0.1", "--progress", "none"]
+               "--timeout", "5s", "--resolve", "*.test=127.0.0.1", "--progress", "text"]
         print("demo: $ ccrawl " + " ".join(cmd[3:]), file=sys.stderr)
         code = subprocess.call(cmd)
         if code != 0:
@@ -67,6 +67,8 @@ def main() -> int:
     url, title, language, words, extractor, markdown = page
     print(f"\n-- one page as Markdown: {url} ({title!r}, {language}, {words} words, {extractor})\n")
     print(markdown[:1500] + ("\n..." if len(markdown) > 1500 else ""))
+    print(f"\ndemo: the work list, the capture shards and the checkpoint are in {out} "
+          f"(remove it with: rm -r {out})", file=sys.stderr)
     return 0
 
 

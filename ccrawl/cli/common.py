@@ -54,6 +54,8 @@ GLOBAL_FLAGS: tuple[GlobalFlag, ...] = (
     _flag("--global-rate", name="global_rate", setting="global_rate",
           help="Minimum gap between Common Crawl requests across every ccrawl process on this host [200ms]"),
     _flag("--timeout", name="timeout", setting="timeout", help="Per-request timeout [0s = none]"),
+    _flag("--retries", name="retries", setting="retries", type=int,
+          help="Retries of a Common Crawl request that failed transiently (429, 5xx, dropped connection) [5]"),
     _flag("--no-cache", name="no_cache", is_flag=True, default=None, help="Bypass the on-disk cache"),
     _flag("--fields", name="fields", help="Comma-separated columns to show"),
     _flag("--template", name="template", help="Template applied per record, e.g. '{{.url}}\\t{{.status}}'"),
@@ -69,7 +71,8 @@ GLOBAL_FLAGS: tuple[GlobalFlag, ...] = (
     _flag("--profile", name="profile", help="Named profile of the config file to load"),
     _flag("--progress", name="progress", type=click.Choice(["text", "json", "none"]),
           help="Progress reporting for long runs [text on a terminal, json otherwise]"),
-    _flag("--journal", name="journal", help="Append run events as JSON Lines to this file"),
+    _flag("--journal", name="journal",
+          help="Append run events as JSON Lines to this file (start and end; recrawl run adds its progress)"),
     _flag("--metrics-addr", name="metrics_addr", help="Serve Prometheus metrics for the run on this address"),
 )
 
@@ -89,6 +92,8 @@ class Run:
     flags: dict[str, Any]
     command_path: str
     _settings: Any = field(default=None, repr=False)
+    emitted: int = 0
+    """Records written by :meth:`emit` so far (the journal's ``end`` event counts them)."""
 
     @property
     def verbose(self) -> int:
@@ -136,6 +141,11 @@ class Run:
         )
 
     def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
+        count = self._emit(records, columns=columns, single=single)
+        self.emitted += count
+        return count
+
+    def _emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
         """Render records to stdout in the chosen format (and into ``--db``); returns the count written."""
         target = self.flags.get("db")
         if target:
@@ -242,6 +252,13 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., A
             run = Run(merge_flags(ctx, local), ctx.command_path)
             for k in skip:
                 run.flags.setdefault(k, None)
+            journal = run.flags.get("journal")
+            if journal and "journal" not in skip:
+                from ccrawl.cli.journal import journaled, self_journaled
+
+                if not self_journaled(ctx.command_path):
+                    with journaled(str(journal), ctx.command_path, lambda: run.emitted):
+                        return func(run, **params)
             return func(run, **params)
 
         cmd = click.Command(name or func.__name__.replace("_", "-"), callback=callback, **kwargs)

@@ -9,7 +9,6 @@ Parsing and rendering only: the work is in :mod:`ccrawl.ops.commoncrawl` and the
 from __future__ import annotations
 
 import json
-import re
 import shlex
 import sys
 from collections.abc import Callable, Iterator
@@ -41,20 +40,11 @@ def _crawl(run: Run, given: str | None = None) -> str:
     return given or run.settings.crawl or "latest"
 
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]i?b?|b)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "m": 10**6, "mb": 10**6, "g": 10**9, "gb": 10**9, "t": 10**12,
-          "tb": 10**12, "ki": 1 << 10, "kib": 1 << 10, "mi": 1 << 20, "mib": 1 << 20, "gi": 1 << 30, "gib": 1 << 30,
-          "ti": 1 << 40, "tib": 1 << 40}
-
-
 def parse_size(value: str | int, flag: str) -> int:
-    """Bytes from ``65536``, ``1MiB``, ``16MiB``, ``1GB`` (SI k/M/G are powers of ten, KiB/MiB of two)."""
-    if isinstance(value, int):
-        return value
-    m = _SIZE.match(value)
-    if not m:
-        raise UsageError(f"{flag} {value!r}: give bytes, e.g. 65536, 1MiB or 1GB")
-    return int(float(m.group(1)) * _UNITS[(m.group(2) or "").lower()])
+    """Bytes from ``65536``, ``1MiB``, ``1GB``: :func:`ccrawl.config.parse_size` (SI and IEC units)."""
+    from ccrawl.config import size_flag
+
+    return size_flag(value, flag)
 
 
 def _content(flags: dict[str, Any], allowed: tuple[str, ...]) -> str:

@@ -78,8 +78,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("ccrawl.cli.extract:extract", "Pull text, links, title, or Markdown from a captured page"),
     "content": ("ccrawl.cli.content:content", "Live-fetch content signals: text, outlinks, quality"),
     "recrawl": ("ccrawl.cli.recrawl:recrawl", "Recrawl a published dataset, streaming the work list"),
+    "markdown": ("ccrawl.cli.markdown:markdown", "Build Markdown Parquet datasets from CC WARCs and publish them"),
+    "dedup": ("ccrawl.cli.dedup:dedup", "Report exact and near duplicate documents in a Markdown Parquet dataset"),
+    "convert": ("ccrawl.cli.convert:convert", "Convert WARC/WAT/WET archives to Parquet or JSONL"),
     "library": ("ccrawl.cli.library:library", "Inspect, verify, and collect the dataset library"),
+    "columnar": ("ccrawl.cli.columnar:columnar", "Query the columnar Parquet index"),
+    "table": ("ccrawl.cli.columnar:columnar", "Alias of columnar"),
+    "athena": ("ccrawl.cli.columnar:columnar", "Alias of columnar"),
+    "db": ("ccrawl.cli.db:db", "Build and query a local DuckDB database"),
+
+    "news": ("ccrawl.cli.news:news", "Work with the continuous CC-NEWS dataset"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
+    "index": ("ccrawl.cli.index:index", "Build and query a local BM25 full-text search index"),
+    "api": ("ccrawl.cli.servers:api", "Start the v2 REST API server"),
+    "serve": ("ccrawl.cli.servers:serve", "Serve the operations over HTTP as NDJSON"),
+    "mcp": ("ccrawl.cli.servers:mcp", "Run as an MCP server over stdio"),
     "config": ("ccrawl.cli.meta:config", "Show resolved configuration and data paths"),
     "cache": ("ccrawl.cli.meta:cache", "Inspect and clear the on-disk cache"),
     "version": ("ccrawl.cli.meta:version", "Print the version and exit"),
@@ -91,8 +104,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     help="ccrawl: a toolkit for Common Crawl around a native-accelerated recrawler.\n\n"
     "Run `ccrawl <command> --help` for a command's flags. Global flags work before or after the command.",
 )
+@click.option("--version", "-V", "show_version", is_flag=True, help="Print the version and exit (as `ccrawl version`)")
 @click.pass_context
 def cli(ctx: click.Context, /, **params: Any) -> None:
+    params.pop("show_version", None)  # main() turns the flag into the version command before parsing
     store_group_flags(ctx, params)
 
 
@@ -108,13 +123,25 @@ def _verbose(argv: Sequence[str]) -> bool:
     return False
 
 
+def _version_flag(args: list[str]) -> list[str]:
+    """``ccrawl --version`` (and ``-V``) is ``ccrawl version``: the flag, given before any command, becomes it."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg in COMMANDS:
+            break
+        if arg in ("--version", "-V"):
+            return [*args[:i], "version", *args[i + 1 :]]
+    return args
+
+
 def _fail(message: str) -> None:
     click.echo(f"ccrawl: {message}", err=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and, as a console script, exits with) the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _version_flag(list(sys.argv[1:] if argv is None else argv))
     verbose = _verbose(args)
     try:
         result = cli.main(args=args, prog_name="ccrawl", standalone_mode=False, obj={"argv": args})

@@ -42,10 +42,26 @@ def parse(
     verify_digests: bool,
 ) -> None:
     from ccrawl import ops
+    from ccrawl.ops.parse import detect_format
 
     op = ops.get("warc.parse")
     records = op(
         files=files, format=fmt, types=types, status=status, mime=mime, lang=lang, url=url, content=content,
         skip_bad_records=skip_bad_records, verify_digests=verify_digests, notice=_echo,
     )
-    run.emit(records, columns=op.columns)
+    run.emit(records, columns=parse_columns(op.columns, content=content, lang=lang,
+                                            wet=fmt == "wet" or any(detect_format(f) == "wet" for f in files)))
+
+
+def parse_columns(base: tuple[str, ...], *, content: str | None, lang: str | None, wet: bool) -> tuple[str, ...]:
+    """The columns of this run: the record's, then what the flags add (every format shows them), then
+    ``info`` (what a warcinfo record is, which has no URL or status)."""
+    from ccrawl.ops.parse import CONTENT_COLUMNS
+
+    extra: list[str] = []
+    if wet or lang:
+        extra.append("content_language")
+    if wet:
+        extra.append("text")
+    extra += CONTENT_COLUMNS.get(content or "", ())
+    return tuple(dict.fromkeys([*base, *extra, "info"]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 import sys
 from typing import Any
@@ -12,26 +11,39 @@ import click
 from ccrawl.cli.common import Run, command
 from ccrawl.errors import UsageError
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?i?b?)?\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "b": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
 
 def parse_size(value: str, flag: str) -> int:
-    """``512MB``, ``1g``, ``500KiB`` or a plain byte count (units are powers of 1024)."""
-    m = _SIZE.match(value)
-    if not m:
-        raise UsageError(f"{flag}: not a size: {value!r} (write it as 512MB, 1GB or a byte count)")
-    unit = (m.group(2) or "").lower().rstrip("b").rstrip("i")
-    return int(float(m.group(1)) * _UNITS[unit])
+    """Bytes from ``--shard-size`` and the like: :func:`ccrawl.config.parse_size` (SI and IEC units)."""
+    from ccrawl.config import size_flag
+
+    return size_flag(value, flag)
 
 
 def parse_seconds(value: str, flag: str) -> float:
-    from ccrawl.config import parse_duration
+    from ccrawl.config import duration_flag
 
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise UsageError(f"{flag}: {exc}") from exc
+    return duration_flag(value, flag)
+
+
+def check_local_source(source: str) -> None:
+    """A ``--from`` that names a local path which is not there says so, before it is taken for a repo id."""
+    from pathlib import Path
+
+    from ccrawl.recrawl.worklist import SHORTHANDS
+
+    if source in SHORTHANDS:
+        return
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return
+    if path.exists():
+        raise UsageError(f"--from {source!r} is a file: give the directory holding the work list's Parquet files")
+    parent = path.parent
+    looks_local = (source.startswith(("/", ".", "~")) or source.count("/") != 1
+                   or (str(parent) not in ("", ".") and parent.is_dir()))
+    if looks_local:
+        raise UsageError(f"--from {source!r}: no such directory (a local work list is a directory of Parquet "
+                         "files; a Hub dataset is written owner/name)")
 
 
 def _defaults() -> dict[str, Any]:
@@ -47,7 +59,7 @@ D = _defaults()
 
 
 def _size_text(n: int) -> str:
-    for unit, mult in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+    for unit, mult in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n % mult == 0:
             return f"{n // mult}{unit}"
     return str(n)
@@ -70,7 +82,7 @@ def _size_text(n: int) -> str:
 @click.option("--extractor", default=D["extractor"], show_default=True, help="Engine that renders a page to Markdown")
 @click.option("--extractors", type=int, help="Extract processes [from the core count: see docs/recrawl.md]")
 @click.option("--shard-size", default=_size_text(D["shard_size"]), show_default=True,
-              help="Rotate to a new output shard past this payload")
+              help="Rotate to a new output shard past this payload (MB = 10^6 bytes, MiB = 2^20)")
 @click.option("--prefix", default=D["prefix"], show_default=True, help="File name prefix for the output files")
 @click.option("--writers", type=int, help="Writer processes, each with its own open file [from the core count]")
 @click.option("--batch", type=int, default=D["batch"], show_default=True, help="Work items between WARC checkpoints")
@@ -98,6 +110,7 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
     from ccrawl.fetch.config import parse_resolve
     from ccrawl.recrawl.summary import RunSummary
 
+    check_local_source(source)
     records = ops.get("recrawl.run")(
         source=source,
         format=fmt,

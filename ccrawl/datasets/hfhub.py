@@ -18,8 +18,12 @@ huggingface_hub uploads through xet when ``hf_xet`` is installed; set ``HF_HUB_D
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import re
 import shutil
+import socket
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -36,7 +40,7 @@ from ccrawl.datasets.hub import (
     normalize_paths,
     require_token,
 )
-from ccrawl.errors import CredentialMissing, NothingMatched
+from ccrawl.errors import EXIT_UNREACHABLE, CredentialMissing, NothingMatched
 
 T = TypeVar("T")
 
@@ -44,6 +48,84 @@ T = TypeVar("T")
 PATHS_INFO_CHUNK = 1000
 
 _BUSY_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class HubUnreachable(HubBusy):
+    """The Hub endpoint could not be reached at all: its name does not resolve, or every attempt failed
+    to connect. Still a :class:`HubBusy` (a publisher waits and tries again), but a command that
+    meets it exits 8 like every other unreachable remote, not 75."""
+
+    exit_code = EXIT_UNREACHABLE
+
+
+_RETRY_LINE = re.compile(r"Retrying in (?P<wait>[\d.]+)s \[Retry (?P<n>\d+)/(?P<of>\d+)\]")
+
+
+class _HubChatter(logging.Filter):
+    """huggingface_hub's retry warnings (two lines per attempt, the request repeated in each) become
+    ccrawl's one line per wait a person notices, ``... retrying (2/5) in 4 s``; the rest are dropped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last_error = ""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if " thrown while requesting " in message:
+            self.last_error = message.split(" thrown while requesting ")[0].strip("'")
+            return False
+        m = _RETRY_LINE.search(message)
+        if m is None:
+            return record.levelno >= logging.ERROR
+        if float(m["wait"]) >= 1.0:
+            reason = f"{self.last_error}; " if self.last_error else ""
+            print(f"ccrawl: hub: {reason}retrying ({m['n']}/{m['of']}) in {float(m['wait']):.0f} s",
+                  file=sys.stderr, flush=True)
+        return False
+
+
+_CHATTER = _HubChatter()
+
+
+def quiet_hub_logs() -> None:
+    """Install the filter on the loggers huggingface_hub retries through (idempotent)."""
+    for name in ("huggingface_hub", "huggingface_hub.hf_api", "huggingface_hub.utils._http",
+                 "huggingface_hub.file_download", "huggingface_hub._commit_api"):
+        logger = logging.getLogger(name)
+        if _CHATTER not in logger.filters:
+            logger.addFilter(_CHATTER)
+
+
+_RESOLVED: dict[str, bool] = {}
+
+
+def check_endpoint_resolves(endpoint: str) -> None:
+    """Fail at once, exit 8, when the endpoint's host name does not resolve (once per host and process).
+
+    huggingface_hub retries a failed lookup like a dropped connection, five times over ~25 s; a name
+    that does not exist is an answer, not a transient failure. Skipped behind a proxy, which resolves
+    names itself."""
+    from urllib.parse import urlsplit
+
+    from ccrawl.net.client import name_not_known
+
+    parts = urlsplit(endpoint)
+    host = parts.hostname
+    if not host or any(os.environ.get(v) for v in ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy",
+                                                    "ALL_PROXY", "all_proxy")):
+        return
+    if _RESOLVED.get(host):
+        return
+    try:
+        socket.getaddrinfo(host, parts.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM)
+    except OSError as exc:
+        if name_not_known(exc):
+            raise HubUnreachable(
+                f"cannot reach the Hub at {endpoint}: the name {host} does not resolve (no DNS answer for it); "
+                "check the network, or set HF_ENDPOINT to a mirror"
+            ) from exc
+        return  # a transient resolver failure: the request retries it
+    _RESOLVED[host] = True
 
 
 def _retry_after(response: Any) -> float | None:
@@ -71,6 +153,7 @@ class HfRepo(DatasetRepo):
         from huggingface_hub import HfApi, constants
         from huggingface_hub.utils import disable_progress_bars  # type: ignore[attr-defined]
 
+        quiet_hub_logs()
         if xet is False:
             constants.HF_HUB_DISABLE_XET = True
         if not progress_bars:
@@ -99,6 +182,7 @@ class HfRepo(DatasetRepo):
             RevisionNotFoundError,
         )
 
+        check_endpoint_resolves(self.endpoint)
         try:
             return fn()
         except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
@@ -117,6 +201,10 @@ class HfRepo(DatasetRepo):
                     f"{self.repo_id}"
                 ) from exc
             raise HubError(f"{what}: {self.endpoint} answered {status}: {str(exc).strip().splitlines()[0]}") from exc
+        except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
+            # no connection on any attempt: unreachable (exit 8), still a HubBusy for a publisher's wait
+            raise HubUnreachable(f"{what}: cannot reach the Hub at {self.endpoint}: {type(exc).__name__}: {exc}; "
+                                 "check the network, or set HF_ENDPOINT to a mirror") from exc
         except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
             raise HubBusy(f"{what}: {self.endpoint} did not answer: {type(exc).__name__}: {exc}") from exc
         except RuntimeError as exc:

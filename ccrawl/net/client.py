@@ -30,7 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import re
+import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager
@@ -76,25 +76,18 @@ OPTION_NAMES = (
     "verbose",
 )
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 def seconds(value: float | int | str | None, *, name: str = "duration") -> float:
-    """A duration in seconds from a number or a Go-style string (``"500ms"``, ``"2s"``, ``"1m30s"``)."""
+    """A duration in seconds from a number or a duration string; :func:`ccrawl.config.parse_duration` reads it."""
+    from ccrawl.config import parse_duration
+
     if value is None:
         return 0.0
-    if isinstance(value, int | float):
-        return float(value)
-    text = value.strip()
+    if isinstance(value, str) and not value.strip():
+        return 0.0
     try:
-        return float(text) if text else 0.0
-    except ValueError:
-        pass
-    parts = _DURATION_PART.findall(text)
-    if not parts or "".join(n + u for n, u in parts) != text:
-        raise UsageError(f"{name}: {value!r} is not a duration; write it like 500ms, 2s or 1m30s")
-    return sum(float(n) * _UNIT[u] for n, u in parts)
+        return parse_duration(value)
+    except ValueError as exc:
+        raise UsageError(f"{name}: {exc}") from exc
 
 
 def client_options(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -158,6 +151,28 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+def _host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).netloc or url
+
+
+def _raise_if_name_not_known(url: str, exc: BaseException) -> None:
+    """A name that does not resolve fails at once with exit 8: no retry will make it resolve."""
+    if name_not_known(exc):
+        host = urlsplit_host(url)
+        raise Unreachable(
+            f"cannot reach {url}: the name {host} does not resolve (no DNS answer for it); "
+            "check the network, or point the endpoint setting at a mirror"
+        ) from exc
+
+
+def urlsplit_host(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).hostname or url
+
+
 def _retry_after(headers: Mapping[str, str]) -> float | None:
     value = headers.get("Retry-After") or headers.get("retry-after")
     if value is None:
@@ -166,6 +181,30 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         return max(0.0, float(value))
     except ValueError:
         return None
+
+
+#: c-ares answers (aiodns, aiohttp's resolver when it is installed) that say the name does not exist
+_ARES_NO_NAME = {1, 4}  # ARES_ENODATA, ARES_ENOTFOUND
+#: getaddrinfo's (the threaded resolver's) answers that say the same
+_EAI_NO_NAME = {getattr(socket, n) for n in ("EAI_NONAME", "EAI_NODATA") if hasattr(socket, n)}
+
+
+def name_not_known(exc: BaseException) -> bool:
+    """True when ``exc`` (or what caused it) is a DNS answer that the name does not exist.
+
+    That is an answer, not a transient failure: retrying it only makes an offline machine wait. A
+    resolver that timed out or failed (EAI_AGAIN, SERVFAIL) is transient and is retried.
+    """
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, socket.gaierror):
+            return cur.errno in _EAI_NO_NAME
+        if type(cur).__module__.startswith("aiodns") and cur.args and cur.args[0] in _ARES_NO_NAME:
+            return True
+        cur = getattr(cur, "os_error", None) or cur.__cause__ or cur.__context__
+    return False
 
 
 class CCClient:
@@ -310,7 +349,12 @@ class CCClient:
         for attempt in range(self.retries + 1):
             if attempt:
                 self.stats.retries += 1
-                await asyncio.sleep(self._delay(attempt - 1, failures[-1].retry_after))
+                wait = self._delay(attempt - 1, failures[-1].retry_after)
+                if wait >= 1.0:
+                    # a wait a person notices is said, so a slow command does not look hung
+                    self._warn(f"ccrawl: {_host(url)}: {failures[-1]}; retrying ({attempt}/{self.retries}) "
+                               f"in {wait:.0f} s")
+                await asyncio.sleep(wait)
             async with self._gate(gated):
                 await self.limiter.acquire()
                 self.stats.requests += 1
@@ -357,6 +401,7 @@ class CCClient:
                     raise HTTPStatusError(str(resp.url), status, resp.reason or "")
                 body = await resp.read()
         except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
+            _raise_if_name_not_known(url, exc)
             raise _Retryable(f"{type(exc).__name__}: {exc}".rstrip(": "), transport=True) from exc
         self._count(url, len(body))
         declared = hdrs.get("content-length")
@@ -452,6 +497,7 @@ class CCClient:
             try:
                 resp = await self.session.get(url, headers=headers)
             except (TimeoutError, aiohttp.ClientConnectionError) as exc:
+                _raise_if_name_not_known(url, exc)
                 raise _Retryable(f"{type(exc).__name__}: {exc}", transport=True) from exc
             if resp.status == 429 or resp.status >= 500:
                 resp.release()

@@ -157,6 +157,23 @@ def _matches(record: Record, *, types: set[str], status: int | None, mime: str |
     return True
 
 
+#: the warc-fields of a warcinfo record worth a glance, in this order
+_WARCINFO_FIELDS = ("isPartOf", "operator", "software", "format", "description", "robots")
+
+
+def warcinfo_summary(record: Record) -> str:
+    """What a warcinfo record is, in one line: the file it describes and its main warc-fields."""
+    fields: dict[str, str] = {}
+    for line in record.block.decode("utf-8", errors="replace").splitlines():
+        name, sep, value = line.partition(":")
+        if sep and name.strip() and value.strip():
+            fields.setdefault(name.strip(), value.strip())
+    parts = [f"{k}={fields[k]}" for k in _WARCINFO_FIELDS if k in fields]
+    about = record.header("WARC-Filename")
+    head = f"warcinfo of {about}" if about else "warcinfo"
+    return f"{head}: {', '.join(parts)}" if parts else head
+
+
 def _row(record: Record, fmt: str, content: str | None, lang_of: str | None) -> Row:
     row: Row = {
         "file": record.filename,
@@ -169,6 +186,8 @@ def _row(record: Record, fmt: str, content: str | None, lang_of: str | None) -> 
         "mime": record.mime or None,
         "record_id": record.record_id,
     }
+    if record.warc_type == "warcinfo":
+        row["info"] = warcinfo_summary(record)
     if record.warc_type == "conversion" or (fmt == "wet" and record.warc_type != "warcinfo"):
         row["content_language"] = ",".join(record.languages) or None
         row["text"] = _text_of(record)
@@ -230,4 +249,12 @@ def warc_parse(
                              else "parse: the input holds no records")
 
 
-__all__ = ["COLUMNS", "CONTENT_KINDS", "FORMATS", "detect_format", "warc_parse"]
+#: the columns each content flag adds to every output format
+CONTENT_COLUMNS = {
+    "text": ("title", "text"),
+    "markdown": ("title", "markdown"),
+    "links": ("links",),
+    "meta": ("title", "description", "canonical", "declared_language"),
+}
+
+__all__ = ["COLUMNS", "CONTENT_COLUMNS", "CONTENT_KINDS", "FORMATS", "detect_format", "warc_parse", "warcinfo_summary"]

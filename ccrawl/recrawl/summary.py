@@ -94,13 +94,23 @@ class RunSummary:
                     "the process, not the network (more --fetchers, if cores are free)")
         return f"fetch processes on CPU {self.fetch_cpu:.0%}"
 
+    def where(self) -> str:
+        """Where the run left the work list, in words a newcomer reads without the docs."""
+        at = f"part {self.part} row {self.row} of the work list"
+        if self.stopped_by == "nothing":
+            return "nothing to do: the checkpoint says the whole work list is already done (stopped by nothing)"
+        if self.done:
+            return "the whole work list is done"
+        return (f"stopped by {self.stopped_by} at {at}; "
+                "the same command with the same --state resumes from there")
+
     def lines(self) -> list[str]:
         """The human summary printed on stderr at the end of a run."""
         mb = 1024 * 1024
         out = [
             f"recrawl: {self.fetched} fetched ({self.ok} ok, {self.failed} failed, {self.not_modified} not modified), "
-            f"{self.bytes / mb:.1f} MB of bodies, {len(self.files)} files sealed; "
-            f"position part {self.part} row {self.row}{' (done)' if self.done else ''}; stopped by {self.stopped_by}",
+            f"{self.bytes / mb:.1f} MB of bodies, {len(self.files)} file{'s' * (len(self.files) != 1)} sealed; "
+            + self.where(),
             f"work list: {self.rows_read} rows read, {self.dropped_not_owned} not this shard's, "
             f"{self.dropped_empty} empty, {self.skipped_durable} already written",
         ]

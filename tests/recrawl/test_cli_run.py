@@ -43,8 +43,10 @@ def test_bad_flags_exit_two_with_one_line(
 
 
 def test_sizes_read_like_the_seed_writes_them() -> None:
-    assert parse_size("512MB", "--shard-size") == 512 * 1024 * 1024
-    assert parse_size("1g", "--shard-size") == 1 << 30
+    # one size parser for every flag (ccrawl.config.parse_size): SI units are powers of ten, IEC of two
+    assert parse_size("512MiB", "--shard-size") == 512 * 1024 * 1024
+    assert parse_size("512MB", "--shard-size") == 512 * 10**6
+    assert parse_size("1g", "--shard-size") == 10**9
     assert parse_size("2048", "--shard-size") == 2048
     with pytest.raises(UsageError, match="--shard-size"):
         parse_size("12 parsecs", "--shard-size")

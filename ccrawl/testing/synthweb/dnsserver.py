@@ -5,7 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from dnslib import QTYPE, RCODE, RR, A, DNSError, DNSRecord
+try:
+    from dnslib import QTYPE, RCODE, RR, A, DNSError, DNSRecord
+except ImportError as exc:  # the stand-ins are an extra: say which
+    raise ImportError("the synthetic web needs dnslib: pip install 'ccrawl[testing]'") from exc
 
 from ccrawl.testing.synthweb.pages import DOMAIN
 

@@ -1,7 +1,7 @@
 """Throughput of one fetch process against a local web: pages/s, MB/s and where the time went.
 
-    python -m ccrawl.fetch.bench --server nginx --hosts 200 --pages 20 --concurrency 256
-    python -m ccrawl.fetch.bench --server synthweb --loop asyncio --seconds 10
+    python bench/bench_fetch.py --server nginx --hosts 200 --pages 20 --concurrency 256
+    python bench/bench_fetch.py --server synthweb --loop asyncio --seconds 10
 
 The server runs in its own process (nginx, or the synthetic web's aiohttp app), the fetcher in
 this one, so the figure is one fetch process's ceiling on this machine, delay 0, robots off.
@@ -94,7 +94,7 @@ async def _drive(cfg: FetchConfig, urls: list[str], seconds: float) -> dict[str,
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ccrawl.fetch.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python bench/bench_fetch.py", description=__doc__.split("\n")[0])
     parser.add_argument("--server", choices=["nginx", "synthweb"], default="nginx")
     parser.add_argument("--hosts", type=int, default=200)
     parser.add_argument("--pages", type=int, default=20)
