@@ -80,6 +80,8 @@ class FetchConfig:
     concurrency: int = 256
     """Fetches with a connection in use at once in this process."""
     max_redirects: int = 5
+    follow_redirects: bool = True
+    """False: a 3xx is the result (its Location for the caller to queue), as a link crawl wants."""
     verify_tls: bool = True
     """Check certificates; off archives what a host serves whatever its certificate."""
     keepalive_timeout: float = 4.0

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -216,9 +217,17 @@ class RobotsCache:
         return len(self._cache)
 
 
+_AGENT_LINE = re.compile(r"(?im)^([ \t]*user-agent[ \t]*:[ \t]*)([^\s#]+)[ \t]+[^\r\n#]*")
+
+
 def _parse(text: str) -> Protego | None:
-    """protego's rules, or None (allow all) for a file it cannot read: an unreadable file has no rules."""
+    """protego's rules, or None (allow all) for a file it cannot read: an unreadable file has no rules.
+
+    A ``User-agent`` value is cut at its first space first (``User-agent: FOO BAR`` names ``FOO``),
+    as Google's reference parser does (``ID_UserAgentValueCaseInsensitive``); protego would
+    otherwise match the group against no crawler at all.
+    """
     try:
-        return Protego.parse(text)
+        return Protego.parse(_AGENT_LINE.sub(r"\1\2", text))
     except Exception:  # protego is lenient; anything it still rejects is a file without rules
         return None

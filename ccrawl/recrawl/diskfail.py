@@ -2,8 +2,8 @@
 
 Every write to ``--out`` happens in a writer process (the shards) or in the parent (the
 checkpoint and the renames). Both turn an ``OSError`` of the disk kind (no space, quota, file
-too large, read-only, permission, I/O error) into a :class:`DiskFailure`: a writer sends it to
-the parent as its ``crash`` event and exits quietly (no traceback), the parent raises it as a
+too large, read-only, permission, I/O error) into a :class:`DiskFailure`: a writer sends its message to
+the parent as a ``Crash(disk=True)`` event and exits quietly (no traceback), the parent raises it as a
 :class:`TemporaryFailure`. Nothing is lost: a write that failed was never checkpointed, so the
 resume fetches those rows again (WARC files are cut back to their checkpointed length, Parquet
 ``.tmp`` files swept). Any other error still surfaces as it is.
@@ -52,10 +52,10 @@ def disk_failure(exc: BaseException, out: str) -> DiskFailure | None:
     return DiskFailure(out, exc.errno, exc.strerror or os.strerror(exc.errno), str(exc.filename or ""))
 
 
-def crash_error(who: str, detail: object) -> CcrawlError:
-    """The error the parent raises for a child's ``crash`` event."""
-    if isinstance(detail, DiskFailure):
-        return detail.error()
+def crash_error(who: str, detail: str, *, disk: bool = False) -> CcrawlError:
+    """The error the parent raises for a child's :class:`~ccrawl.recrawl.messages.Crash`."""
+    if disk:
+        return TemporaryFailure(detail)  # DiskFailure.message(): says what happened and to run again
     return CcrawlError(f"{who} failed: {detail}; the checkpoint is intact, run again to resume")
 
 
