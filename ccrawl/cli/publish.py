@@ -32,8 +32,10 @@ def _seconds(flag: str, value: str) -> float:
 @click.option("--kind", type=click.Choice(["domains", "urls"]), default="domains",
               help="Which recrawl this is, domains or urls, default domains")
 @click.option("--server", default="", help="Name of this machine, default the hostname")
-@click.option("--shard", type=int, default=0, help="Which partition of the work list this machine took, 0-based")
-@click.option("--shards", type=int, default=1, help="How many machines are splitting the work list, default 1")
+@click.option("--shard", default="0",
+              help="Which partition of the work list this machine took, 0-based, or auto (from the engine)")
+@click.option("--shards", type=int, default=None,
+              help="How many machines are splitting the work list, default 1 (or the engine's count)")
 @click.option("--state", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The crawl's checkpoint file, read so the card can report progress")
 @click.option("--commit-every", type=int, default=4, help="Shards per HuggingFace commit, default 4")
@@ -48,17 +50,20 @@ def _seconds(flag: str, value: str) -> float:
               help="Exit 75 when no commit lands for this long with shards waiting, default 10m")
 @click.option("--hub", default="",
               help="A directory to publish to a local hub instead (default $CCRAWL_HUB, else the Hub)")
-def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard: int, shards: int,
+def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard: str, shards: int | None,
             state: Path | None, commit_every: int, watch: str, keep: bool, private: bool, no_push: bool,
             staging: Path | None, max_stall: str, hub: str) -> None:
     from ccrawl.datasets.publish_recrawl import Publisher, PublishOptions
     from ccrawl.ops.publish import COLUMNS, open_publish_repo, summary_line
+    from ccrawl.scale.engine import resolve_shard
 
+    assignment = resolve_shard(shard, shards)
     settings = run.settings
     if not repo:
         repo = str(getattr(settings, f"recrawl_{kind}_repo", "") or "")
     opts = PublishOptions(
-        directory, repo_id=repo, kind=kind, server=server, shard=shard, shards=shards, state=state,
+        directory, repo_id=repo, kind=kind, server=server, shard=assignment.index, shards=assignment.count,
+        state=state,
         commit_every=commit_every, watch=_seconds("--watch", watch), keep=keep, private=private, no_push=no_push,
         staging=staging, max_stall=_seconds("--max-stall", max_stall),
         backoff=float(getattr(settings, "backoff", 1.0) or 1.0),
@@ -67,5 +72,8 @@ def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard:
     target = open_publish_repo(opts.repo_id, hub=hub, endpoint=str(getattr(settings, "hf_endpoint", "") or ""),
                                no_push=no_push)
     publisher = Publisher(opts, target, log=run.info)
+    if assignment.source != "flag":
+        run.info(f"recrawl publish: ledger {opts.machine.ledger_path} is {assignment.describe()}")
     run.emit(publisher.run(), columns=COLUMNS)
-    run.info(summary_line(publisher.stats, no_push=no_push))
+    run.info(summary_line(publisher.stats, no_push=no_push)
+             + (f"; {assignment.describe()}" if assignment.source != "flag" else ""))

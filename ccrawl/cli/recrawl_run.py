@@ -66,8 +66,9 @@ def check_local_source(source: str) -> None:
 @click.option("--writers", type=int, default=1, show_default=True, help="Output files open at once")
 @click.option("--batch", type=int, default=2000, show_default=True, help="Work items between WARC checkpoints")
 @click.option("--queue-mb", type=float, default=128.0, show_default=True, help="MB of finished work that may wait")
-@click.option("--shard", type=int, default=0, show_default=True, help="Which partition of the work list, 0-based")
-@click.option("--shards", type=int, default=1, show_default=True, help="How many machines split the work list")
+@click.option("--shard", default="0", show_default=True,
+              help="Which partition of the work list, 0-based, or auto (from Slurm, Kubernetes or RANK)")
+@click.option("--shards", type=int, default=None, help="How many machines split the work list [1, or the engine's]")
 @click.option("--workers", "-j", type=int, default=256, show_default=True, help="Concurrent fetches in total")
 @click.option("--fetchers", type=int, help="Fetch processes [one per 256 workers, at most the core count]")
 @click.option("--dns-lookups", type=int, help="DNS lookups in flight [workers/8, floored at 16, capped at 128]")
@@ -78,10 +79,13 @@ def check_local_source(source: str) -> None:
 @click.option("--profile-name", default="recrawl", show_default=True, help="Name the profile files, to diff runs")
 @click.option("--resolve", multiple=True, help="Resolver override HOST=IP or '*.suffix=IP' (repeatable)")
 def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_timeout: str, timeout: str,
-        resolve: tuple[str, ...], **flags: Any) -> None:
+        resolve: tuple[str, ...], shard: str, shards: int | None, **flags: Any) -> None:
     from ccrawl.fetch.config import parse_resolve
     from ccrawl.recrawl import run_recrawl
+    from ccrawl.scale.engine import resolve_shard
 
+    assignment = resolve_shard(shard, shards)
+    flags.update(shard=assignment.index, shards=assignment.count)
     check_local_source(source)
     summary = run_recrawl(
         source,
@@ -100,5 +104,7 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
     )
     for line in summary.lines():
         run.info(line)
+    if assignment.source != "flag" or assignment.count > 1:
+        run.info(f"recrawl: this run was {assignment.describe()}")
     if run.flags.get("output"):
-        run.emit([summary.as_dict()], single=True)
+        run.emit([{**summary.as_dict(), **assignment.as_dict()}], single=True)
