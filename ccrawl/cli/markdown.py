@@ -70,8 +70,8 @@ def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
 
     assignment = resolve_shard(task, tasks)
     if spec.strip().lower() in ("", "all"):
-        raise UsageError("--task needs an explicit --shards N-M (the manifest's length is not known before "
-                         "it is read; give the range every task shares)")
+        raise UsageError(f"--shard {task} needs an explicit --shards N-M (the manifest's length is not known "
+                         "before it is read; give the range every task shares)")
     mine = take(parse_shards(spec, 1 << 62), assignment)
     run.info(f"markdown export: {assignment.describe().replace('shard', 'task', 1)}: "
              f"{len(mine)} of the manifest shards {spec}")
