@@ -100,7 +100,7 @@ def test_an_explicit_index_keeps_its_old_meaning_and_ignores_the_environment() -
     env = {"RANK": "2", "WORLD_SIZE": "9"}
     assert resolve_shard("3", 4, env) == ShardAssignment(3, 4, "flag")
     assert resolve_shard("0", None, env) == ShardAssignment(0, 1, "flag")
-    with pytest.raises(UsageError, match="outside 0..3"):
+    with pytest.raises(UsageError, match=r"outside 0\.\.3"):
         resolve_shard("4", 4, env)
     with pytest.raises(UsageError, match="give a 0-based index or auto"):
         resolve_shard("first", 4, env)
