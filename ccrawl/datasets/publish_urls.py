@@ -176,10 +176,21 @@ def convert_part(source: Any, part: str, dest: Path, *, whole: bool = False) -> 
     if whole:
         size = source.size(part)
         fh: Any = pa.BufferReader(source.read(part, 0, size))
+        meta = None
     else:
+        # The footer from the source's cached tail, handed to pyarrow so it does not probe the file's
+        # last 64 KiB again: only the projected column chunks are fetched after it.
+        from ccrawl.datasets.verify import FooterFile
+
         fh = SparseFile(source, part)
+        try:
+            meta = pq.read_metadata(FooterFile(source.size(part), source.footer(part)))
+        except InputError:
+            raise
+        except Exception as exc:
+            raise InputError(f"{part}: the footer does not parse: {exc}") from exc
     try:
-        pf = pq.ParquetFile(fh)
+        pf = pq.ParquetFile(fh, metadata=meta, pre_buffer=True)
     except Exception as exc:
         raise InputError(f"{part}: not readable Parquet: {exc}") from exc
     schema = url_schema().with_metadata({SOURCE_KEY: part.encode()})

@@ -51,7 +51,7 @@ class ShardCheck:
                 "size": self.size, "bytes_read": self.bytes_read, "detail": self.detail}
 
 
-class _FooterFile(io.RawIOBase):
+class FooterFile(io.RawIOBase):
     """A file of ``size`` bytes of which only the tail (the footer) is known; the rest reads as zeros.
 
     pyarrow reads the last 64 KiB to find the footer but parses only the last ``footer_len + 8`` bytes,
@@ -114,7 +114,7 @@ def read_footer(repo: DatasetRepo, path: str, size: int) -> tuple[Any, int]:
     footer = repo.read_range(path, size - 8 - n, n)
     read += len(footer)
     try:
-        meta = pq.read_metadata(_FooterFile(size, footer + end))
+        meta = pq.read_metadata(FooterFile(size, footer + end))
     except Exception as exc:
         raise _Bad("corrupt", f"the footer does not parse: {exc}", read) from exc
     return meta, read
