@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccrawl.datasets.hub import DatasetRepo, HubFile
-from ccrawl.errors import CredentialMissing, InputError
+from ccrawl.errors import CredentialMissing, InputError, NothingMatched
 
 VERDICTS = ("ok", "missing", "unreadable", "truncated", "schema", "empty", "corrupt", "no-access")
 MAGIC = b"PAR1"
@@ -147,6 +147,9 @@ def check_shard(repo: DatasetRepo, f: HubFile, schema: Any, *, sample: int = 0) 
     except CredentialMissing as exc:
         out.verdict, out.detail = "no-access", str(exc)
         return out
+    except NothingMatched as exc:
+        out.verdict, out.detail = "missing", f"listed, then gone: {exc}"
+        return out
     out.rows, out.row_groups = int(meta.num_rows), int(meta.num_row_groups)
     got = meta.schema.to_arrow_schema()
     if schema is not None and [(x.name, str(x.type)) for x in got] != [(x.name, str(x.type)) for x in schema]:
@@ -225,7 +228,9 @@ def verify(repo: DatasetRepo, prefix: str, *, schema: Any, expected: Sequence[st
     rep = VerifyReport()
     try:
         files = [f for f in repo.list_files(prefix) if f.path.endswith(".parquet")]
-    except CredentialMissing as exc:
+    except (CredentialMissing, NothingMatched) as exc:
+        # The Hub answers 401 (RepoNotFound) for a private repo read without a token, and for one that
+        # does not exist: either way it will not serve the shards, which is not a verdict on the data.
         rep.checks.append(ShardCheck(prefix, "no-access", detail=str(exc)))
         return rep
     rep.dataset_bytes = sum(f.size for f in files)
