@@ -166,3 +166,16 @@ def test_publish_to_the_fake_hub_and_a_push_without_token(mirrorcc: FakeCCServer
         assert sorted(f.path for f in repo.list_files("data")) == sorted(
             shard_path(CRAWL, str(p)) for p in source_parts(mirrorcc))
         assert hub.local_repo(REPO).is_private()
+
+
+def test_recrawl_work_list_reads_the_mirror_ccrawl_published(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    from ccrawl.recrawl.worklist import open_worklist
+
+    publish(mirrorcc, tmp_path, repo="open-index/ccrawl-urls", crawl=f"{CRAWL},CC-MAIN-2025-13", commit_every=8)
+    work = open_worklist("urls", hub=str(tmp_path / "hub"))
+    assert work.identity()["source"] == f"hub:open-index/ccrawl-urls/data/{CRAWL}"  # the newest crawl
+    got = [u for i in range(len(work.parts())) for _, u in work.iter_rows(i)]
+    want = [u for p in source_parts(mirrorcc) for u in pq.read_table(p, columns=["url"]).column(0).to_pylist()]
+    assert got == want and got
