@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -55,7 +56,7 @@ def verify_cmd(run: Run, graph: str, repo: str, sample: int, workers: int, repai
     if not as_json:
         run.emit(rows, columns=op.columns)
         return
-    records: list[dict[str, object]] = []
+    records: list[Any] = []
     failure: InputError | None = None
     try:
         records.extend(rows)

@@ -84,7 +84,7 @@ def test_every_planted_fault_gets_its_verdict(mirrorcc: FakeCCServer, mirror: Lo
     assert verdicts2[c] == "empty" and verdicts2[d] == "missing" and err2 is not None
 
 
-def test_garbage_bad_pages_and_ledger_drift(mirrorcc: FakeCCServer, mirror: LocalRepo, tmp_path: Path) -> None:
+def test_garbage_is_unreadable(mirrorcc: FakeCCServer, mirror: LocalRepo, tmp_path: Path) -> None:
     a = _shards(mirrorcc, CRAWL)[0]
     planted.garbage(mirror, a)
     out, (err, _) = _verify(mirrorcc, tmp_path)
@@ -111,7 +111,7 @@ def test_repair_rebuilds_from_the_source_part(mirrorcc: FakeCCServer, mirror: Lo
     a, b = _shards(mirrorcc, CRAWL)[:2]
     planted.truncate(mirror, a)
     planted.remove(mirror, b)
-    out, (err, reports) = _verify(mirrorcc, tmp_path, repair=True)
+    _out, (err, reports) = _verify(mirrorcc, tmp_path, repair=True)
     assert err is None and sorted(reports[0].repaired) == [a, b]
     after, (err2, _) = _verify(mirrorcc, tmp_path)
     assert err2 is None and {r["verdict"] for r in after} == {"ok"}
