@@ -28,9 +28,10 @@ import json
 import os
 import re
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -381,6 +382,19 @@ class UrlsPublisher:
             res.error = str(exc)
         return res
 
+    def _spawn(self, job: _Job) -> Future[ShardResult]:
+        """Convert ``job`` on a daemon thread: a stalled run exits 75 at once, not after its stuck reads."""
+        fut: Future[ShardResult] = Future()
+
+        def target() -> None:
+            try:
+                fut.set_result(self._convert(job))
+            except BaseException as exc:  # handed to the waiting run, which raises it
+                fut.set_exception(exc)
+
+        threading.Thread(target=target, name=f"ccrawl-urls-{job.shard}", daemon=True).start()
+        return fut
+
     def _disk_low(self) -> bool:
         if self.opts.min_free_gb <= 0:
             return False
@@ -407,44 +421,39 @@ class UrlsPublisher:
             else:
                 queue.append(job)
         queue.reverse()
-        pool = ThreadPoolExecutor(max_workers=max(1, min(self.opts.workers, len(queue) or 1)),
-                                  thread_name_prefix="ccrawl-urls")
         inflight: dict[Future[ShardResult], _Job] = {}
-        try:
-            while queue or inflight or len(ready) >= self.opts.commit_every:
-                if len(ready) >= self.opts.commit_every:
-                    yield from self._commit(ready[: self.opts.commit_every])
-                    ready = ready[self.opts.commit_every :]
+        while queue or inflight or len(ready) >= self.opts.commit_every:
+            if len(ready) >= self.opts.commit_every:
+                yield from self._commit(ready[: self.opts.commit_every])
+                ready = ready[self.opts.commit_every :]
+                continue
+            while queue and len(inflight) < self.opts.workers and not self._disk_low():
+                job = queue.pop()
+                inflight[self._spawn(job)] = job
+            if not inflight:
+                if ready:
+                    yield from self._commit(ready)
+                    ready = []
                     continue
-                while queue and len(inflight) < self.opts.workers and not self._disk_low():
-                    job = queue.pop()
-                    inflight[pool.submit(self._convert, job)] = job
-                if not inflight:
-                    if ready:
-                        yield from self._commit(ready)
-                        ready = []
-                        continue
-                    if self.clock.left() <= 0:
-                        raise self.clock.stalled(f"free disk under {self.opts.min_free_gb:g} GB")
-                    self.log(f"urls publish: free disk under {self.opts.min_free_gb:g} GB; waiting")
-                    self.sleep(min(5.0, max(0.1, self.clock.left())))
+                if self.clock.left() <= 0:
+                    raise self.clock.stalled(f"free disk under {self.opts.min_free_gb:g} GB")
+                self.log(f"urls publish: free disk under {self.opts.min_free_gb:g} GB; waiting")
+                self.sleep(min(5.0, max(0.1, self.clock.left())))
+                continue
+            done, _ = wait(list(inflight), timeout=max(0.0, self.clock.left()), return_when=FIRST_COMPLETED)
+            if not done:
+                raise self.clock.stalled(f"no part finished converting ({len(inflight)} in flight)")
+            for fut in done:
+                job = inflight.pop(fut)
+                res = fut.result()
+                if res.error:
+                    self.stats.failed += 1
+                    self.log(f"urls publish: {job.part}: {res.error}; left for the next run")
+                    yield self._record(job.crawl, job.shard, job.part, None, f"failed: {res.error}", "")
                     continue
-                done, _ = wait(list(inflight), timeout=max(0.0, self.clock.left()), return_when=FIRST_COMPLETED)
-                if not done:
-                    raise self.clock.stalled(f"no part finished converting ({len(inflight)} in flight)")
-                for fut in done:
-                    job = inflight.pop(fut)
-                    res = fut.result()
-                    if res.error:
-                        self.stats.failed += 1
-                        self.log(f"urls publish: {job.part}: {res.error}; left for the next run")
-                        yield self._record(job.crawl, job.shard, job.part, None, f"failed: {res.error}", "")
-                        continue
-                    self.clock.progressed()
-                    self.stats.converted += 1
-                    ready.append(res)
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+                self.clock.progressed()
+                self.stats.converted += 1
+                ready.append(res)
         if ready:
             yield from self._commit(ready)
 

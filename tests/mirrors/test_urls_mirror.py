@@ -179,3 +179,26 @@ def test_recrawl_work_list_reads_the_mirror_ccrawl_published(mirrorcc: FakeCCSer
     got = [u for i in range(len(work.parts())) for _, u in work.iter_rows(i)]
     want = [u for p in source_parts(mirrorcc) for u in pq.read_table(p, columns=["url"]).column(0).to_pylist()]
     assert got == want and got
+
+
+def test_commit_every_batches_shards(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
+    both = f"{CRAWL},CC-MAIN-2025-13"
+    _, one = publish(mirrorcc, tmp_path / "a", crawl=both, commit_every=1)
+    _, many = publish(mirrorcc, tmp_path / "b", crawl=both, commit_every=16)
+    assert one["committed"] == many["committed"] >= 4
+    assert one["commits"] == one["committed"] and many["commits"] == 1
+
+
+def test_min_free_gb_pauses_then_max_stall_exits_75(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
+    env = cli_env(mirrorcc, tmp_path)
+    args = ["urls", "publish", "-c", CRAWL, "--repo", REPO, "--hub", str(tmp_path / "hub"),
+            "--staging", str(tmp_path / "st")]
+    low = run_cli([*args, "--min-free-gb", "1000000", "--max-stall", "1s"], env)
+    assert low.returncode == 75 and b"free disk under" in low.stderr and b"Traceback" not in low.stderr
+    assert not LocalRepo(tmp_path / "hub", REPO).list_files("data")
+    mirrorcc.faults.latency = 3.0
+    try:
+        slow = run_cli([*args, "--max-stall", "1s", "--workers", "1"], env)
+    finally:
+        mirrorcc.faults.latency = 0.0
+    assert slow.returncode == 75 and b"Traceback" not in slow.stderr, slow.stderr.decode()
