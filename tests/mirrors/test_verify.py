@@ -171,3 +171,18 @@ def test_delete_obsolete(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert rows == [{"repo": OBSOLETE_REPOS[0], "action": "deleted"}, {"repo": OBSOLETE_REPOS[1], "action": "absent"}]
     assert not LocalRepo(hub, OBSOLETE_REPOS[0]).exists_repo()
+
+
+def test_repair_no_push_rebuilds_locally_only(mirrorcc: FakeCCServer, mirror: LocalRepo, tmp_path: Path) -> None:
+    a = _shards(mirrorcc, CRAWL)[0]
+    planted.truncate(mirror, a)
+    head = mirror.head()
+    _out, (err, reports) = _verify(mirrorcc, tmp_path, repair=True, no_push=True, workers=1)
+    assert err is None and reports[0].repaired == [a]
+    assert mirror.head() == head  # nothing uploaded
+    rebuilt = tmp_path / "repair" / "repair" / a
+    import pyarrow.parquet as pq
+
+    assert pq.read_metadata(rebuilt).num_rows > 0
+    still, (err2, _) = _verify(mirrorcc, tmp_path)
+    assert {r["shard"]: r["verdict"] for r in still}[a] == "truncated" and err2 is not None
