@@ -129,7 +129,14 @@ def publish_verify(crawl: str = "", graph: str = "", repo: str = "", sample: int
     from ccrawl.datasets.hub import open_repo
     from ccrawl.datasets.publish_urls import read_ledger, shard_path, url_schema
     from ccrawl.datasets.verify import verify
-    from ccrawl.errors import CredentialMissing, InputError, UsageError
+    from ccrawl.errors import (
+        CredentialMissing,
+        InputError,
+        NothingMatched,
+        TemporaryFailure,
+        Unreachable,
+        UsageError,
+    )
 
     say = _say(notice)
     if graph:
@@ -145,11 +152,18 @@ def publish_verify(crawl: str = "", graph: str = "", repo: str = "", sample: int
     crawls = [crawl]
     try:
         if client_options is not None:
-            source, by_crawl = source_parts(crawl, client_options, connections=workers, notice=notice)
-            crawls = list(by_crawl)
-            for c, parts in by_crawl.items():
-                for p in parts:
-                    expected[shard_path(c, p)] = p
+            try:
+                source, by_crawl = source_parts(crawl, client_options, connections=workers, notice=notice)
+            except (Unreachable, TemporaryFailure, NothingMatched) as exc:
+                if repair:
+                    raise
+                say(f"publish verify: cannot read the source manifest ({exc}); checking the shards the hub lists, "
+                    "so a shard never uploaded cannot be named as missing")
+            else:
+                crawls = list(by_crawl)
+                for c, parts in by_crawl.items():
+                    for p in parts:
+                        expected[shard_path(c, p)] = p
         try:
             ledger = read_ledger(target)
         except CredentialMissing:

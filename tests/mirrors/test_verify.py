@@ -186,3 +186,13 @@ def test_repair_no_push_rebuilds_locally_only(mirrorcc: FakeCCServer, mirror: Lo
     assert pq.read_metadata(rebuilt).num_rows > 0
     still, (err2, _) = _verify(mirrorcc, tmp_path)
     assert {r["shard"]: r["verdict"] for r in still}[a] == "truncated" and err2 is not None
+
+
+def test_verify_without_the_source_checks_what_the_hub_lists(mirror: LocalRepo, tmp_path: Path) -> None:
+    notes: list[str] = []
+    opts = {"data_endpoint": "http://127.0.0.1:9", "collinfo_endpoint": "http://127.0.0.1:9/collinfo.json",
+            "cdx_endpoint": "http://127.0.0.1:9", "retries": 0, "data_dir": str(tmp_path / "cc"), "no_cache": True}
+    out = list(ops.get("publish.verify")(crawl=CRAWL, repo=REPO, hub=str(tmp_path / "hub"), client_options=opts,
+                                         notice=notes.append))
+    assert out and {r["verdict"] for r in out} == {"ok"}
+    assert any("cannot read the source manifest" in n for n in notes)
