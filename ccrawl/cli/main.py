@@ -93,6 +93,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "db": ("ccrawl.cli.db:db", "Build and query a local DuckDB database"),
 
     "news": ("ccrawl.cli.news:news", "Work with the continuous CC-NEWS dataset"),
+    "urls": ("ccrawl.cli.urls:urls", "Mirror the Common Crawl URL index to a HuggingFace dataset"),
+    "publish": ("ccrawl.cli.publish_maint:publish", "Maintenance for the published Common Crawl datasets"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
     "index": ("ccrawl.cli.index:index", "Build and query a local BM25 full-text search index"),
     "api": ("ccrawl.cli.servers:api", "Start the v2 REST API server"),
