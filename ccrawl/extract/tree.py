@@ -103,6 +103,71 @@ def scored_candidates_py(
     return len(body.text(deep=True)), scored
 
 
+_PARA_TAGS = frozenset({"p", "pre", "td"})
+
+
+def _aggregate_py(body: Node) -> tuple[dict[int, tuple[int, int, int]], dict[int, tuple[int, int]]] | None:
+    """One post-order walk of ``body``: per paragraph (``p``/``pre``/``td``, by ``mem_id``)
+    its text length, commas and stripped length; per paragraph parent or grandparent its text
+    length and link text length (each ``<a>`` counted as ``node.css("a")`` lists it).
+
+    Each subtree's sums are built from its children's, so the walk is linear however deep the
+    paragraphs nest (a table in a table cell, 40,000 deep). None when a text node holds U+FFFD:
+    text that is not UTF-8 decodes differently piece by piece than joined, so the caller asks
+    selectolax per node instead (the engines hand lexbor UTF-8 only, so pages do not get there).
+    """
+    paras: dict[int, tuple[int, int, int]] = {}
+    parents: dict[int, tuple[int, int]] = {}
+    # A frame: node, its tag, next child to visit, then the running sums: length, link, commas,
+    # leading and trailing whitespace, whitespace only, a paragraph child, a paragraph grandchild.
+    stack: list[list[Any]] = [[body, body.tag, body.child, 0, 0, 0, 0, 0, True, False, False]]
+    while stack:
+        top = stack[-1]
+        child = top[2]
+        if child is not None:
+            top[2] = child.next
+            if child.is_text_node:
+                text = child.text(deep=True)
+                n = len(text)
+                if not n:
+                    continue
+                if "\ufffd" in text:
+                    return None
+                lead = n - len(text.lstrip())
+                _join(top, n, 0, text.count(",") + text.count("\uff0c"), lead, n - len(text.rstrip()), lead == n)
+            else:
+                stack.append([child, child.tag, child.child, 0, 0, 0, 0, 0, True, False, False])
+            continue
+        stack.pop()
+        node, tag, _, length, link, commas, lead, trail, allws, para_child, para_grandchild = top
+        if tag == "a":
+            link += length
+            top[4] = link
+        if tag in _PARA_TAGS:
+            paras[node.mem_id] = (length, commas, 0 if allws else length - lead - trail)
+        if para_child or para_grandchild:
+            parents[node.mem_id] = (length, link)
+        if stack:
+            up = stack[-1]
+            _join(up, length, link, commas, lead, trail, allws)
+            if tag in _PARA_TAGS:
+                up[9] = True
+            if para_child:
+                up[10] = True
+    return paras, parents
+
+
+def _join(acc: list[Any], length: int, link: int, commas: int, lead: int, trail: int, allws: bool) -> None:
+    """Append a piece of text (a text node or a finished child's subtree) to frame ``acc``."""
+    if acc[8]:
+        acc[6] = acc[3] + lead
+    acc[7] = acc[7] + length if allws else trail
+    acc[8] = acc[8] and allws
+    acc[3] += length
+    acc[4] += link
+    acc[5] += commas
+
+
 def readable_scores_py(
     body: Node, tag_weight: dict[str, int], class_weight: Callable[[str | None, str | None], int]
 ) -> tuple[dict[int, float], Node | None]:
@@ -111,10 +176,13 @@ def readable_scores_py(
     Every ``p``, ``pre`` and ``td`` with 25+ characters (stripped) adds ``1 + commas +
     min(chars / 100, 3)`` to its parent and half that to its grandparent; a node's score
     starts from ``tag_weight`` and ``class_weight(class, id)`` and is finally discounted by
-    its link density. ``({}, None)`` when no paragraph scores.
+    its link density. ``({}, None)`` when no paragraph scores. The lengths come from one
+    linear walk (:func:`_aggregate_py`).
     """
     scores: dict[int, float] = {}
     nodes: dict[int, Node] = {}
+    sums = _aggregate_py(body)
+    paras, parents = sums if sums is not None else ({}, {})
 
     def credit(node: Node | None, amount: float) -> None:
         if node is None or node.tag in ("html", "-document"):
@@ -127,17 +195,25 @@ def readable_scores_py(
         scores[key] += amount
 
     for para in body.css("p, pre, td"):
-        text = para.text(deep=True)
-        if len(text.strip()) < 25:
+        info = paras.get(para.mem_id)
+        if info is None:
+            text = para.text(deep=True)
+            info = (len(text), text.count(",") + text.count("\uff0c"), len(text.strip()))
+        length, commas, stripped = info
+        if stripped < 25:
             continue
-        amount = 1 + text.count(",") + text.count("\uff0c") + min(len(text) // 100, 3)
+        amount = 1 + commas + min(length // 100, 3)
         parent = para.parent
         credit(parent, amount)
         credit(parent.parent if parent is not None else None, amount / 2)
     final: dict[int, float] = {}
     for key, score in scores.items():
-        chars = len(nodes[key].text(deep=True))
-        density = 1.0 if chars == 0 else min(link_text_length_py(nodes[key]) / chars, 1.0)
+        got = parents.get(key)
+        if got is None:
+            chars, link = len(nodes[key].text(deep=True)), link_text_length_py(nodes[key])
+        else:
+            chars, link = got
+        density = 1.0 if chars == 0 else min(link / chars, 1.0)
         final[key] = score * (1 - density)
     return final, nodes[max(final, key=lambda k: final[k])] if final else None
 
