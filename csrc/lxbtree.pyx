@@ -23,6 +23,8 @@ from posix.dlfcn cimport RTLD_LAZY, dlopen, dlsym
 
 from lexbor_abi cimport *
 
+import gc
+
 import selectolax.lexbor as _sx
 from selectolax.lexbor import LexborHTMLParser
 

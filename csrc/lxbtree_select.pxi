@@ -407,7 +407,9 @@ cdef inline bint _is_para(lxb_dom_node_t *node) noexcept nogil:
 cdef int _aggregate(lxb_dom_node_t *top, dict paras, dict parents) except -1:
     """One post-order walk of ``top``'s subtree: each paragraph's (length, commas, stripped
     length) into ``paras`` and each paragraph parent's or grandparent's (length, link length)
-    into ``parents``, keyed by address. Returns 1 when some text is not UTF-8 (nothing usable)."""
+    into ``parents``, keyed by address. Returns 1 when some text is not UTF-8 (nothing usable:
+    pieces decode differently than joined; the engines hand lexbor UTF-8 only, so pages with
+    such text come only from callers parsing raw bytes)."""
     cdef Py_ssize_t cap = 256, d = 0
     cdef _Agg *stack = <_Agg *>malloc(cap * sizeof(_Agg))
     cdef _Agg *grown
@@ -487,7 +489,15 @@ def readable_scores(body, dict tag_weight, class_weight) -> tuple:
     cdef lxb_dom_node_t *best = NULL
     cdef Py_ssize_t chars, link
     cdef dict scores = {}, final = {}, paras = {}, parents = {}
-    cdef bint slow = _aggregate(top, paras, parents) != 0
+    cdef bint slow
+    # Many small tuples at once: the cyclic GC would rescan the growing heap (they hold no cycles).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        slow = _aggregate(top, paras, parents) != 0
+    finally:
+        if collecting:
+            gc.enable()
     while node != NULL:
         if _is_para(node):
             if slow:
