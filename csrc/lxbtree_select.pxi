@@ -190,13 +190,17 @@ cdef object _node_at(object start, lxb_dom_node_t *top, lxb_dom_node_t *target):
 
 
 cdef Py_ssize_t _measure(_Query q, lxb_dom_node_t *top, list found) except -1:
-    """One walk: ``top``'s text length, and [address, times matched, start, length] per match.
+    """One walk: ``top``'s text length, and [address, times matched, start, length, link start,
+    links above, link length] per match.
 
     A running count of characters in document order gives each match's length as the count
-    on leaving it minus the count on entering it. A text piece that is not UTF-8 sends every
-    length back to ``_text_len``, which decodes as selectolax does.
+    on leaving it minus the count on entering it. A second running count weighs each piece by
+    the ``<a>`` elements open around it, which gives each match's link text (each ``<a>`` as
+    ``css("a")`` lists it) without a walk of its own: the rise of that count inside the match,
+    less the links opened above it times its length. A text piece that is not UTF-8 sends every
+    length back to ``_text_len`` and ``_link_text_len``, which decode as selectolax does.
     """
-    cdef Py_ssize_t acc = 0, count
+    cdef Py_ssize_t acc = 0, lacc = 0, count, links_open = 0
     cdef bint clean = True
     cdef int times
     cdef list open_ = []
@@ -207,10 +211,12 @@ cdef Py_ssize_t _measure(_Query q, lxb_dom_node_t *top, list found) except -1:
         if node.type == NODE_ELEMENT:
             times = q.matches(node)
             if times:
-                entry = [<uintptr_t>node, times, acc, 0]
+                entry = [<uintptr_t>node, times, acc, 0, lacc, links_open, 0]
                 found.append(entry)
                 open_.append(entry)
                 innermost = node
+            if node.local_name == T_A:
+                links_open += 1
         elif node.local_name == T_TEXT:
             data = _text_data(node)
             if data.data != NULL:
@@ -219,19 +225,24 @@ cdef Py_ssize_t _measure(_Query q, lxb_dom_node_t *top, list found) except -1:
                     clean = False
                 else:
                     acc += count
+                    lacc += count * links_open
         if node.first_child != NULL:
             node = node.first_child
             continue
         while True:
+            if node.type == NODE_ELEMENT and node.local_name == T_A:
+                links_open -= 1
             if node == innermost:
                 entry = open_.pop()
                 entry[3] = acc - entry[2]
+                entry[6] = (lacc - entry[4]) - entry[5] * entry[3]
                 innermost = <lxb_dom_node_t *><uintptr_t>open_[len(open_) - 1][0] if open_ else NULL
             if node == top:
                 if clean:
                     return acc
                 for entry in found:
                     entry[3] = _text_len(<lxb_dom_node_t *><uintptr_t>entry[0])
+                    entry[6] = _link_text_len(<lxb_dom_node_t *><uintptr_t>entry[0])
                 return _text_len(top)
             if node.next != NULL:
                 node = node.next
@@ -239,40 +250,83 @@ cdef Py_ssize_t _measure(_Query q, lxb_dom_node_t *top, list found) except -1:
             node = node.parent
 
 
+cdef int _furniture_memo(lxb_dom_node_t *node, dict memo) except -1:
+    """``_furniture`` remembering each node's answer, so nested candidates share one climb."""
+    cdef uintptr_t tag
+    cdef list path = []
+    cdef int result = 0
+    while node != NULL:
+        got = memo.get(<uintptr_t>node)
+        if got is not None:
+            result = got
+            break
+        if node.type == NODE_ELEMENT:
+            tag = node.local_name
+            if tag == T_BODY or tag == T_HTML:
+                break
+            if tag == T_HEADER or tag == T_FOOTER or tag == T_NAV or tag == T_ASIDE or tag == T_DIALOG:
+                result = 1
+                break
+            if _may_be_hidden(<lxb_dom_element_t *>node):
+                attrs = _attributes(<lxb_dom_element_t *>node)
+                if is_hidden(attrs) or has_boilerplate_role(attrs):
+                    result = 1
+                    break
+        path.append(<uintptr_t>node)
+        node = node.parent
+    for key in path:
+        memo[key] = result
+    return result
+
+
+cdef object _node_near(object start, lxb_dom_node_t *top, lxb_dom_node_t *target, dict known):
+    """``_node_at``, starting from the nearest ancestor of ``target`` already in ``known``."""
+    cdef lxb_dom_node_t *node = target
+    while node != NULL and node != top:
+        got = known.get(<uintptr_t>node)
+        if got is not None:
+            return _node_at(got, node, target)
+        node = node.parent
+    return _node_at(start, top, target)
+
+
 def scored_candidates(body, str query, int min_chars, double share_of_best) -> tuple:
     """``body``'s text length and the candidates ``select_main`` weighs, as the twin finds them.
 
     Every match of ``query`` under ``body`` (``body`` included) with ``min_chars`` or more,
     longest first; going down, stop below ``share_of_best`` of the best so far, skip furniture,
-    subtract link text, keep what still has ``min_chars``: a list of (chars, node).
+    subtract link text, keep what still has ``min_chars``: a list of (chars, node). Linear in
+    the page however the candidates nest: lengths and link text come from one walk, the
+    furniture test and the node lookups reuse what the enclosing candidates found.
     """
     cdef _Query q = _compiled(query)
     cdef lxb_dom_node_t *top = as_node(body.mem_id)
     cdef lxb_dom_node_t *node
     cdef Py_ssize_t n, order = 0, best_so_far = 0
     cdef list found = [], raw = [], scored = []
+    cdef dict furniture = {}
     body_chars = _measure(q, top, found)
-    for addr, times, _, n in found:
+    for addr, times, _, n, _, _, link in found:
         if n >= min_chars:
             for _ in range(times):
-                raw.append((-n, order, addr))
+                raw.append((-n, order, addr, link))
                 order += 1
     raw.sort()
-    for neg, _, addr in raw:
+    for neg, _, addr, link in raw:
         n = -neg
         if n < share_of_best * best_so_far:
             break
         node = <lxb_dom_node_t *><uintptr_t>addr
-        if _furniture(node):
+        if _furniture_memo(node, furniture):
             continue
-        n -= _link_text_len(node)
+        n -= link
         if n >= min_chars:
             scored.append((n, addr))
             best_so_far = max(best_so_far, n)
     nodes = {}
     for n, addr in scored:
         if addr not in nodes:
-            nodes[addr] = _node_at(body, top, <lxb_dom_node_t *><uintptr_t>addr)
+            nodes[addr] = _node_near(body, top, <lxb_dom_node_t *><uintptr_t>addr, nodes)
     return body_chars, [(n, nodes[addr]) for n, addr in scored]
 
 

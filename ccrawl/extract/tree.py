@@ -73,6 +73,60 @@ def head_and_hrefs_py(root: Node) -> tuple[list[tuple[str, str | None]], list[st
     return entries, hrefs
 
 
+def _lengths_py(body: Node, wanted: set[int]) -> dict[int, tuple[int, int]] | None:
+    """Text length and link text length of each node in ``wanted`` (by ``mem_id``), in one
+    post-order walk of ``body`` (linear however the nodes nest); None when a text node holds
+    U+FFFD (see :func:`_aggregate_py`)."""
+    out: dict[int, tuple[int, int]] = {}
+    stack: list[list[Any]] = [[body, body.child, 0, 0]]  # node, next child, length, link
+    while stack:
+        top = stack[-1]
+        child = top[1]
+        if child is not None:
+            top[1] = child.next
+            if child.is_text_node:
+                text = child.text(deep=True)
+                if "\ufffd" in text:
+                    return None
+                top[2] += len(text)
+            else:
+                stack.append([child, child.child, 0, 0])
+            continue
+        stack.pop()
+        node, _, length, link = top
+        if node.tag == "a":
+            link += length
+        if node.mem_id in wanted:
+            out[node.mem_id] = (length, link)
+        if stack:
+            stack[-1][2] += length
+            stack[-1][3] += link
+    return out
+
+
+def _in_furniture_memo_py(node: Node, memo: dict[int, bool]) -> bool:
+    """``in_furniture_py`` remembering each node's answer, so nested candidates share one climb."""
+    path: list[int] = []
+    result = False
+    while node is not None and node.tag not in ("body", "html"):
+        key = node.mem_id
+        if key in memo:
+            result = memo[key]
+            break
+        if node.tag in _FURNITURE_TAGS:
+            result = True
+            break
+        attrs = node.attributes
+        if attrs and (is_hidden(attrs) or has_boilerplate_role(attrs)):
+            result = True
+            break
+        path.append(key)
+        node = node.parent
+    for key in path:
+        memo[key] = result
+    return result
+
+
 def scored_candidates_py(
     body: Node, query: str, min_chars: int, share_of_best: float
 ) -> tuple[int, list[tuple[int, Node]]]:
@@ -80,27 +134,32 @@ def scored_candidates_py(
 
     Every ``query`` match with ``min_chars`` or more, longest first (document order among
     equals); judged by the text that is not link text, skipping candidates inside
-    headers, menus and hidden elements costs a walk each, so going down it stops once no
-    remaining candidate could reach ``share_of_best`` of the best so far.
+    headers, menus and hidden elements; going down it stops once no remaining candidate could
+    reach ``share_of_best`` of the best so far. Lengths come from one walk and the furniture
+    climbs are shared, so nested candidates cost linear time.
     """
+    matches = body.css(query)
+    lengths = _lengths_py(body, {node.mem_id for node in matches} | {body.mem_id})
     raw: list[tuple[int, Node]] = []
-    for node in body.css(query):
-        n = len(node.text(deep=True))
+    for node in matches:
+        n = len(node.text(deep=True)) if lengths is None else lengths[node.mem_id][0]
         if n >= min_chars:
             raw.append((n, node))
     raw.sort(key=lambda t: -t[0])
     scored: list[tuple[int, Node]] = []
     best_so_far = 0
+    furniture: dict[int, bool] = {}
     for n, node in raw:
         if n < share_of_best * best_so_far:
             break
-        if in_furniture_py(node):
+        if _in_furniture_memo_py(node, furniture):
             continue
-        n -= link_text_length_py(node)
+        n -= link_text_length_py(node) if lengths is None else lengths[node.mem_id][1]
         if n >= min_chars:
             scored.append((n, node))
             best_so_far = max(best_so_far, n)
-    return len(body.text(deep=True)), scored
+    body_chars = len(body.text(deep=True)) if lengths is None else lengths[body.mem_id][0]
+    return body_chars, scored
 
 
 _PARA_TAGS = frozenset({"p", "pre", "td"})

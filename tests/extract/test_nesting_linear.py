@@ -41,6 +41,8 @@ SHAPES: dict[str, tuple[str, str, int]] = {
     "anchors": ('<a href="/p{i}">link {i} ', "</a>", 3000),
     "svg": ("<svg><g><text>shape {i}</text>", "</g></svg>", 3000),
     "select": ("<select><option>opt {i}", "</option></select>", 3000),
+    "main-candidates": ("<table><tr><td role=main>cell {i}, text", "</td></tr></table>", 5000),
+    "article-candidates": ('<div itemprop="text"><a href="/{i}">link {i}</a> text {i}, more', "</div>", 3000),
     "pre-in-cells": ("<table><tr><td><pre>code {i}, and more code here", "</pre></td></tr></table>", 3000),
 }
 
