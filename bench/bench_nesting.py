@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHAPES = {
     "tables": ("<table><tr><td>cell {i}, text", "</td></tr></table>"),
     "tables-in-divs": ("<table><tr><td><div>cell {i}, text", "</div></td></tr></table>"),
+    "main-candidates": ("<table><tr><td role=main>cell {i}, text", "</td></tr></table>"),
     "lists": ("<ul><li>item {i} with some words", "</li></ul>"),
     "quotes": ("<blockquote><p>quoted {i} with some words, more", "</p></blockquote>"),
     "formatting": ("<b><i><em>bold {i} ", "</em></i></b>"),
