@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import signal
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -93,6 +93,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "db": ("ccrawl.cli.db:db", "Build and query a local DuckDB database"),
 
     "news": ("ccrawl.cli.news:news", "Work with the continuous CC-NEWS dataset"),
+    "urls": ("ccrawl.cli.urls:urls", "Mirror the Common Crawl URL index to a HuggingFace dataset"),
+    "publish": ("ccrawl.cli.publish_maint:publish", "Maintenance for the published Common Crawl datasets"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
     "index": ("ccrawl.cli.index:index", "Build and query a local BM25 full-text search index"),
     "api": ("ccrawl.cli.servers:api", "Start the v2 REST API server"),
@@ -147,7 +149,30 @@ def _fail(message: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns (and, as a console script, exits with) the exit code."""
+    """Run the CLI; returns (and, as a console script, exits with) the exit code.
+
+    Started through :mod:`ccrawl._entry`, SIGINT exits at once until here; while the command
+    runs it is ``KeyboardInterrupt`` (so the command's cleanup runs), and after it the
+    immediate exit again (see :mod:`ccrawl._entry`).
+    """
+    from ccrawl import _entry
+
+    immediate = signal.getsignal(signal.SIGINT) is _entry.interrupted_now
+    try:
+        if immediate:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return _run(argv)
+    except KeyboardInterrupt:
+        if immediate:  # a second Ctrl-C while the line is written exits at once, no traceback
+            _entry.install()
+        _fail("interrupted")
+        return 130
+    finally:
+        if immediate:
+            _entry.install()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = _version_flag(list(sys.argv[1:] if argv is None else argv))
     verbose = _verbose(args)
     try:
@@ -165,11 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             hint = f" (see `{ctx.command_path} --help`)"
         _fail(exc.format_message().replace("\n", " ") + hint)
         return exc.exit_code if exc.exit_code else EXIT_USAGE
-    except click.exceptions.Abort:
-        _fail("aborted")
+    except click.exceptions.Abort as exc:
+        # click turns Ctrl-C (and EOF at a prompt) into Abort; say which it was
+        _fail("interrupted" if isinstance(exc.__cause__, KeyboardInterrupt) else "aborted")
         return 130
     except CcrawlError as exc:
         if verbose:
+            import traceback
+
             traceback.print_exc()
         _fail(str(exc).replace("\n", " ") or type(exc).__name__)
         return exc.exit_code
@@ -185,13 +213,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:
         if verbose:
+            import traceback
+
             traceback.print_exc()
         _fail(f"internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)".replace("\n", " "))
         return EXIT_ERROR
 
 
 def entry() -> None:
-    """Console-script entry point."""
+    """Run the CLI and exit with its code (prefer :func:`ccrawl._entry.run`, which also covers
+    SIGINT during the imports)."""
     sys.exit(main())
 
 

@@ -62,8 +62,32 @@ def _client(run: Run) -> dict[str, Any]:
     return options
 
 
+def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
+    """``--shards`` cut down to this task's share (round robin), as an explicit list for the exporter."""
+    from ccrawl.errors import UsageError
+    from ccrawl.markdown.units import parse_shards
+    from ccrawl.scale.engine import resolve_shard, take
+
+    assignment = resolve_shard(task, tasks)
+    if spec.strip().lower() in ("", "all"):
+        raise UsageError(f"--shard {task} needs an explicit --shards N-M (the manifest's length is not known "
+                         "before it is read; give the range every task shares)")
+    mine = take(parse_shards(spec, 1 << 62), assignment)
+    run.info(f"markdown export: {assignment.describe().replace('shard', 'task', 1)}: "
+             f"{len(mine)} of the manifest shards {spec}")
+    if not mine:
+        from ccrawl.errors import NothingMatched
+
+        raise NothingMatched(f"markdown export: task {assignment.index} of {assignment.count} has no shard of "
+                             f"--shards {spec}")
+    return ",".join(str(i) for i in mine)
+
+
 @command("export", help="Convert the HTML Common Crawl captured to Markdown Parquet.")
 @click.option("--shards", default="", help="Shards of the crawl's manifest: N, N-M, N,M or all")
+@click.option("--task", "--shard", "task", default=None,
+              help="Take only this task's share of --shards (every count-th): an index, or auto (from the engine)")
+@click.option("--tasks", type=int, default=None, help="How many tasks split --shards [the engine's count]")
 @click.option("--source-kind", type=click.Choice(["warc", "wet"]), default=None,
               help="Manifest to read: warc or wet (default: what the extractor needs)")
 @click.option("--extractor", default="h2m", help="Engine: h2m (default), readability, raw or wet")
@@ -90,7 +114,8 @@ def _client(run: Run) -> dict[str, Any]:
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
 @click.option("--skip-errors", is_flag=True,
               help="Report a shard or page that fails and go on, instead of stopping the run")
-def export(run: Run, shards: str, source_kind: str | None, extractor: str, lang: str, min_lang_confidence: float,
+def export(run: Run, shards: str, task: str | None, tasks: int | None, source_kind: str | None, extractor: str,
+           lang: str, min_lang_confidence: float,
            dedup_digest: bool, locations: str | None, part_size: int, gap: str, max_span: str, parallel: int,
            workers: int, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool,
            min_free_gb: float, ledger: Path | None, skip_errors: bool) -> None:
@@ -98,6 +123,8 @@ def export(run: Run, shards: str, source_kind: str | None, extractor: str, lang:
 
     from ccrawl.markdown.export import COLUMNS, Exporter, ExportOptions, open_export_repo
 
+    if task is not None:
+        shards = _task_share(run, shards, task, tasks)
     journal = run.flags.get("journal")
     root = click.get_current_context().find_root().obj
     given = root.get("argv") if isinstance(root, dict) else None

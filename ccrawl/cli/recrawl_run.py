@@ -88,10 +88,9 @@ def _size_text(n: int) -> str:
 @click.option("--batch", type=int, default=D["batch"], show_default=True, help="Work items between WARC checkpoints")
 @click.option("--queue-mb", type=float, default=D["queue_mb"], show_default=True,
               help="MB of finished work that may wait between stages (a quarter more for work read ahead)")
-@click.option("--shard", type=int, default=D["shard"], show_default=True,
-              help="Which partition of the work list, 0-based")
-@click.option("--shards", type=int, default=D["shards"], show_default=True,
-              help="How many machines split the work list")
+@click.option("--shard", default=str(D["shard"]), show_default=True,
+              help="Which partition of the work list, 0-based, or auto (from Slurm, Kubernetes or RANK)")
+@click.option("--shards", type=int, default=None, help="How many machines split the work list [1, or the engine's]")
 @click.option("--workers", "-j", type=int, default=D["workers"], show_default=True, help="Concurrent fetches in total")
 @click.option("--fetchers", type=int, help="Fetch processes [from the core count: see docs/recrawl.md]")
 @click.option("--dns-lookups", type=int, help="DNS lookups in flight [workers/8, floored at 16, capped at 128]")
@@ -107,11 +106,15 @@ def _size_text(n: int) -> str:
 @click.option("--allow-private-addresses", is_flag=True, default=None,
               help="Also fetch loopback, private and link-local addresses [setting allow_private_addresses]")
 def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_timeout: str, timeout: str,
-        resolve: tuple[str, ...], allow_private_addresses: bool | None, **flags: Any) -> None:
+        resolve: tuple[str, ...], shard: str, shards: int | None, allow_private_addresses: bool | None,
+        **flags: Any) -> None:
     from ccrawl import ops
     from ccrawl.fetch.config import parse_resolve
     from ccrawl.recrawl.summary import RunSummary
+    from ccrawl.scale.engine import resolve_shard
 
+    assignment = resolve_shard(shard, shards)
+    flags.update(shard=assignment.index, shards=assignment.count)
     check_local_source(source)
     records = ops.get("recrawl.run")(
         source=source,
@@ -134,5 +137,7 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
     summary = RunSummary(**record)
     for line in summary.lines():
         run.info(line)
+    if assignment.source != "flag" or assignment.count > 1:
+        run.info(f"recrawl: this run was {assignment.describe()}")
     if run.flags.get("output"):
-        run.emit([record], single=True)
+        run.emit([{**record, **assignment.as_dict()}], single=True)
