@@ -29,7 +29,7 @@ def big_web() -> Iterator[SynthWeb]:
 
 def _cmd(web: SynthWeb, tmp_path: Path, seeds: Path) -> list[str]:
     return [sys.executable, "-m", "ccrawl", "crawl", "run", "--seeds", str(seeds), "--out", str(tmp_path / "warc"),
-            "--state", str(tmp_path / "state.db"), "--delay", "20ms", "--max-depth", "50", "--warc-size", "150KB",
+            "--state", str(tmp_path / "state.db"), "--delay", "200ms", "--max-depth", "50", "--warc-size", "150KB",
             "--resolve", "*.test=127.0.0.1", "-j", "16", "-o", "json"]
 
 
@@ -64,6 +64,7 @@ def test_ten_sigkills_then_finish(big_web: SynthWeb, tmp_path: Path) -> None:
     assert summary["finished"] is True and summary["queued"] == 0
 
     sealed = Counter(warc_targets(tmp_path / "warc"))
+    # 200 ms per host and 30 pages a host: at least 6 s of crawling, far more than ten runs of under a second
     assert kills >= 5, "the crawl finished before it could be killed: make the web bigger"
     assert [u for u, n in sealed.items() if n > 1] == []  # no page archived twice in sealed files
     assert set(sealed) == expected  # none lost
