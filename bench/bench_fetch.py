@@ -118,7 +118,9 @@ def main(argv: list[str] | None = None) -> int:
 
         suffix = ".html" if args.server == "nginx" else ""  # nginx serves files; the app serves routes
         urls = [f"http://{site_host(h)}:{port}/p/{n}{suffix}" for n in range(args.pages) for h in range(args.hosts)]
-        names: dict[str, Any] = {"nameservers": (info["dns"],)} if args.dns else {"resolve": {"*.test": "127.0.0.1"}}
+        # the DNS server answers loopback, which the fetcher refuses unless allowed (docs/fetch.md)
+        names: dict[str, Any] = ({"nameservers": (info["dns"],), "allow_private_addresses": True} if args.dns
+                                 else {"resolve": {"*.test": "127.0.0.1"}})
         cfg = FetchConfig(delay=args.delay, robots=args.robots, concurrency=args.concurrency, **names)
         result = run(_drive(cfg, urls, args.seconds), use_uvloop=args.loop == "uvloop")
     result.update(

@@ -1,12 +1,18 @@
 """The recrawl throughput harness: the engine, its peers and the local limit, one server, one run.
 
     python bench/recrawl_bench.py --hosts 200 --pages 25 --repeats 3 --out /tmp/rbench \\
-        [--corpus ../shared/corpus/html-eval/pages] [--scaling] [--delay-run] [--update-readme]
+        [--profile real|small] [--corpus DIR] [--scaling] [--delay-run] [--update-readme]
 
+The default profile ``real`` serves bodies from the shared html-eval corpus (real article pages,
+mean ~145-175 KB: the size of Common Crawl's pages); ``small`` serves the synthetic ~24 KB pages.
 Against one synthetic web (nginx when installed, else the aiohttp one; it says which) it runs,
-each ``--repeats`` times, reporting the median and the min-max:
+each ``--repeats`` times, interleaved (one run of every system per round), reporting the median
+and the min-max:
 
 - ``wrk``: the limit for a client that does nothing with the bytes;
+- the floor peer (``bench.peers.floor_peer``: the minimal client that also SHA-1s each body and
+  writes url, status, headers, digest and body as zstd Parquet row groups inline) in as many
+  processes as a default fetch-only run has pipeline processes;
 - the minimal aiohttp client in one process and in one process per core;
 - Scrapy with a count-only spider and with a JSONL feed;
 - ``ccrawl recrawl run --no-extract`` (fetch only, Parquet with bodies), ``ccrawl recrawl run``
@@ -154,9 +160,11 @@ class Runner:
         usage = os.times()
         return usage.children_user + usage.children_system
 
-    def measure(self, system: str, argv: list[str], parse: Callable[[str, Path], tuple[int, int, int]]) -> Result:
-        result = Result(system, shlex.join(argv))
-        for i in range(self.repeats):
+    def measure(self, system: str, argv: list[str], parse: Callable[[str, Path], tuple[int, int, int]],
+                repeats: int | None = None) -> Result:
+        result = self.results.get(system) or Result(system, shlex.join(argv))
+        for _ in range(self.repeats if repeats is None else repeats):
+            i = len(result.samples)
             workdir = Path(tempfile.mkdtemp(prefix="rbench-", dir=self.out))
             cmd = [a.replace("{WORK}", str(workdir)) for a in argv]
             cpu_before = self._children_cpu()
@@ -243,6 +251,14 @@ def _parse_wrk(text: str) -> tuple[float, float, int]:
     return rps, bps, total
 
 
+def _real_corpus() -> Path:
+    """The shared html-eval pages: $CCRAWL_CORPUS/html-eval/pages, else ../shared/corpus next to the repo."""
+    for base in (os.environ.get("CCRAWL_CORPUS", ""), str(REPO.parent / "shared" / "corpus"), "/work/shared/corpus"):
+        if base and (Path(base) / "html-eval" / "pages").is_dir():
+            return Path(base) / "html-eval" / "pages"
+    raise SystemExit("recrawl_bench: --profile real needs the html-eval corpus (set CCRAWL_CORPUS) or --profile small")
+
+
 def ccrawl_argv(
     worklist: Path, *, extra: list[str], workers: int = 256, delay: str = "0", out: str = "{WORK}/out"
 ) -> list[str]:
@@ -255,7 +271,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--hosts", type=int, default=200)
     parser.add_argument("--pages", type=int, default=25)
-    parser.add_argument("--corpus", type=Path)
+    parser.add_argument("--corpus", type=Path, help="directory of .html pages to serve (overrides --profile)")
+    parser.add_argument("--profile", choices=["real", "small"], default="real",
+                        help="real: bodies from the shared html-eval corpus (mean ~145-175 KB, Common Crawl's "
+                             "page size); small: the synthetic ~24 KB pages")
     parser.add_argument("--server", choices=["auto", "nginx", "aiohttp"], default="auto")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--wrk-seconds", type=int, default=5)
@@ -276,7 +295,10 @@ def main() -> None:
 
     scale_pages = args.scale_pages or 3 * args.pages
     site_pages = max(args.pages, scale_pages) if args.scaling else args.pages
-    size = prepare_site(args.out / "site", pages=site_pages, corpus=args.corpus)
+    corpus = args.corpus
+    if corpus is None and args.profile == "real":
+        corpus = _real_corpus()
+    size = prepare_site(args.out / "site", pages=site_pages, corpus=corpus)
     with serve(args.out / "site", server=args.server, hosts=args.hosts, pages=site_pages) as (which, port):
         worklist = write_worklist(args.out, args.hosts, args.pages, port)
         urls_file = args.out / "urls.txt"
@@ -298,23 +320,30 @@ def main() -> None:
                 wrk.samples.append(Sample(total, busy, cpu, peak, int(bps * busy)))
                 print(f"  wrk: {rps:.0f} requests/s", file=sys.stderr)
             runner.results["wrk"] = wrk
+        from ccrawl.recrawl.sizing import stage_processes
+
+        f_procs, _, w_procs = stage_processes(cores, 256, extracting=False)
+        floor_procs = f_procs + w_procs  # the engine's fetch-only pipeline processes with default flags
         peers = {
+            f"floor-{floor_procs}proc": [PY, "-m", "bench.peers.floor_peer", str(urls_file), "--procs",
+                                         str(floor_procs), "--out", "{WORK}/floor"],
             "aiohttp-1proc": [PY, "-m", "bench.peers.aiohttp_min", str(urls_file), "--procs", "1"],
             f"aiohttp-{cores}proc": [PY, "-m", "bench.peers.aiohttp_min", str(urls_file), "--procs", str(cores)],
             "scrapy-count": [PY, "-m", "bench.peers.scrapy_count", str(urls_file)],
             "scrapy-jsonl": [PY, "-m", "bench.peers.scrapy_count", str(urls_file), "--feed", "{WORK}/feed.jsonl"],
         }
-        for name, argv in peers.items():
-            if want(name):
-                runner.measure(name, argv, _parse_peer)
         engines = {
             "ccrawl-fetch-only": ccrawl_argv(worklist, extra=["--no-extract"]),
             "ccrawl-full": ccrawl_argv(worklist, extra=[]),
             "ccrawl-warc": ccrawl_argv(worklist, extra=["--format", "warc"]),
         }
-        for name, argv in engines.items():
-            if want(name):
-                runner.measure(name, argv, _parse_ccrawl)
+        systems = [(n, a, _parse_peer) for n, a in peers.items()] + [(n, a, _parse_ccrawl) for n, a in engines.items()]
+        # interleaved: one run of every system per round, so load from the shared machine falls
+        # on every system alike and the ratios of medians compare like with like
+        for _ in range(args.repeats):
+            for name, argv, parse in systems:
+                if want(name):
+                    runner.measure(name, argv, parse, repeats=1)
         if args.scaling:
             # The process curves run over a longer list of their own (hosts x --scale-pages), the
             # minimal client's 1 and N processes included, so both sides of the gain ratio are
@@ -361,8 +390,9 @@ def report(runner: Runner, args: argparse.Namespace, which: str) -> None:
         if a in by and b in by and by[b]["pages_per_s"]:
             ratios[f"{a} / {b}"] = by[a]["pages_per_s"] / by[b]["pages_per_s"]
 
+    floors = [name for name in by if name.startswith("floor-")]
     for engine in ("ccrawl-fetch-only", "ccrawl-full", "ccrawl-warc"):
-        for peer in ("wrk", "aiohttp-1proc", "scrapy-count", "scrapy-jsonl"):
+        for peer in ("wrk", *floors, "aiohttp-1proc", "scrapy-count", "scrapy-jsonl"):
             ratio(engine, peer)
     cores = os.cpu_count() or 1
     # The peer's gain on the scaling list when it was measured there (same list as the engine's

@@ -61,19 +61,28 @@ def prepare_site(root: Path, *, pages: int, corpus: Path | None = None, page_byt
     return total
 
 
-def urls(hosts: int, pages: int, port: int) -> Iterator[str]:
-    """Host-interleaved URLs: page 0 of every host, then page 1 of every host, ..."""
+def urls(hosts: int, pages: int, port: int, *, host_sorted: bool = False) -> Iterator[str]:
+    """Host-interleaved URLs: page 0 of every host, then page 1 of every host, ...
+
+    ``host_sorted``: every page of host 0, then every page of host 1, ... (the order of a
+    SURT-sorted URL index, the hard case for per-host politeness).
+    """
+    if host_sorted:
+        for h in range(hosts):
+            for page in range(pages):
+                yield f"http://{host_name(h)}:{port}/p/{page}.html"
+        return
     for page in range(pages):
         for h in range(hosts):
             yield f"http://{host_name(h)}:{port}/p/{page}.html"
 
 
-def write_worklist(out: Path, hosts: int, pages: int, port: int) -> Path:
+def write_worklist(out: Path, hosts: int, pages: int, port: int, *, host_sorted: bool = False) -> Path:
     """The work list as Parquet (one ``url`` column) plus ``urls.txt``; returns the Parquet directory."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    listing = list(urls(hosts, pages, port))
+    listing = list(urls(hosts, pages, port, host_sorted=host_sorted))
     wl = out / "worklist"
     wl.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table({"url": listing}), wl / "part-00000.parquet", row_group_size=50_000)
@@ -111,12 +120,13 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=20)
     parser.add_argument("--corpus", type=Path)
     parser.add_argument("--server", choices=["auto", "nginx", "aiohttp"], default="auto")
+    parser.add_argument("--host-sorted", action="store_true", help="list every page of a host together")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     site = args.out / "site"
     size = prepare_site(site, pages=args.pages, corpus=args.corpus)
     with serve(site, server=args.server, hosts=args.hosts, pages=args.pages) as (which, port):
-        wl = write_worklist(args.out, args.hosts, args.pages, port)
+        wl = write_worklist(args.out, args.hosts, args.pages, port, host_sorted=args.host_sorted)
         print(f"bench.web: {which} on 127.0.0.1:{port}, {args.hosts} hosts x {args.pages} pages "
               f"({size / args.pages / 1000:.0f} KB a page), work list {wl}", file=sys.stderr)
         with contextlib.suppress(KeyboardInterrupt):

@@ -1,5 +1,5 @@
-"""``python -m ccrawl`` runs the CLI."""
+"""``python -m ccrawl`` runs the CLI (the SIGINT handler is installed before anything else)."""
 
-from ccrawl.cli.main import entry
+from ccrawl._entry import run
 
-entry()
+run()

@@ -11,6 +11,7 @@ run naming the line; a value of the wrong type is reported on stderr and the def
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import sys
@@ -29,6 +30,10 @@ _UNIT_SECONDS = {
 }
 
 
+class UnusableValue(ValueError):
+    """A value of the right type that no run can use (a duration of NaN or infinity): an error, not a warning."""
+
+
 def parse_duration(value: str | float | int) -> float:
     """Seconds from a Go-style duration: ``500ms``, ``5s``, ``2m0s``, ``1h30m``, ``30d``; a bare number is seconds.
 
@@ -38,9 +43,13 @@ def parse_duration(value: str | float | int) -> float:
     if isinstance(value, bool):
         raise ValueError(f"not a duration: {value!r}")
     if isinstance(value, int | float):
+        if not math.isfinite(value):
+            raise UnusableValue(f"not a finite duration: {value!r}")
         if value < 0:
             raise ValueError(f"a duration cannot be negative: {value!r}")
         return float(value)
+    if not isinstance(value, str):
+        raise ValueError(f"not a duration: {value!r} (write it as 500ms, 5s, 2m or 1h30m)")
     text = value.strip()
     if not text:
         raise ValueError("an empty duration")
@@ -49,6 +58,8 @@ def parse_duration(value: str | float | int) -> float:
     except ValueError:
         pass
     else:
+        if not math.isfinite(number):
+            raise UnusableValue(f"not a finite duration: {value!r}")
         if number < 0:
             raise ValueError(f"a duration cannot be negative: {value!r}")
         return number
@@ -60,6 +71,8 @@ def parse_duration(value: str | float | int) -> float:
         pos = m.end()
     if pos != len(text) or pos == 0:
         raise ValueError(f"not a duration: {value!r} (write it as 500ms, 5s, 2m or 1h30m)")
+    if not math.isfinite(total):
+        raise UnusableValue(f"not a finite duration: {value!r}")
     return total
 
 
@@ -220,6 +233,10 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     Setting("s3_endpoint", "CCRAWL_S3_ENDPOINT", "str", "https://commoncrawl.s3.amazonaws.com", "Base for --source s3"),
     Setting("hf_endpoint", "HF_ENDPOINT", "str", "https://huggingface.co", "HuggingFace Hub endpoint"),
+    Setting(
+        "allow_private_addresses", "CCRAWL_ALLOW_PRIVATE_ADDRESSES", "bool", False,
+        "Let recrawl run fetch loopback, private and link-local addresses (docs/fetch.md)",
+    ),
 )
 
 SETTINGS_BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}
@@ -370,11 +387,18 @@ def resolve(
         if cfg and profile and s.key in cfg.tables.get(profile, {}):
             n = cfg.line_of(profile, s.key)
             layers.append((cfg.tables[profile][s.key], f"config [{profile}]", f"{path}:{n}"))
+        for raw, _, where in layers:
+            if isinstance(raw, list | dict):
+                # not a value of the wrong type but the wrong shape: no default stands in for it
+                raise ConfigError(f"{where}: {s.key} = {raw!r} is a TOML {type(raw).__name__}; {s.key} takes one "
+                                  f"{s.kind} value (`ccrawl config show` lists them)")
         if env.get(s.env) not in (None, ""):
             layers.append((env[s.env], f"env {s.env}", f"environment variable {s.env}"))
         for raw, src, where in layers:
             try:
                 chosen, source = parse(raw), src
+            except UnusableValue as exc:
+                raise UsageError(f"{where}: {s.key} = {raw!r}: {exc}") from None
             except ValueError as exc:
                 warn(f"{where}: {s.key} = {raw!r} is the wrong type ({exc}); using {chosen!r}")
         if flags.get(s.key) is not None:
@@ -397,5 +421,9 @@ def resolve(
         raise UsageError(f"source must be https or s3, not {values['source']!r} (from {sources['source']})")
     if values["workers"] < 1:
         raise UsageError(f"workers must be at least 1, not {values['workers']} (from {sources['workers']})")
+    from ccrawl.config_checks import check_usable
+
+    check_usable(values, sources)
     sources["profile"] = profile_source
     return Settings(values, sources, profile, path, cdir_source)
+

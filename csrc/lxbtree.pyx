@@ -16,10 +16,14 @@ raises ImportError on any difference, so ``accel`` falls back to the twin.
 
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdint cimport uint64_t, uintptr_t
-from libc.string cimport memcmp
+from cpython.unicode cimport Py_UNICODE_ISSPACE
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcmp, memset
 from posix.dlfcn cimport RTLD_LAZY, dlopen, dlsym
 
 from lexbor_abi cimport *
+
+import gc
 
 import selectolax.lexbor as _sx
 from selectolax.lexbor import LexborHTMLParser

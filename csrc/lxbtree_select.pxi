@@ -190,13 +190,17 @@ cdef object _node_at(object start, lxb_dom_node_t *top, lxb_dom_node_t *target):
 
 
 cdef Py_ssize_t _measure(_Query q, lxb_dom_node_t *top, list found) except -1:
-    """One walk: ``top``'s text length, and [address, times matched, start, length] per match.
+    """One walk: ``top``'s text length, and [address, times matched, start, length, link start,
+    links above, link length] per match.
 
     A running count of characters in document order gives each match's length as the count
-    on leaving it minus the count on entering it. A text piece that is not UTF-8 sends every
-    length back to ``_text_len``, which decodes as selectolax does.
+    on leaving it minus the count on entering it. A second running count weighs each piece by
+    the ``<a>`` elements open around it, which gives each match's link text (each ``<a>`` as
+    ``css("a")`` lists it) without a walk of its own: the rise of that count inside the match,
+    less the links opened above it times its length. A text piece that is not UTF-8 sends every
+    length back to ``_text_len`` and ``_link_text_len``, which decode as selectolax does.
     """
-    cdef Py_ssize_t acc = 0, count
+    cdef Py_ssize_t acc = 0, lacc = 0, count, links_open = 0
     cdef bint clean = True
     cdef int times
     cdef list open_ = []
@@ -207,10 +211,12 @@ cdef Py_ssize_t _measure(_Query q, lxb_dom_node_t *top, list found) except -1:
         if node.type == NODE_ELEMENT:
             times = q.matches(node)
             if times:
-                entry = [<uintptr_t>node, times, acc, 0]
+                entry = [<uintptr_t>node, times, acc, 0, lacc, links_open, 0]
                 found.append(entry)
                 open_.append(entry)
                 innermost = node
+            if node.local_name == T_A:
+                links_open += 1
         elif node.local_name == T_TEXT:
             data = _text_data(node)
             if data.data != NULL:
@@ -219,19 +225,24 @@ cdef Py_ssize_t _measure(_Query q, lxb_dom_node_t *top, list found) except -1:
                     clean = False
                 else:
                     acc += count
+                    lacc += count * links_open
         if node.first_child != NULL:
             node = node.first_child
             continue
         while True:
+            if node.type == NODE_ELEMENT and node.local_name == T_A:
+                links_open -= 1
             if node == innermost:
                 entry = open_.pop()
                 entry[3] = acc - entry[2]
+                entry[6] = (lacc - entry[4]) - entry[5] * entry[3]
                 innermost = <lxb_dom_node_t *><uintptr_t>open_[len(open_) - 1][0] if open_ else NULL
             if node == top:
                 if clean:
                     return acc
                 for entry in found:
                     entry[3] = _text_len(<lxb_dom_node_t *><uintptr_t>entry[0])
+                    entry[6] = _link_text_len(<lxb_dom_node_t *><uintptr_t>entry[0])
                 return _text_len(top)
             if node.next != NULL:
                 node = node.next
@@ -239,40 +250,83 @@ cdef Py_ssize_t _measure(_Query q, lxb_dom_node_t *top, list found) except -1:
             node = node.parent
 
 
+cdef int _furniture_memo(lxb_dom_node_t *node, dict memo) except -1:
+    """``_furniture`` remembering each node's answer, so nested candidates share one climb."""
+    cdef uintptr_t tag
+    cdef list path = []
+    cdef int result = 0
+    while node != NULL:
+        got = memo.get(<uintptr_t>node)
+        if got is not None:
+            result = got
+            break
+        if node.type == NODE_ELEMENT:
+            tag = node.local_name
+            if tag == T_BODY or tag == T_HTML:
+                break
+            if tag == T_HEADER or tag == T_FOOTER or tag == T_NAV or tag == T_ASIDE or tag == T_DIALOG:
+                result = 1
+                break
+            if _may_be_hidden(<lxb_dom_element_t *>node):
+                attrs = _attributes(<lxb_dom_element_t *>node)
+                if is_hidden(attrs) or has_boilerplate_role(attrs):
+                    result = 1
+                    break
+        path.append(<uintptr_t>node)
+        node = node.parent
+    for key in path:
+        memo[key] = result
+    return result
+
+
+cdef object _node_near(object start, lxb_dom_node_t *top, lxb_dom_node_t *target, dict known):
+    """``_node_at``, starting from the nearest ancestor of ``target`` already in ``known``."""
+    cdef lxb_dom_node_t *node = target
+    while node != NULL and node != top:
+        got = known.get(<uintptr_t>node)
+        if got is not None:
+            return _node_at(got, node, target)
+        node = node.parent
+    return _node_at(start, top, target)
+
+
 def scored_candidates(body, str query, int min_chars, double share_of_best) -> tuple:
     """``body``'s text length and the candidates ``select_main`` weighs, as the twin finds them.
 
     Every match of ``query`` under ``body`` (``body`` included) with ``min_chars`` or more,
     longest first; going down, stop below ``share_of_best`` of the best so far, skip furniture,
-    subtract link text, keep what still has ``min_chars``: a list of (chars, node).
+    subtract link text, keep what still has ``min_chars``: a list of (chars, node). Linear in
+    the page however the candidates nest: lengths and link text come from one walk, the
+    furniture test and the node lookups reuse what the enclosing candidates found.
     """
     cdef _Query q = _compiled(query)
     cdef lxb_dom_node_t *top = as_node(body.mem_id)
     cdef lxb_dom_node_t *node
     cdef Py_ssize_t n, order = 0, best_so_far = 0
     cdef list found = [], raw = [], scored = []
+    cdef dict furniture = {}
     body_chars = _measure(q, top, found)
-    for addr, times, _, n in found:
+    for addr, times, _, n, _, _, link in found:
         if n >= min_chars:
             for _ in range(times):
-                raw.append((-n, order, addr))
+                raw.append((-n, order, addr, link))
                 order += 1
     raw.sort()
-    for neg, _, addr in raw:
+    for neg, _, addr, link in raw:
         n = -neg
         if n < share_of_best * best_so_far:
             break
         node = <lxb_dom_node_t *><uintptr_t>addr
-        if _furniture(node):
+        if _furniture_memo(node, furniture):
             continue
-        n -= _link_text_len(node)
+        n -= link
         if n >= min_chars:
             scored.append((n, addr))
             best_so_far = max(best_so_far, n)
     nodes = {}
     for n, addr in scored:
         if addr not in nodes:
-            nodes[addr] = _node_at(body, top, <lxb_dom_node_t *><uintptr_t>addr)
+            nodes[addr] = _node_near(body, top, <lxb_dom_node_t *><uintptr_t>addr, nodes)
     return body_chars, [(n, nodes[addr]) for n, addr in scored]
 
 
@@ -320,26 +374,201 @@ cdef int _score_paragraph(lxb_dom_node_t *para, dict scores, dict tag_weight, ob
     return 0
 
 
+cdef struct _Agg:
+    lxb_dom_node_t *node
+    Py_ssize_t length                 # code points of the subtree's text
+    Py_ssize_t link                   # code points of its link text (each ``<a>`` as css("a") lists it)
+    Py_ssize_t commas                 # "," and "\uff0c" in its text
+    Py_ssize_t lead                   # leading whitespace (str.strip's) of its text
+    Py_ssize_t trail                  # trailing whitespace
+    bint allws                        # the text is whitespace only (or empty)
+    bint para_child                   # a child is a p/pre/td
+    bint para_grandchild              # a grandchild is
+
+
+cdef inline Py_UCS4 _cp_at(const unsigned char *s, size_t i, size_t *width) noexcept nogil:
+    """The code point starting at ``s[i]`` (valid UTF-8 assumed) and its byte width."""
+    cdef unsigned char c = s[i]
+    if c < 0x80:
+        width[0] = 1
+        return c
+    if c < 0xE0:
+        width[0] = 2
+        return ((c & 0x1F) << 6) | (s[i + 1] & 0x3F)
+    if c < 0xF0:
+        width[0] = 3
+        return ((c & 0x0F) << 12) | ((s[i + 1] & 0x3F) << 6) | (s[i + 2] & 0x3F)
+    width[0] = 4
+    return ((c & 0x07) << 18) | ((s[i + 1] & 0x3F) << 12) | ((s[i + 2] & 0x3F) << 6) | (s[i + 3] & 0x3F)
+
+
+cdef int _agg_piece(_Agg *acc, lxb_dom_node_t *node) noexcept:
+    """Add one text node to ``acc``; -1 when its data is not UTF-8 (the caller falls back)."""
+    cdef lexbor_str_t *data = _text_data(node)
+    cdef const unsigned char *s = data.data
+    cdef size_t n = data.length, i = 0, j, w = 0
+    cdef Py_ssize_t count, lead = 0, trail = 0, commas = 0
+    if s == NULL or n == 0:
+        return 0
+    count = _utf8_count(s, n)
+    if count < 0:
+        return -1
+    while i < n:
+        if s[i] == 0x2C:
+            commas += 1
+        elif s[i] == 0xEF and i + 2 < n and s[i + 1] == 0xBC and s[i + 2] == 0x8C:
+            commas += 1
+        i += 1
+    i = 0
+    while i < n and Py_UNICODE_ISSPACE(_cp_at(s, i, &w)):
+        lead += 1
+        i += w
+    if i >= n:                        # whitespace only
+        trail = count
+    else:
+        j = n
+        while j > 0:
+            i = j - 1
+            while i > 0 and (s[i] & 0xC0) == 0x80:
+                i -= 1
+            if not Py_UNICODE_ISSPACE(_cp_at(s, i, &w)):
+                break
+            trail += 1
+            j = i
+    _agg_join(acc, count, 0, commas, lead, trail, lead == count)
+    return 0
+
+
+cdef inline void _agg_join(_Agg *acc, Py_ssize_t length, Py_ssize_t link, Py_ssize_t commas,
+                           Py_ssize_t lead, Py_ssize_t trail, bint allws) noexcept nogil:
+    """Append a piece of text (a text node or a finished child's subtree) to ``acc``."""
+    if acc.allws:
+        acc.lead = acc.length + lead
+    if allws:
+        acc.trail += length
+    else:
+        acc.trail = trail
+    acc.allws = acc.allws and allws
+    acc.length += length
+    acc.link += link
+    acc.commas += commas
+
+
+cdef inline bint _is_para(lxb_dom_node_t *node) noexcept nogil:
+    return node.type == NODE_ELEMENT and (node.local_name == T_P or node.local_name == T_PRE or node.local_name == T_TD)
+
+
+cdef int _aggregate(lxb_dom_node_t *top, dict paras, dict parents) except -1:
+    """One post-order walk of ``top``'s subtree: each paragraph's (length, commas, stripped
+    length) into ``paras`` and each paragraph parent's or grandparent's (length, link length)
+    into ``parents``, keyed by address. Returns 1 when some text is not UTF-8 (nothing usable:
+    pieces decode differently than joined; the engines hand lexbor UTF-8 only, so pages with
+    such text come only from callers parsing raw bytes)."""
+    cdef Py_ssize_t cap = 256, d = 0
+    cdef _Agg *stack = <_Agg *>malloc(cap * sizeof(_Agg))
+    cdef _Agg *grown
+    cdef _Agg *acc
+    cdef lxb_dom_node_t *child
+    if stack == NULL:
+        raise MemoryError()
+    try:
+        memset(&stack[0], 0, sizeof(_Agg))
+        stack[0].node = top
+        stack[0].allws = True
+        child = top.first_child
+        while True:
+            if child != NULL:
+                if child.local_name == T_TEXT:
+                    if _agg_piece(&stack[d], child) < 0:
+                        return 1
+                    child = child.next
+                    continue
+                d += 1
+                if d == cap:
+                    cap *= 2
+                    grown = <_Agg *>realloc(stack, cap * sizeof(_Agg))
+                    if grown == NULL:
+                        raise MemoryError()
+                    stack = grown
+                memset(&stack[d], 0, sizeof(_Agg))
+                stack[d].node = child
+                stack[d].allws = True
+                child = child.first_child
+                continue
+            acc = &stack[d]
+            if acc.node.type == NODE_ELEMENT and acc.node.local_name == T_A:
+                acc.link += acc.length
+            if _is_para(acc.node):
+                paras[<uintptr_t>acc.node] = (
+                    acc.length, acc.commas, 0 if acc.allws else acc.length - acc.lead - acc.trail
+                )
+            if acc.para_child or acc.para_grandchild:
+                parents[<uintptr_t>acc.node] = (acc.length, acc.link)
+            if d == 0:
+                return 0
+            _agg_join(&stack[d - 1], acc.length, acc.link, acc.commas, acc.lead, acc.trail, acc.allws)
+            if _is_para(acc.node):
+                stack[d - 1].para_child = True
+            if acc.para_child:
+                stack[d - 1].para_grandchild = True
+            child = acc.node.next
+            d -= 1
+    finally:
+        free(stack)
+
+
+cdef int _credit_fast(lxb_dom_node_t *para, tuple info, dict scores, dict tag_weight, object class_weight) except -1:
+    """``_score_paragraph`` from the paragraph's aggregates (no walk of its subtree)."""
+    cdef Py_ssize_t length = info[0], commas = info[1], stripped = info[2]
+    if stripped < 25:
+        return 0
+    amount = 1 + commas + min(length // 100, 3)
+    _credit(para.parent, amount, scores, tag_weight, class_weight)
+    _credit(para.parent.parent if para.parent != NULL else NULL, amount / 2, scores, tag_weight, class_weight)
+    return 0
+
+
 def readable_scores(body, dict tag_weight, class_weight) -> tuple:
     """Readability's final score per scored node (by ``mem_id``) and the best node, as the twin.
 
     Paragraphs (``p``, ``pre``, ``td`` under ``body``) credit their parent and grandparent;
     a score is then discounted by its node's link density. (``{}``, None) when nothing scores.
+
+    Linear in the page: one post-order walk sums each subtree's text length, commas, link
+    text and outer whitespace, so nested paragraphs (a table in a table cell, 40,000 deep) do
+    not each walk their own subtree again.
     """
     cdef lxb_dom_node_t *top = as_node(body.mem_id)
     cdef lxb_dom_node_t *node = top
     cdef lxb_dom_node_t *best = NULL
-    cdef Py_ssize_t chars
-    cdef dict scores = {}, final = {}
+    cdef Py_ssize_t chars, link
+    cdef dict scores = {}, final = {}, paras = {}, parents = {}
+    cdef bint slow
+    # Many small tuples at once: the cyclic GC would rescan the growing heap (they hold no cycles).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        slow = _aggregate(top, paras, parents) != 0
+    finally:
+        if collecting:
+            gc.enable()
     while node != NULL:
-        if node.type == NODE_ELEMENT and (node.local_name == T_P or node.local_name == T_PRE or node.local_name == T_TD):
-            _score_paragraph(node, scores, tag_weight, class_weight)
+        if _is_para(node):
+            if slow:
+                _score_paragraph(node, scores, tag_weight, class_weight)
+            else:
+                _credit_fast(node, paras[<uintptr_t>node], scores, tag_weight, class_weight)
         node = next_in_subtree(node, top, True)
     best_score = None
     for key, score in scores.items():
         node = <lxb_dom_node_t *><uintptr_t>key
-        chars = _text_len(node)
-        density = 1.0 if chars == 0 else min(_link_text_len(node) / chars, 1.0)
+        got = None if slow else parents.get(key)
+        if got is None:
+            chars = _text_len(node)
+            link = _link_text_len(node)
+        else:
+            chars, link = got
+        density = 1.0 if chars == 0 else min(link / chars, 1.0)
         final[key] = value = score * (1 - density)
         if best_score is None or value > best_score:
             best, best_score = node, value

@@ -79,9 +79,31 @@ GLOBAL_FLAGS: tuple[GlobalFlag, ...] = (
 GLOBAL_NAMES = frozenset(f.name for f in GLOBAL_FLAGS)
 
 
+class GlobalOption(click.Option):
+    """An option every command shares (listed under "Global options" in a command's help)."""
+
+
+class CcrawlCommand(click.Command):
+    """A command whose ``--help`` lists its own options first, the shared ones under their own heading."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        own: list[tuple[str, str]] = []
+        shared: list[tuple[str, str]] = []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is not None:
+                (shared if isinstance(param, GlobalOption) else own).append(record)
+        if own:
+            with formatter.section("Options"):
+                formatter.write_dl(own)
+        if shared:
+            with formatter.section("Global options"):
+                formatter.write_dl(shared)
+
+
 def _options(skip: frozenset[str] = frozenset()) -> list[click.Option]:
     return [
-        click.Option([*f.decls, f.name], show_default=False, **f.kwargs) for f in GLOBAL_FLAGS if f.name not in skip
+        GlobalOption([*f.decls, f.name], show_default=False, **f.kwargs) for f in GLOBAL_FLAGS if f.name not in skip
     ]
 
 
@@ -261,7 +283,8 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., A
                         return func(run, **params)
             return func(run, **params)
 
-        cmd = click.Command(name or func.__name__.replace("_", "-"), callback=callback, **kwargs)
+        cls: type[click.Command] = kwargs.pop("cls", CcrawlCommand)
+        cmd = cls(name or func.__name__.replace("_", "-"), callback=callback, **kwargs)
         cmd.params.extend(reversed(getattr(func, "__click_params__", [])))
         cmd.params.extend(_options(skip))
         return cmd

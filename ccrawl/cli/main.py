@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import signal
 import sys
-import traceback
 from collections.abc import Sequence
 from typing import Any
 
@@ -78,8 +78,28 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("ccrawl.cli.extract:extract", "Pull text, links, title, or Markdown from a captured page"),
     "content": ("ccrawl.cli.content:content", "Live-fetch content signals: text, outlinks, quality"),
     "recrawl": ("ccrawl.cli.recrawl:recrawl", "Recrawl a published dataset, streaming the work list"),
+    "markdown": ("ccrawl.cli.markdown:markdown", "Build Markdown Parquet datasets from CC WARCs and publish them"),
+    "dedup": ("ccrawl.cli.dedup:dedup", "Report exact and near duplicate documents in a Markdown Parquet dataset"),
+    "convert": ("ccrawl.cli.convert:convert", "Convert WARC/WAT/WET archives to Parquet or JSONL"),
+
+    "rank": ("ccrawl.cli.rank:rank", "Look up host and domain ranks from the web graph"),
+    "host": ("ccrawl.cli.host:host", "Enumerate and enrich hosts from the CC web graph"),
+    "crawl": ("ccrawl.cli.crawl:crawl", "Discovery crawl: seed, fetch, run with a resumable frontier, status"),
+    "sched": ("ccrawl.cli.sched:sched", "Recrawl scheduling: tier assignment and differential CDX analysis"),
     "library": ("ccrawl.cli.library:library", "Inspect, verify, and collect the dataset library"),
+    "columnar": ("ccrawl.cli.columnar:columnar", "Query the columnar Parquet index"),
+    "table": ("ccrawl.cli.columnar:columnar", "Alias of columnar"),
+    "athena": ("ccrawl.cli.columnar:columnar", "Alias of columnar"),
+    "db": ("ccrawl.cli.db:db", "Build and query a local DuckDB database"),
+
+    "news": ("ccrawl.cli.news:news", "Work with the continuous CC-NEWS dataset"),
+    "urls": ("ccrawl.cli.urls:urls", "Mirror the Common Crawl URL index to a HuggingFace dataset"),
+    "publish": ("ccrawl.cli.publish_maint:publish", "Maintenance for the published Common Crawl datasets"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
+    "index": ("ccrawl.cli.index:index", "Build and query a local BM25 full-text search index"),
+    "api": ("ccrawl.cli.servers:api", "Start the v2 REST API server"),
+    "serve": ("ccrawl.cli.servers:serve", "Serve the operations over HTTP as NDJSON"),
+    "mcp": ("ccrawl.cli.servers:mcp", "Run as an MCP server over stdio"),
     "config": ("ccrawl.cli.meta:config", "Show resolved configuration and data paths"),
     "cache": ("ccrawl.cli.meta:cache", "Inspect and clear the on-disk cache"),
     "version": ("ccrawl.cli.meta:version", "Print the version and exit"),
@@ -123,11 +143,36 @@ def _version_flag(args: list[str]) -> list[str]:
 
 
 def _fail(message: str) -> None:
-    click.echo(f"ccrawl: {message}", err=True)
+    from ccrawl.redact import redact_userinfo
+
+    click.echo(f"ccrawl: {redact_userinfo(message)}", err=True)  # an endpoint's user:password@ stays private
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns (and, as a console script, exits with) the exit code."""
+    """Run the CLI; returns (and, as a console script, exits with) the exit code.
+
+    Started through :mod:`ccrawl._entry`, SIGINT exits at once until here; while the command
+    runs it is ``KeyboardInterrupt`` (so the command's cleanup runs), and after it the
+    immediate exit again (see :mod:`ccrawl._entry`).
+    """
+    from ccrawl import _entry
+
+    immediate = signal.getsignal(signal.SIGINT) is _entry.interrupted_now
+    try:
+        if immediate:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        return _run(argv)
+    except KeyboardInterrupt:
+        if immediate:  # a second Ctrl-C while the line is written exits at once, no traceback
+            _entry.install()
+        _fail("interrupted")
+        return 130
+    finally:
+        if immediate:
+            _entry.install()
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = _version_flag(list(sys.argv[1:] if argv is None else argv))
     verbose = _verbose(args)
     try:
@@ -145,11 +190,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             hint = f" (see `{ctx.command_path} --help`)"
         _fail(exc.format_message().replace("\n", " ") + hint)
         return exc.exit_code if exc.exit_code else EXIT_USAGE
-    except click.exceptions.Abort:
-        _fail("aborted")
+    except click.exceptions.Abort as exc:
+        # click turns Ctrl-C (and EOF at a prompt) into Abort; say which it was
+        _fail("interrupted" if isinstance(exc.__cause__, KeyboardInterrupt) else "aborted")
         return 130
     except CcrawlError as exc:
         if verbose:
+            import traceback
+
             traceback.print_exc()
         _fail(str(exc).replace("\n", " ") or type(exc).__name__)
         return exc.exit_code
@@ -165,13 +213,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_OK
     except Exception as exc:
         if verbose:
+            import traceback
+
             traceback.print_exc()
         _fail(f"internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)".replace("\n", " "))
         return EXIT_ERROR
 
 
 def entry() -> None:
-    """Console-script entry point."""
+    """Run the CLI and exit with its code (prefer :func:`ccrawl._entry.run`, which also covers
+    SIGINT during the imports)."""
     sys.exit(main())
 
 

@@ -6,6 +6,8 @@ and ``recrawl run`` is the pipeline's. The work is :class:`ccrawl.datasets.publi
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -32,8 +34,10 @@ def _seconds(flag: str, value: str) -> float:
 @click.option("--kind", type=click.Choice(["domains", "urls"]), default="domains",
               help="Which recrawl this is, domains or urls, default domains")
 @click.option("--server", default="", help="Name of this machine, default the hostname")
-@click.option("--shard", type=int, default=0, help="Which partition of the work list this machine took, 0-based")
-@click.option("--shards", type=int, default=1, help="How many machines are splitting the work list, default 1")
+@click.option("--shard", default="0",
+              help="Which partition of the work list this machine took, 0-based, or auto (from the engine)")
+@click.option("--shards", type=int, default=None,
+              help="How many machines are splitting the work list, default 1 (or the engine's count)")
 @click.option("--state", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The crawl's checkpoint file, read so the card can report progress")
 @click.option("--commit-every", type=int, default=4, help="Shards per HuggingFace commit, default 4")
@@ -48,24 +52,54 @@ def _seconds(flag: str, value: str) -> float:
               help="Exit 75 when no commit lands for this long with shards waiting, default 10m")
 @click.option("--hub", default="",
               help="A directory to publish to a local hub instead (default $CCRAWL_HUB, else the Hub)")
-def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard: int, shards: int,
+def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard: str, shards: int | None,
             state: Path | None, commit_every: int, watch: str, keep: bool, private: bool, no_push: bool,
             staging: Path | None, max_stall: str, hub: str) -> None:
-    from ccrawl.datasets.publish_recrawl import Publisher, PublishOptions
-    from ccrawl.ops.publish import COLUMNS, open_publish_repo, summary_line
+    from ccrawl import ops
+    from ccrawl.ops.publish import COLUMNS
+    from ccrawl.scale.engine import resolve_shard
 
+    assignment = resolve_shard(shard, shards)
     settings = run.settings
     if not repo:
         repo = str(getattr(settings, f"recrawl_{kind}_repo", "") or "")
-    opts = PublishOptions(
-        directory, repo_id=repo, kind=kind, server=server, shard=shard, shards=shards, state=state,
-        commit_every=commit_every, watch=_seconds("--watch", watch), keep=keep, private=private, no_push=no_push,
-        staging=staging, max_stall=_seconds("--max-stall", max_stall),
+    records = ops.get("recrawl.publish")(
+        dir=str(directory), repo=repo, kind=kind, server=server, shard=assignment.index, shards=assignment.count,
+        state=str(state) if state else "", commit_every=commit_every, watch=_seconds("--watch", watch), keep=keep,
+        private=private, no_push=no_push, staging=str(staging) if staging else "",
+        max_stall=_seconds("--max-stall", max_stall), hub=hub,
+        endpoint=str(getattr(settings, "hf_endpoint", "") or ""),
         backoff=float(getattr(settings, "backoff", 1.0) or 1.0),
         backoff_max=float(getattr(settings, "backoff_max", 60.0) or 60.0),
     )
-    target = open_publish_repo(opts.repo_id, hub=hub, endpoint=str(getattr(settings, "hf_endpoint", "") or ""),
-                               no_push=no_push)
-    publisher = Publisher(opts, target, log=run.info)
-    run.emit(publisher.run(), columns=COLUMNS)
-    run.info(summary_line(publisher.stats, no_push=no_push))
+    # the operation reports progress and its summary on the ccrawl.publish logger: to stderr via run.info
+    handler = _InfoHandler(run.info)
+    logger = logging.getLogger("ccrawl.publish")
+    logger.addHandler(handler)
+    old_level = logger.level
+    logger.setLevel(logging.INFO)
+    propagate, logger.propagate = logger.propagate, False  # printed once, by the handler above
+    if assignment.source != "flag":
+        from ccrawl.datasets.ledger import MachineKey
+
+        ledger = MachineKey(server, assignment.index, assignment.count).ledger_path
+        run.info(f"recrawl publish: ledger {ledger} is {assignment.describe()}")
+    try:
+        run.emit(records, columns=COLUMNS)
+        if assignment.source != "flag":
+            run.info(f"recrawl publish: {assignment.describe()}")
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        logger.propagate = propagate
+
+
+class _InfoHandler(logging.Handler):
+    """Hands each message of the ``ccrawl.publish`` logger to ``run.info`` (stderr, silenced by -q)."""
+
+    def __init__(self, info: Callable[[str], None]) -> None:
+        super().__init__(level=logging.INFO)
+        self.info = info
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.info(record.getMessage())

@@ -46,59 +46,98 @@ def check_local_source(source: str) -> None:
                          "files; a Hub dataset is written owner/name)")
 
 
+def _defaults() -> dict[str, Any]:
+    """Every RunParams default, so a flag's default is the library's (one place: params.py)."""
+    import dataclasses
+
+    from ccrawl.recrawl.params import RunParams
+
+    return {f.name: f.default for f in dataclasses.fields(RunParams) if f.default is not dataclasses.MISSING}
+
+
+D = _defaults()
+
+
+def _size_text(n: int) -> str:
+    for unit, mult in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n % mult == 0:
+            return f"{n // mult}{unit}"
+    return str(n)
+
+
 @command("run", help="Walk a published dataset and fetch every URL in it, resumable from a checkpoint.")
 @click.option("--from", "source", required=True,
               help="Work list: domains, urls, a dataset repo ID or a local directory")
 @click.option("--dir", "release", help="Directory of parts inside the dataset [the newest release]")
 @click.option("--column", help="String column holding the work, domain or url")
 @click.option("--out", help="Directory to write output files into (empty fetches without archiving)")
-@click.option("--format", "fmt", type=click.Choice(["parquet", "warc"]), default="parquet", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["parquet", "warc"]), default=D["format"], show_default=True)
 @click.option("--state", help="Checkpoint file, so a killed run resumes where it stopped")
-@click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
-@click.option("--max-pages", type=int, default=0, show_default=True, help="Stop after this many fetches (0 = no limit)")
+@click.option("--delay", default=f"{D['delay']:g}s", show_default=True,
+              help="Minimum spacing between two requests to one host")
+@click.option("--max-pages", type=int, default=D["max_pages"], show_default=True,
+              help="Stop after this many fetches (0 = no limit)")
 @click.option("--robots", is_flag=True, help="Check robots.txt before fetching (off by default on a recrawl)")
 @click.option("--no-extract", is_flag=True, help="Store the body without rendering it to text and Markdown")
-@click.option("--extractor", default="h2m", show_default=True, help="Engine that renders a page to Markdown")
-@click.option("--extractors", type=int, help="Extract processes [the core count, clamped to --workers]")
-@click.option("--shard-size", default="512MiB", show_default=True,
+@click.option("--extractor", default=D["extractor"], show_default=True, help="Engine that renders a page to Markdown")
+@click.option("--extractors", type=int, help="Extract processes [from the core count: see docs/recrawl.md]")
+@click.option("--shard-size", default=_size_text(D["shard_size"]), show_default=True,
               help="Rotate to a new output shard past this payload (MB = 10^6 bytes, MiB = 2^20)")
-@click.option("--prefix", default="ccrawl", show_default=True, help="File name prefix for the output files")
-@click.option("--writers", type=int, default=1, show_default=True, help="Output files open at once")
-@click.option("--batch", type=int, default=2000, show_default=True, help="Work items between WARC checkpoints")
-@click.option("--queue-mb", type=float, default=128.0, show_default=True, help="MB of finished work that may wait")
-@click.option("--shard", type=int, default=0, show_default=True, help="Which partition of the work list, 0-based")
-@click.option("--shards", type=int, default=1, show_default=True, help="How many machines split the work list")
-@click.option("--workers", "-j", type=int, default=256, show_default=True, help="Concurrent fetches in total")
-@click.option("--fetchers", type=int, help="Fetch processes [one per 256 workers, at most the core count]")
+@click.option("--prefix", default=D["prefix"], show_default=True, help="File name prefix for the output files")
+@click.option("--writers", type=int, help="Writer processes, each with its own open file [from the core count]")
+@click.option("--batch", type=int, default=D["batch"], show_default=True, help="Work items between WARC checkpoints")
+@click.option("--queue-mb", type=float, default=D["queue_mb"], show_default=True,
+              help="MB of finished work that may wait between stages (a quarter more for work read ahead)")
+@click.option("--shard", default=str(D["shard"]), show_default=True,
+              help="Which partition of the work list, 0-based, or auto (from Slurm, Kubernetes or RANK)")
+@click.option("--shards", type=int, default=None, help="How many machines split the work list [1, or the engine's]")
+@click.option("--workers", "-j", type=int, default=D["workers"], show_default=True, help="Concurrent fetches in total")
+@click.option("--fetchers", type=int, help="Fetch processes [from the core count: see docs/recrawl.md]")
 @click.option("--dns-lookups", type=int, help="DNS lookups in flight [workers/8, floored at 16, capped at 128]")
-@click.option("--robots-timeout", default="10s", show_default=True, help="Budget for one host's robots.txt")
-@click.option("--timeout", default="30s", show_default=True, help="Budget for one fetch, redirects included")
+@click.option("--robots-timeout", default=f"{D['robots_timeout']:g}s", show_default=True,
+              help="Budget for one host's robots.txt")
+@click.option("--timeout", default=f"{D['timeout']:g}s", show_default=True,
+              help="Budget for one fetch, redirects included")
 @click.option("--previous", help="Earlier capture directory: send its validators, store 304s as unchanged rows")
 @click.option("--profile-dir", help="Write a CPU and a heap profile per process into this directory")
-@click.option("--profile-name", default="recrawl", show_default=True, help="Name the profile files, to diff runs")
+@click.option("--profile-name", default=D["profile_name"], show_default=True,
+              help="Name the profile files, to diff runs")
 @click.option("--resolve", multiple=True, help="Resolver override HOST=IP or '*.suffix=IP' (repeatable)")
+@click.option("--allow-private-addresses", is_flag=True, default=None,
+              help="Also fetch loopback, private and link-local addresses [setting allow_private_addresses]")
 def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_timeout: str, timeout: str,
-        resolve: tuple[str, ...], **flags: Any) -> None:
+        resolve: tuple[str, ...], shard: str, shards: int | None, allow_private_addresses: bool | None,
+        **flags: Any) -> None:
+    from ccrawl import ops
     from ccrawl.fetch.config import parse_resolve
-    from ccrawl.recrawl import run_recrawl
+    from ccrawl.recrawl.summary import RunSummary
+    from ccrawl.scale.engine import resolve_shard
 
+    assignment = resolve_shard(shard, shards)
+    flags.update(shard=assignment.index, shards=assignment.count)
     check_local_source(source)
-    summary = run_recrawl(
-        source,
+    records = ops.get("recrawl.run")(
+        source=source,
         format=fmt,
         delay=parse_seconds(delay, "--delay"),
         shard_size=parse_size(shard_size, "--shard-size"),
         robots_timeout=parse_seconds(robots_timeout, "--robots-timeout"),
         timeout=parse_seconds(timeout, "--timeout"),
         resolve=parse_resolve(resolve),
+        allow_private_addresses=bool(run.settings.allow_private_addresses if allow_private_addresses is None
+                                     else allow_private_addresses),
         hub_endpoint=run.settings.hf_endpoint,
         progress=run.progress,
         journal=run.flags.get("journal"),
         metrics_addr=run.flags.get("metrics_addr"),
         command_line=shlex.join(["ccrawl", *sys.argv[1:]]),
-        **flags,
+        **{k: v for k, v in flags.items() if v is not None or k in ("column", "release", "out", "state")},
     )
+    record = next(iter(records))
+    summary = RunSummary(**record)
     for line in summary.lines():
         run.info(line)
+    if assignment.source != "flag" or assignment.count > 1:
+        run.info(f"recrawl: this run was {assignment.describe()}")
     if run.flags.get("output"):
-        run.emit([summary.as_dict()], single=True)
+        run.emit([{**record, **assignment.as_dict()}], single=True)

@@ -75,16 +75,33 @@ url.add_command(_leaf("domain", "url.domain", "Host, registered domain (public s
 
 @command("shard", help="Which of --shards machines owns each URL (FNV-1a 64 of the registered domain, mod n).")
 @click.argument("urls", nargs=-1)
-@click.option("--shards", type=int, required=True, help="How many machines split the work list")
-@click.option("--shard", "only", type=int, default=None, help="Only print the URLs this shard owns")
-def shard(run: Run, urls: tuple[str, ...], shards: int, only: int | None) -> None:
+@click.option("--shards", type=int, default=None,
+              help="How many machines split the work list (required unless --shard auto finds it)")
+@click.option("--shard", "only", default=None,
+              help="Only print the URLs this shard owns: an index, or auto (from the engine)")
+def shard(run: Run, urls: tuple[str, ...], shards: int | None, only: str | None) -> None:
+    if only is not None and only.strip().lower() == "auto":
+        from ccrawl.scale.engine import resolve_shard
+
+        assignment = resolve_shard(only, shards)
+        _run_op(run, "url.shard", urls, shards=assignment.count, shard=assignment.index)
+        return
+    if shards is None:
+        raise UsageError("--shards is required (or give --shard auto to read it from the engine)")
+    if only is not None:
+        try:
+            only_index: int | None = int(only)
+        except ValueError:
+            raise UsageError(f"--shard {only!r}: give a 0-based index or auto") from None
+    else:
+        only_index = None
     if shards < 1:
         raise UsageError(f"--shards must be at least 1, not {shards}")
-    if only is not None and not 0 <= only < shards:
-        raise UsageError(f"--shard {only} is outside 0..{shards - 1} for --shards {shards}")
+    if only_index is not None and not 0 <= only_index < shards:
+        raise UsageError(f"--shard {only_index} is outside 0..{shards - 1} for --shards {shards}")
     params: dict[str, Any] = {"shards": shards}
-    if only is not None:
-        params["shard"] = only
+    if only_index is not None:
+        params["shard"] = only_index
     _run_op(run, "url.shard", urls, **params)
 
 

@@ -41,6 +41,7 @@ from ccrawl.datasets.hub import (
     require_token,
 )
 from ccrawl.errors import EXIT_UNREACHABLE, CredentialMissing, NothingMatched
+from ccrawl.redact import redact_userinfo
 
 T = TypeVar("T")
 
@@ -79,8 +80,8 @@ class _HubChatter(logging.Filter):
             return record.levelno >= logging.ERROR
         if float(m["wait"]) >= 1.0:
             reason = f"{self.last_error}; " if self.last_error else ""
-            print(f"ccrawl: hub: {reason}retrying ({m['n']}/{m['of']}) in {float(m['wait']):.0f} s",
-                  file=sys.stderr, flush=True)
+            line = f"ccrawl: hub: {reason}retrying ({m['n']}/{m['of']}) in {float(m['wait']):.0f} s"
+            print(redact_userinfo(line), file=sys.stderr, flush=True)
         return False
 
 
@@ -121,8 +122,8 @@ def check_endpoint_resolves(endpoint: str) -> None:
     except OSError as exc:
         if name_not_known(exc):
             raise HubUnreachable(
-                f"cannot reach the Hub at {endpoint}: the name {host} does not resolve (no DNS answer for it); "
-                "check the network, or set HF_ENDPOINT to a mirror"
+                f"cannot reach the Hub at {redact_userinfo(endpoint)}: the name {host} does not resolve "
+                "(no DNS answer for it); check the network, or set HF_ENDPOINT to a mirror"
             ) from exc
         return  # a transient resolver failure: the request retries it
     _RESOLVED[host] = True
@@ -163,6 +164,8 @@ class HfRepo(DatasetRepo):
         self.repo_type = repo_type
         self.token = token
         self.endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or constants.ENDPOINT).rstrip("/")
+        #: The endpoint as messages show it: ``user:password@`` redacted (issue #13).
+        self.shown_endpoint = redact_userinfo(self.endpoint)
         self.timeout = timeout
         self._api = HfApi(endpoint=self.endpoint)
 
@@ -186,32 +189,37 @@ class HfRepo(DatasetRepo):
         try:
             return fn()
         except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
-            raise NothingMatched(f"{what}: {self.repo_type} repo {self.repo_id} not found on {self.endpoint}") from exc
+            raise NothingMatched(
+                f"{what}: {self.repo_type} repo {self.repo_id} not found on {self.shown_endpoint}"
+            ) from exc
         except EntryNotFoundError as exc:
             raise NothingMatched(f"{what}: not found in {self.repo_id}") from exc
         except HfHubHTTPError as exc:
             status = exc.response.status_code if exc.response is not None else 0
             if status in _BUSY_STATUS:
-                raise HubBusy(f"{what}: {self.endpoint} answered {status}", _retry_after(exc.response)) from exc
+                raise HubBusy(f"{what}: {self.shown_endpoint} answered {status}", _retry_after(exc.response)) from exc
             if status in (409, 412):
                 raise CommitConflict(f"{what}: {self.repo_id} moved since it was read ({status})") from exc
             if status in (401, 403):
                 raise CredentialMissing(
-                    f"{what}: {self.endpoint} refused the token ({status}); check HF_TOKEN has write access to "
+                    f"{what}: {self.shown_endpoint} refused the token ({status}); check HF_TOKEN has write access to "
                     f"{self.repo_id}"
                 ) from exc
-            raise HubError(f"{what}: {self.endpoint} answered {status}: {str(exc).strip().splitlines()[0]}") from exc
+            first_line = redact_userinfo(str(exc).strip().splitlines()[0])
+            raise HubError(f"{what}: {self.shown_endpoint} answered {status}: {first_line}") from exc
         except (httpx2.ConnectError, httpx2.ConnectTimeout) as exc:
             # no connection on any attempt: unreachable (exit 8), still a HubBusy for a publisher's wait
-            raise HubUnreachable(f"{what}: cannot reach the Hub at {self.endpoint}: {type(exc).__name__}: {exc}; "
-                                 "check the network, or set HF_ENDPOINT to a mirror") from exc
+            raise HubUnreachable(f"{what}: cannot reach the Hub at {self.shown_endpoint}: {type(exc).__name__}: "
+                                 f"{redact_userinfo(str(exc))}; check the network, or set HF_ENDPOINT to a mirror") \
+                from exc
         except (httpx2.TimeoutException, httpx2.NetworkError, httpx2.RemoteProtocolError) as exc:
-            raise HubBusy(f"{what}: {self.endpoint} did not answer: {type(exc).__name__}: {exc}") from exc
+            detail = redact_userinfo(str(exc))
+            raise HubBusy(f"{what}: {self.shown_endpoint} did not answer: {type(exc).__name__}: {detail}") from exc
         except RuntimeError as exc:
             # huggingface_hub wraps a failed LFS PUT as RuntimeError("Error while uploading ...").
             cause = exc.__cause__
             if isinstance(cause, HfHubHTTPError | httpx2.HTTPError):
-                raise HubBusy(f"{what}: upload failed: {cause}") from exc
+                raise HubBusy(f"{what}: upload failed: {redact_userinfo(str(cause))}") from exc
             raise
 
     # -- repo ------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 
 from ccrawl.datasets.hub import HubBusy
 from ccrawl.errors import TemporaryFailure
+from ccrawl.redact import redact_userinfo
 
 T = TypeVar("T")
 
@@ -53,10 +54,10 @@ class StallClock:
         return self._last_progress + self.max_stall - time.monotonic()
 
     def stalled(self, why: str) -> TemporaryFailure:
-        return TemporaryFailure(
+        return TemporaryFailure(redact_userinfo(
             f"{self.what}: no commit landed for {self.max_stall:g}s with shards waiting ({why}); "
             "exiting 75 so the supervisor restarts it"
-        )
+        ))
 
     def bounded(self, what: str, fn: Callable[[], T]) -> T:
         """Run one hub call, giving up when the budget runs out (a hung request included)."""
@@ -92,6 +93,6 @@ class StallClock:
                 wait = exc.retry_after if exc.retry_after is not None else delay * (0.5 + random.random())
                 if wait >= self.left():
                     raise self.stalled(f"{what}: {exc}") from exc
-                self.log(f"{self.what}: {exc}; retrying in {wait:.1f}s")
+                self.log(redact_userinfo(f"{self.what}: {exc}; retrying in {wait:.1f}s"))
                 self.sleep(wait)
                 delay = min(self.backoff_max, delay * 2)

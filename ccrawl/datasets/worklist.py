@@ -21,7 +21,7 @@ from typing import Any
 
 from ccrawl.datasets.hub import DatasetRepo
 from ccrawl.errors import InputError, UsageError
-from ccrawl.recrawl.worklist import COLUMN_SHORTHANDS, Part, part_sort_key
+from ccrawl.recrawl.worklist import COLUMN_SHORTHANDS, Part, cell_text, check_column_type, part_sort_key
 
 #: Read-ahead past each read: one ranged request serves pyarrow's footer probe and the footer, and a
 #: column chunk (which pyarrow asks for in one read) costs one request of its own size plus this.
@@ -146,6 +146,7 @@ class HubWorkList:
             raise UsageError(
                 f"--column {self.column!r} is not in {path}; its columns are: {', '.join(pf.schema_arrow.names)}"
             )
+        check_column_type(pf.schema_arrow.field(self.column).type, self.column, path)
         return Part(self._name(path), size, pf.metadata.num_rows)
 
     def parts(self) -> list[Part]:
@@ -174,6 +175,5 @@ class HubWorkList:
             except Exception as exc:
                 raise InputError(f"work-list part {part.name} row group {group} cannot be read: {exc}") from exc
             for i in range(max(0, start_row - first), n):
-                v = values[i]
-                yield first + i, (None if v is None else str(v))
+                yield first + i, cell_text(values[i], part.name, first + i)
             first += n

@@ -84,17 +84,28 @@ def select_main(body: Node) -> MainContent:
     floor = _SHARE_OF_BEST * best
     # Only candidates inside the biggest one: a smaller block elsewhere (comments, a teaser
     # rail) can hold as much text as the article, and is not a narrowing of it.
-    chars, node = min(((n, nd) for n, nd in scored if n >= floor and _within(nd, best_node)), key=lambda t: t[0])
+    inside: dict[int, bool] = {best_node.mem_id: True}
+    chars, node = min(((n, nd) for n, nd in scored if n >= floor and _within(nd, inside)), key=lambda t: t[0])
     attrs = node.attributes
     article_like = node.tag in _ARTICLE_LIKE or (attrs.get("itemprop") or "") in ("articleBody", "text")
     return MainContent(node, True, article_like, chars)
 
 
-def _within(node: Node, ancestor: Node) -> bool:
-    """True when ``node`` is ``ancestor`` or lies inside it."""
-    target = ancestor.mem_id
+def _within(node: Node, known: dict[int, bool]) -> bool:
+    """True when ``node`` is the ancestor ``known`` starts with (``{id: True}``) or lies inside it.
+
+    Each node climbed past is remembered in ``known``, so the candidates nested in one another
+    (a chain 40,000 deep) climb the chain once between them, not once each.
+    """
+    path: list[int] = []
+    result = False
     while node is not None:
-        if node.mem_id == target:
-            return True
+        key = node.mem_id
+        if key in known:
+            result = known[key]
+            break
+        path.append(key)
         node = node.parent
-    return False
+    for key in path:
+        known[key] = result
+    return result

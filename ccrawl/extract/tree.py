@@ -73,6 +73,60 @@ def head_and_hrefs_py(root: Node) -> tuple[list[tuple[str, str | None]], list[st
     return entries, hrefs
 
 
+def _lengths_py(body: Node, wanted: set[int]) -> dict[int, tuple[int, int]] | None:
+    """Text length and link text length of each node in ``wanted`` (by ``mem_id``), in one
+    post-order walk of ``body`` (linear however the nodes nest); None when a text node holds
+    U+FFFD (see :func:`_aggregate_py`)."""
+    out: dict[int, tuple[int, int]] = {}
+    stack: list[list[Any]] = [[body, body.child, 0, 0]]  # node, next child, length, link
+    while stack:
+        top = stack[-1]
+        child = top[1]
+        if child is not None:
+            top[1] = child.next
+            if child.is_text_node:
+                text = child.text(deep=True)
+                if "\ufffd" in text:
+                    return None
+                top[2] += len(text)
+            else:
+                stack.append([child, child.child, 0, 0])
+            continue
+        stack.pop()
+        node, _, length, link = top
+        if node.tag == "a":
+            link += length
+        if node.mem_id in wanted:
+            out[node.mem_id] = (length, link)
+        if stack:
+            stack[-1][2] += length
+            stack[-1][3] += link
+    return out
+
+
+def _in_furniture_memo_py(node: Node, memo: dict[int, bool]) -> bool:
+    """``in_furniture_py`` remembering each node's answer, so nested candidates share one climb."""
+    path: list[int] = []
+    result = False
+    while node is not None and node.tag not in ("body", "html"):
+        key = node.mem_id
+        if key in memo:
+            result = memo[key]
+            break
+        if node.tag in _FURNITURE_TAGS:
+            result = True
+            break
+        attrs = node.attributes
+        if attrs and (is_hidden(attrs) or has_boilerplate_role(attrs)):
+            result = True
+            break
+        path.append(key)
+        node = node.parent
+    for key in path:
+        memo[key] = result
+    return result
+
+
 def scored_candidates_py(
     body: Node, query: str, min_chars: int, share_of_best: float
 ) -> tuple[int, list[tuple[int, Node]]]:
@@ -80,27 +134,97 @@ def scored_candidates_py(
 
     Every ``query`` match with ``min_chars`` or more, longest first (document order among
     equals); judged by the text that is not link text, skipping candidates inside
-    headers, menus and hidden elements costs a walk each, so going down it stops once no
-    remaining candidate could reach ``share_of_best`` of the best so far.
+    headers, menus and hidden elements; going down it stops once no remaining candidate could
+    reach ``share_of_best`` of the best so far. Lengths come from one walk and the furniture
+    climbs are shared, so nested candidates cost linear time.
     """
+    matches = body.css(query)
+    lengths = _lengths_py(body, {node.mem_id for node in matches} | {body.mem_id})
     raw: list[tuple[int, Node]] = []
-    for node in body.css(query):
-        n = len(node.text(deep=True))
+    for node in matches:
+        n = len(node.text(deep=True)) if lengths is None else lengths[node.mem_id][0]
         if n >= min_chars:
             raw.append((n, node))
     raw.sort(key=lambda t: -t[0])
     scored: list[tuple[int, Node]] = []
     best_so_far = 0
+    furniture: dict[int, bool] = {}
     for n, node in raw:
         if n < share_of_best * best_so_far:
             break
-        if in_furniture_py(node):
+        if _in_furniture_memo_py(node, furniture):
             continue
-        n -= link_text_length_py(node)
+        n -= link_text_length_py(node) if lengths is None else lengths[node.mem_id][1]
         if n >= min_chars:
             scored.append((n, node))
             best_so_far = max(best_so_far, n)
-    return len(body.text(deep=True)), scored
+    body_chars = len(body.text(deep=True)) if lengths is None else lengths[body.mem_id][0]
+    return body_chars, scored
+
+
+_PARA_TAGS = frozenset({"p", "pre", "td"})
+
+
+def _aggregate_py(body: Node) -> tuple[dict[int, tuple[int, int, int]], dict[int, tuple[int, int]]] | None:
+    """One post-order walk of ``body``: per paragraph (``p``/``pre``/``td``, by ``mem_id``)
+    its text length, commas and stripped length; per paragraph parent or grandparent its text
+    length and link text length (each ``<a>`` counted as ``node.css("a")`` lists it).
+
+    Each subtree's sums are built from its children's, so the walk is linear however deep the
+    paragraphs nest (a table in a table cell, 40,000 deep). None when a text node holds U+FFFD:
+    text that is not UTF-8 decodes differently piece by piece than joined, so the caller asks
+    selectolax per node instead (the engines hand lexbor UTF-8 only, so pages do not get there).
+    """
+    paras: dict[int, tuple[int, int, int]] = {}
+    parents: dict[int, tuple[int, int]] = {}
+    # A frame: node, its tag, next child to visit, then the running sums: length, link, commas,
+    # leading and trailing whitespace, whitespace only, a paragraph child, a paragraph grandchild.
+    stack: list[list[Any]] = [[body, body.tag, body.child, 0, 0, 0, 0, 0, True, False, False]]
+    while stack:
+        top = stack[-1]
+        child = top[2]
+        if child is not None:
+            top[2] = child.next
+            if child.is_text_node:
+                text = child.text(deep=True)
+                n = len(text)
+                if not n:
+                    continue
+                if "\ufffd" in text:
+                    return None
+                lead = n - len(text.lstrip())
+                _join(top, n, 0, text.count(",") + text.count("\uff0c"), lead, n - len(text.rstrip()), lead == n)
+            else:
+                stack.append([child, child.tag, child.child, 0, 0, 0, 0, 0, True, False, False])
+            continue
+        stack.pop()
+        node, tag, _, length, link, commas, lead, trail, allws, para_child, para_grandchild = top
+        if tag == "a":
+            link += length
+            top[4] = link
+        if tag in _PARA_TAGS:
+            paras[node.mem_id] = (length, commas, 0 if allws else length - lead - trail)
+        if para_child or para_grandchild:
+            parents[node.mem_id] = (length, link)
+        if stack:
+            up = stack[-1]
+            _join(up, length, link, commas, lead, trail, allws)
+            if tag in _PARA_TAGS:
+                up[9] = True
+            if para_child:
+                up[10] = True
+    return paras, parents
+
+
+def _join(acc: list[Any], length: int, link: int, commas: int, lead: int, trail: int, allws: bool) -> None:
+    """Append a piece of text (a text node or a finished child's subtree) to frame ``acc``."""
+    if acc[8]:
+        acc[6] = acc[3] + lead
+    acc[7] = acc[7] + length if allws else trail
+    acc[8] = acc[8] and allws
+    acc[3] += length
+    acc[4] += link
+    acc[5] += commas
 
 
 def readable_scores_py(
@@ -111,10 +235,13 @@ def readable_scores_py(
     Every ``p``, ``pre`` and ``td`` with 25+ characters (stripped) adds ``1 + commas +
     min(chars / 100, 3)`` to its parent and half that to its grandparent; a node's score
     starts from ``tag_weight`` and ``class_weight(class, id)`` and is finally discounted by
-    its link density. ``({}, None)`` when no paragraph scores.
+    its link density. ``({}, None)`` when no paragraph scores. The lengths come from one
+    linear walk (:func:`_aggregate_py`).
     """
     scores: dict[int, float] = {}
     nodes: dict[int, Node] = {}
+    sums = _aggregate_py(body)
+    paras, parents = sums if sums is not None else ({}, {})
 
     def credit(node: Node | None, amount: float) -> None:
         if node is None or node.tag in ("html", "-document"):
@@ -127,17 +254,25 @@ def readable_scores_py(
         scores[key] += amount
 
     for para in body.css("p, pre, td"):
-        text = para.text(deep=True)
-        if len(text.strip()) < 25:
+        info = paras.get(para.mem_id)
+        if info is None:
+            text = para.text(deep=True)
+            info = (len(text), text.count(",") + text.count("\uff0c"), len(text.strip()))
+        length, commas, stripped = info
+        if stripped < 25:
             continue
-        amount = 1 + text.count(",") + text.count("\uff0c") + min(len(text) // 100, 3)
+        amount = 1 + commas + min(length // 100, 3)
         parent = para.parent
         credit(parent, amount)
         credit(parent.parent if parent is not None else None, amount / 2)
     final: dict[int, float] = {}
     for key, score in scores.items():
-        chars = len(nodes[key].text(deep=True))
-        density = 1.0 if chars == 0 else min(link_text_length_py(nodes[key]) / chars, 1.0)
+        got = parents.get(key)
+        if got is None:
+            chars, link = len(nodes[key].text(deep=True)), link_text_length_py(nodes[key])
+        else:
+            chars, link = got
+        density = 1.0 if chars == 0 else min(link / chars, 1.0)
         final[key] = score * (1 - density)
     return final, nodes[max(final, key=lambda k: final[k])] if final else None
 

@@ -51,6 +51,11 @@ class UnsupportedURL(FetchRefusal):
     """Not an http(s) URL with a host; nothing was sent."""
 
 
+class BlockedAddress(FetchRefusal):
+    """The host is (or resolves to) a loopback, private, link-local or unspecified address
+    (:mod:`ccrawl.fetch.addresses`); nothing was sent."""
+
+
 _TLS_TYPES: tuple[type[BaseException], ...] = (
     aiohttp.ClientConnectorCertificateError,
     aiohttp.ClientConnectorSSLError,
@@ -62,7 +67,7 @@ _TLS_TYPES: tuple[type[BaseException], ...] = (
 
 def classify(exc: BaseException) -> str:
     """The error class of ``exc``: dns, timeout, refused, tls, skip or other."""
-    if isinstance(exc, RobotsDisallowed | CrawlDelayTooLong):
+    if isinstance(exc, RobotsDisallowed | CrawlDelayTooLong | BlockedAddress):
         return "skip"
     if isinstance(exc, RobotsUnreachable):
         return classify(exc.cause)

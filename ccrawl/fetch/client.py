@@ -13,6 +13,7 @@ import functools
 import resource
 import socket
 import time
+from collections.abc import Callable
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -22,6 +23,7 @@ from aiohttp.client_reqrep import ClientRequest
 from aiohttp.connector import Connection
 from yarl import URL
 
+from ccrawl.fetch.addresses import check_address, is_ip_literal
 from ccrawl.fetch.classify import (
     CrawlDelayTooLong,
     RedirectLoop,
@@ -63,14 +65,19 @@ class _PayloadErrorHandler(ResponseHandler):
 
 
 class _TimedConnector(aiohttp.TCPConnector):
-    """A TCPConnector that charges connection set-up time and the peer IP to the current fetch."""
+    """A TCPConnector that charges connection set-up time and the peer IP to the current fetch,
+    and refuses IP literals that are not public unless allowed (names: :class:`CachingResolver`)."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, allow_private: bool = False, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._allow_private = allow_private
         factory = functools.partial(_PayloadErrorHandler, loop=self._loop)
         self._factory = cast("functools.partial[ResponseHandler]", factory)
 
     async def connect(self, req: ClientRequest, traces: list[Any], timeout: aiohttp.ClientTimeout) -> Connection:
+        host = req.url.host or ""
+        if not self._allow_private and is_ip_literal(host):
+            check_address(host, host)  # every hop comes through here: pages, redirects, robots.txt
         trace = current_trace.get()
         if trace is None:
             return await super().connect(req, traces, timeout)
@@ -141,12 +148,16 @@ class Fetcher:
             timeout=cfg.dns_timeout,
             nameservers=cfg.nameservers,
             family=socket.AF_UNSPEC if cfg.ipv6 else socket.AF_INET,
+            allow_private=cfg.allow_private_addresses,
         )
         connector = _TimedConnector(
+            allow_private=cfg.allow_private_addresses,
             resolver=self._resolver,
             use_dns_cache=False,  # the resolver caches, with a bound
             limit=0,  # our semaphore bounds page fetches; robots.txt fetches must not queue behind them
-            family=socket.AF_UNSPEC if cfg.ipv6 else socket.AF_INET,
+            # The resolver decides which families a *name* gets (``ipv6``); an IP literal carries its
+            # own, and a connector pinned to AF_INET fails an IPv6 literal with an AssertionError.
+            family=socket.AF_UNSPEC,
             ssl=cfg.verify_tls,  # True: verify with the default context; False: accept any certificate
             keepalive_timeout=cfg.keepalive_timeout,
         )
@@ -190,8 +201,22 @@ class Fetcher:
             await self._resolver.close()
             self._resolver = None
 
-    async def fetch(self, url: str, *, etag: str = "", last_modified: str = "") -> FetchResult:
-        """Fetch ``url`` once; the validators, when given, make it a conditional request."""
+    async def fetch(
+        self,
+        url: str,
+        *,
+        etag: str = "",
+        last_modified: str = "",
+        paced: bool = False,
+        on_start: Callable[[], None] | None = None,
+    ) -> FetchResult:
+        """Fetch ``url`` once; the validators, when given, make it a conditional request.
+
+        ``paced=True`` says the caller spaces requests to a host itself (the recrawl's host-ready
+        scheduler): the host clock is skipped, a slot is not. ``on_start`` is called the moment
+        the request starts (right after ``fetched_at`` is stamped), so the caller's clock counts
+        from the same instant as the row.
+        """
         if self._session is None:
             raise RuntimeError("Fetcher used outside `async with`")
         host, problem = _parse_target(url)
@@ -204,7 +229,7 @@ class Fetcher:
                 raise UnsupportedURL(f"{problem}: {url!r}")
             delay = await self._robots_gate(url, phases)
             waited = time.perf_counter()
-            clock_wait = await self._clock.wait_turn(host, delay, self._slots.acquire)
+            clock_wait = await self._clock.wait_turn(host, 0.0 if paced else delay, self._slots.acquire)
             phases.host_clock += clock_wait
             phases.slot += time.perf_counter() - waited - clock_wait
         except (RobotsDisallowed, RobotsUnreachable, CrawlDelayTooLong, UnsupportedURL) as exc:
@@ -213,12 +238,28 @@ class Fetcher:
             return result
         self._stats.enter()
         try:
-            await self._fetch_on_slot(result, etag, last_modified)
+            await self._fetch_on_slot(result, etag, last_modified, on_start)
         finally:
             self._slots.release()
             self._stats.leave()
         self._stats.record(result)
         return result
+
+    async def host_delay(self, url: str) -> float:
+        """The spacing ``url``'s host asks for: ``config.delay``, or its robots.txt Crawl-delay when
+        longer (robots on; fetches robots.txt once per host). A URL robots.txt refuses answers
+        ``config.delay``: :meth:`fetch` turns it into a skip row without a request."""
+        if self._robots is None:
+            return self.config.delay
+        start = time.perf_counter()
+        try:
+            verdict = await self._robots.verdict(url)
+        finally:
+            self._stats.phases.robots += time.perf_counter() - start
+        crawl_delay = verdict.crawl_delay(self._agent_token)
+        if crawl_delay > self.config.max_crawl_delay:
+            return self.config.delay
+        return max(self.config.delay, crawl_delay)
 
     async def _robots_gate(self, url: str, phases: Phases) -> float:
         """The host's delay, after checking robots.txt when it is on; raises to make a skip row."""
@@ -242,10 +283,14 @@ class Fetcher:
             )
         return max(self.config.delay, crawl_delay)
 
-    async def _fetch_on_slot(self, result: FetchResult, etag: str, last_modified: str) -> None:
+    async def _fetch_on_slot(
+        self, result: FetchResult, etag: str, last_modified: str, on_start: Callable[[], None] | None = None
+    ) -> None:
         trace = FetchTrace()
         token = current_trace.set(trace)
         result.fetched_at = time.time_ns() // 1_000_000
+        if on_start is not None:
+            on_start()
         start = time.perf_counter()
         head_at = 0.0
         try:
@@ -287,7 +332,7 @@ class Fetcher:
         for hop in range(self.config.max_redirects + 1):
             resp = await self._session.get(current, headers=headers, allow_redirects=False)
             location = resp.headers.get("Location", "")
-            if resp.status not in _REDIRECTS or not location:
+            if resp.status not in _REDIRECTS or not location or not self.config.follow_redirects:
                 return resp
             resp.release()
             target = current.join(URL(location, encoded=False)).with_fragment(None)

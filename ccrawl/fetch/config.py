@@ -6,6 +6,8 @@ Every limit the CLI offers is a field here, so a library caller gets the same kn
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -15,6 +17,23 @@ from ccrawl.errors import UsageError
 DEFAULT_USER_AGENT = f"ccrawl/{__version__} (recrawler; robots.txt token: ccrawl)"
 DEFAULT_ACCEPT_ENCODING = "gzip, deflate, br, zstd"
 DEFAULT_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_user_agent(agent: str, name: str = "user_agent") -> None:
+    """A User-Agent is one header line: a CR or LF in it would end the header (or split it)."""
+    if _CONTROL.search(agent):
+        raise UsageError(f"{name} holds a control character (a newline?): {agent!r}; a header value is one line")
+
+
+def check_resolve(table: Mapping[str, str], name: str = "--resolve") -> None:
+    """Every override maps to an IP address (v4 or v6), not a name or a typo."""
+    for pattern, ip in table.items():
+        try:
+            ipaddress.ip_address(ip)
+        except ValueError:
+            raise UsageError(f"{name} {pattern}={ip}: {ip!r} is not an IP address (write it as 127.0.0.1 or ::1)") \
+                from None
 
 
 def default_dns_lookups(workers: int) -> int:
@@ -61,6 +80,8 @@ class FetchConfig:
     concurrency: int = 256
     """Fetches with a connection in use at once in this process."""
     max_redirects: int = 5
+    follow_redirects: bool = True
+    """False: a 3xx is the result (its Location for the caller to queue), as a link crawl wants."""
     verify_tls: bool = True
     """Check certificates; off archives what a host serves whatever its certificate."""
     keepalive_timeout: float = 4.0
@@ -71,6 +92,10 @@ class FetchConfig:
     max_headers: int = 512
     ipv6: bool = False
     """Resolve AAAA too; off by default so every host costs one lookup, not two."""
+    allow_private_addresses: bool = False
+    """Fetch loopback, private, link-local and unspecified addresses too. Off by default: a page
+    must not send the crawler to its own machine or network (:mod:`ccrawl.fetch.addresses`).
+    Names pinned by ``resolve`` are trusted either way."""
 
     def validate(self) -> FetchConfig:
         """Raise :class:`UsageError` naming the field when a value cannot work; returns self."""
@@ -92,6 +117,8 @@ class FetchConfig:
         for ok, message in checks:
             if not ok:
                 raise UsageError(f"fetch config: {message}")
+        check_user_agent(self.user_agent, "fetch config: user_agent")
+        check_resolve(self.resolve, "fetch config: resolve")
         return self
 
 
@@ -103,4 +130,5 @@ def parse_resolve(entries: Iterable[str]) -> dict[str, str]:
         if not sep or not pattern.strip() or not ip.strip():
             raise UsageError(f"--resolve {entry!r}: write it as PATTERN=IP, e.g. --resolve '*.test=127.0.0.1'")
         table[pattern.strip().lower()] = ip.strip()
+    check_resolve(table)
     return table

@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
+from ccrawl.fetch.addresses import blocked_reason, check_address
 from ccrawl.fetch.trace import current_trace
 
 try:
@@ -38,6 +39,8 @@ class DnsStats:
     cache_hits: int = 0
     overridden: int = 0
     failures: int = 0
+    blocked: int = 0
+    """Names that resolved only to refused addresses (see :mod:`ccrawl.fetch.addresses`)."""
     in_flight: int = 0
     peak_in_flight: int = 0
     seconds: float = 0.0
@@ -49,6 +52,7 @@ class DnsStats:
             "cache_hits": self.cache_hits,
             "overridden": self.overridden,
             "failures": self.failures,
+            "blocked": self.blocked,
             "peak_in_flight": self.peak_in_flight,
             "seconds": self.seconds,
         }
@@ -82,7 +86,9 @@ class CachingResolver(AbstractResolver):
         timeout: float = 5.0,
         nameservers: tuple[str, ...] = (),
         family: socket.AddressFamily = socket.AF_INET,
+        allow_private: bool = False,
     ) -> None:
+        self._allow_private = allow_private
         self._override = {k.lower(): v for k, v in (override or {}).items()}
         for ip in self._override.values():
             ipaddress.ip_address(ip)  # a bad override is a usage error at start, not a DNS row later
@@ -122,7 +128,17 @@ class CachingResolver(AbstractResolver):
         forced = match_override(key, self._override) if self._override else None
         if forced is not None:
             self.stats.overridden += 1
-            return [forced]
+            return [forced]  # pinned by the user: trusted, whatever the address
+        ips = await self._lookup_unpinned(key)
+        if self._allow_private:
+            return ips
+        allowed = [ip for ip in ips if not blocked_reason(ip)]
+        if not allowed:
+            self.stats.blocked += 1
+            check_address(key, ips[0])  # raises BlockedAddress, which aiohttp passes through as it is
+        return allowed
+
+    async def _lookup_unpinned(self, key: str) -> list[str]:
         cached = self._cache.get(key)
         if cached is not None:
             expires, value = cached

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from protego import Protego
 
-from ccrawl.fetch.classify import classify, describe
+from ccrawl.fetch.classify import BlockedAddress, classify, describe
 from ccrawl.fetch.trace import current_trace
 
 ROBOTS_MAX_BYTES = 500 * 1024
@@ -172,6 +173,11 @@ class RobotsCache:
                 # RFC 9309 §2.3.1.2: past five redirects the file may be taken as unavailable (allow).
                 self.stats.allowed_all += 1
                 return self._verdict(0, None, allow_all=True)
+            except BlockedAddress as exc:
+                # robots.txt (or a redirect of it) points into private space: unavailable, and the
+                # host's pages become skip rows naming the address; asking again will not change it
+                status, failure, detail = 0, exc, f"robots.txt: {describe(exc)}"
+                break
             except (aiohttp.ClientError, OSError, TimeoutError) as exc:
                 status, failure = 0, exc
                 detail = f"robots.txt: {describe(exc)}"
@@ -211,9 +217,17 @@ class RobotsCache:
         return len(self._cache)
 
 
+_AGENT_LINE = re.compile(r"(?im)^([ \t]*user-agent[ \t]*:[ \t]*)([^\s#]+)[ \t]+[^\r\n#]*")
+
+
 def _parse(text: str) -> Protego | None:
-    """protego's rules, or None (allow all) for a file it cannot read: an unreadable file has no rules."""
+    """protego's rules, or None (allow all) for a file it cannot read: an unreadable file has no rules.
+
+    A ``User-agent`` value is cut at its first space first (``User-agent: FOO BAR`` names ``FOO``),
+    as Google's reference parser does (``ID_UserAgentValueCaseInsensitive``); protego would
+    otherwise match the group against no crawler at all.
+    """
     try:
-        return Protego.parse(text)
+        return Protego.parse(_AGENT_LINE.sub(r"\1\2", text))
     except Exception:  # protego is lenient; anything it still rejects is a file without rules
         return None

@@ -55,6 +55,8 @@ def recrawl_publish(
     max_stall: float = 600.0,
     hub: str = "",
     endpoint: str = "",
+    backoff: float = 1.0,
+    backoff_max: float = 60.0,
 ) -> Iterator[dict[str, Any]]:
     """One record per shard handled: committed, staged (``no_push``) or exists (already published).
 
@@ -66,6 +68,7 @@ def recrawl_publish(
         Path(dir), repo_id=repo, kind=kind, server=server, shard=shard, shards=shards,
         state=Path(state) if state else None, commit_every=commit_every, watch=watch, keep=keep,
         private=private, no_push=no_push, staging=Path(staging) if staging else None, max_stall=max_stall,
+        backoff=backoff, backoff_max=backoff_max,
     )
     target = open_publish_repo(opts.repo_id, hub=hub, endpoint=endpoint, no_push=no_push)
     logger = logging.getLogger("ccrawl.publish")

@@ -1,64 +1,47 @@
 """The ``recrawl.run`` operation: one recrawl run, yielding its summary as one record.
 
-A thin wrapper over :func:`ccrawl.recrawl.run_recrawl`; every parameter is a keyword of the
-library call (and a flag of ``ccrawl recrawl run``). It writes files, so ``serve`` hides it
-unless started with ``--allow-writes``.
+The one way in: ``ccrawl recrawl run`` calls this operation, ``serve``/``mcp`` list it, and a
+script calls it (or :func:`ccrawl.recrawl.run_recrawl`, which it wraps). Its parameters are the
+fields of :class:`ccrawl.recrawl.params.RunParams` with their defaults, read off the dataclass,
+so the defaults live in one place. It writes files, so ``serve`` hides it unless started with
+``--allow-writes``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 from collections.abc import Iterator
 from typing import Any
 
 from ccrawl.ops import operation
+from ccrawl.recrawl.params import RunParams
 
 SUMMARY_COLUMNS = ("fetched", "ok", "failed", "not_modified", "bytes", "files", "part", "row", "done",
                    "stopped_by", "pages_per_s", "elapsed_s")
 
 
-@operation("recrawl.run", summary="Walk a published work list and fetch every URL in it, resumable",
-           columns=SUMMARY_COLUMNS, writes=True)
-def recrawl_run(
-    source: str,
-    release: str | None = None,
-    column: str | None = None,
-    out: str | None = None,
-    format: str = "parquet",
-    state: str | None = None,
-    delay: float = 1.0,
-    max_pages: int = 0,
-    robots: bool = False,
-    no_extract: bool = False,
-    extractor: str = "h2m",
-    extractors: int | None = None,
-    shard_size: int = 512 * 1024 * 1024,
-    prefix: str = "ccrawl",
-    writers: int = 1,
-    batch: int = 2000,
-    queue_mb: float = 128.0,
-    shard: int = 0,
-    shards: int = 1,
-    workers: int = 256,
-    fetchers: int | None = None,
-    dns_lookups: int | None = None,
-    robots_timeout: float = 10.0,
-    timeout: float = 30.0,
-    previous: str | None = None,
-    progress: str = "none",
-    journal: str | None = None,
-    metrics_addr: str | None = None,
-    profile_dir: str | None = None,
-    profile_name: str = "recrawl",
-    **extra: Any,
-) -> Iterator[dict[str, Any]]:
+def _signature() -> inspect.Signature:
+    """``(source, *, <every other RunParams field>=<its default>)``, annotations as the dataclass has them."""
+    params = []
+    for f in dataclasses.fields(RunParams):
+        if f.default is not dataclasses.MISSING:
+            default: Any = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = inspect.Parameter.empty
+        kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if f.name == "source" else inspect.Parameter.KEYWORD_ONLY
+        params.append(inspect.Parameter(f.name, kind, default=default, annotation=f.type))
+    return inspect.Signature(params)
+
+
+def recrawl_run(source: str, **params: Any) -> Iterator[dict[str, Any]]:
     from ccrawl.recrawl import run_recrawl
 
-    summary = run_recrawl(
-        source, release=release, column=column, out=out, format=format, state=state, delay=delay,
-        max_pages=max_pages, robots=robots, no_extract=no_extract, extractor=extractor, extractors=extractors,
-        shard_size=shard_size, prefix=prefix, writers=writers, batch=batch, queue_mb=queue_mb, shard=shard,
-        shards=shards, workers=workers, fetchers=fetchers, dns_lookups=dns_lookups, robots_timeout=robots_timeout,
-        timeout=timeout, previous=previous, progress=progress, journal=journal, metrics_addr=metrics_addr,
-        profile_dir=profile_dir, profile_name=profile_name, **extra,
-    )
-    yield summary.as_dict()
+    yield run_recrawl(source, **params).as_dict()
+
+
+recrawl_run.__signature__ = _signature()  # type: ignore[attr-defined]
+operation("recrawl.run", summary="Walk a published work list and fetch every URL in it, resumable",
+          columns=SUMMARY_COLUMNS, writes=True)(recrawl_run)

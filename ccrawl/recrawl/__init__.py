@@ -2,8 +2,10 @@
 
 ``run_recrawl(source, **flags) -> RunSummary`` is the library entry point (every CLI flag is a
 keyword); the parts are the work-list reader (:mod:`.worklist`), the feeder (:mod:`.feeder`),
-the process pipeline (:mod:`.pipeline` with :mod:`.fetchproc`, :mod:`.extractproc`,
-:mod:`.writerproc` over shared-memory rings, :mod:`.ring`), the sinks (:mod:`.sinks`,
+the process pipeline (:mod:`.pipeline` with :mod:`.fetchproc` and its host-ready scheduler
+:mod:`.hostsched`, :mod:`.extractproc`, :mod:`.writerproc` over shared-memory rings, :mod:`.ring`;
+every message between them in :mod:`.messages`; process counts from the machine in :mod:`.sizing`),
+the sinks (:mod:`.sinks`,
 :mod:`.warcrec`), the checkpoint (:mod:`.checkpoint`, :mod:`.recovery`) and the summary
 (:mod:`.summary`, :mod:`.report`, :mod:`.telemetry`). See docs/recrawl.md.
 """

@@ -16,7 +16,8 @@ import time
 from typing import Any, Protocol
 
 from ccrawl.fetch.decoding import ContentDecodeError, decode_content, looks_like_html
-from ccrawl.recrawl.procs import child_setup, pack_meta, peak_rss_mb, unpack_meta
+from ccrawl.recrawl.messages import CaptureRow, ExtractReport
+from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 
 RENDER_LIMIT = 10 * 1024 * 1024
@@ -79,27 +80,28 @@ def engine_label(name: str) -> str:
     return make_engine(name).label
 
 
-def render_row(engine: Engine, meta: dict[str, Any], body: bytes) -> None:
-    """Add the extraction columns to ``meta`` when the row is an HTML page with a body."""
-    if meta["error"] or meta["unchanged"] or not body:
+def render_row(engine: Engine, row: CaptureRow, body: bytes) -> None:
+    """Add the extraction columns to ``row`` when it is an HTML page with a body."""
+    cols = row.columns
+    if cols["error"] or cols["unchanged"] or not body:
         return
     try:
-        html = decode_content(body, meta.get("_content_encoding", ""), RENDER_LIMIT)
+        html = decode_content(body, row.header.content_encoding, RENDER_LIMIT)
     except ContentDecodeError as exc:
-        _note(meta, "extract_error", str(exc))
+        _note(cols, "extract_error", str(exc))
         return
-    if not looks_like_html(meta["content_type"], html):
+    if not looks_like_html(cols["content_type"], html):
         return
     try:
-        meta.update(engine.render(html, meta["final_url"] or meta["url"], meta["content_type"]))
+        cols.update(engine.render(html, cols["final_url"] or cols["url"], cols["content_type"]))
     except Exception as exc:  # one pathological page must not end the run: note it, keep the row
-        _note(meta, "extract_error", f"{type(exc).__name__}: {exc}")
+        _note(cols, "extract_error", f"{type(exc).__name__}: {exc}")
 
 
-def _note(meta: dict[str, Any], key: str, value: str) -> None:
-    extra = json.loads(meta["meta_json"] or "{}")
+def _note(cols: dict[str, Any], key: str, value: str) -> None:
+    extra = json.loads(cols["meta_json"] or "{}")
     extra[key] = value
-    meta["meta_json"] = json.dumps(extra, separators=(",", ":"), ensure_ascii=False)
+    cols["meta_json"] = json.dumps(extra, separators=(",", ":"), ensure_ascii=False)
 
 
 #: Rendered rows are announced to the writers at most this far apart (and at the end of every
@@ -125,17 +127,25 @@ def extract_main(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, en
     from ccrawl.profiling.session import heap_profile
 
     with heap_profile(f"extract-{idx}"):
-        _extract_loop(idx, ring_in, rings_out, events, engine_name, upstream)
+        extract_loop(idx, ring_in, rings_out, events, make_engine(engine_name), upstream)
 
 
-def _extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, engine_name: str, upstream: int) -> None:
+def extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, engine: Engine, upstream: int) -> None:
+    """The extract loop: rows from ``ring_in``, rendered, round-robin into ``rings_out``; ends at
+    ``upstream`` EOFs. ``events`` needs only ``put``, so it runs alone in a test."""
     ppid = os.getppid()
-    engine = make_engine(engine_name)
     eofs = rendered = rows = 0
     busy = sink_wait = 0.0
     started = last = time.monotonic()
+    cpu0 = time.process_time()
     k = 0
     announced = time.perf_counter()
+
+    def stats() -> dict[str, Any]:
+        return {"rows": rows, "rendered": rendered, "busy_s": busy, "sink_wait_s": sink_wait,
+                "wall_s": time.monotonic() - started, "cpu_s": time.process_time() - cpu0,
+                "peak_rss_mb": peak_rss_mb()}
+
     while eofs < upstream:
         descs = ring_in.read_descriptors(timeout=0.5)
         if descs is None or os.getppid() != ppid:
@@ -147,12 +157,12 @@ def _extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, e
             blob, body = ring_in.read(desc)
             ring_in.release(desc)
             t0 = time.perf_counter()
-            meta = unpack_meta(blob)
-            render_row(engine, meta, body)
-            rendered += bool(meta.get("extractor"))
+            row = CaptureRow.unpack(blob)
+            render_row(engine, row, body)
+            rendered += bool(row.columns.get("extractor"))
             rows += 1
             t1 = time.perf_counter()
-            _send(rings_out[k % len(rings_out)], pack_meta(meta), body)
+            _send(rings_out[k % len(rings_out)], row.pack(), body)
             k += 1
             busy += t1 - t0
             sink_wait += time.perf_counter() - t1
@@ -162,11 +172,8 @@ def _extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, e
         _announce(rings_out)
         now = time.monotonic()
         if now - last > 1.0:
-            events.put(("extract", idx, {"rows": rows, "rendered": rendered, "busy_s": busy,
-                                         "sink_wait_s": sink_wait, "wall_s": now - started,
-                                         "peak_rss_mb": peak_rss_mb()}, False))
+            events.put(ExtractReport(idx, stats(), False))
             last = now
     for ring in rings_out:
         ring.put_eof()
-    events.put(("extract", idx, {"rows": rows, "rendered": rendered, "busy_s": busy, "sink_wait_s": sink_wait,
-                                 "wall_s": time.monotonic() - started, "peak_rss_mb": peak_rss_mb()}, True))
+    events.put(ExtractReport(idx, stats(), True))

@@ -14,10 +14,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from ccrawl.recrawl.checkpoint import Position, ProgressTracker
+from ccrawl.recrawl.messages import WorkItem
 from ccrawl.recrawl.worklist import WorkList, to_url
 
-#: (fetch process, (seq, url, etag, last_modified))
-Routed = tuple[int, tuple[int, str, str, str]]
+#: (fetch process, the item)
+Routed = tuple[int, WorkItem]
 
 
 @dataclass(slots=True)
@@ -72,7 +73,7 @@ def feed(
                 tracker.issue(seq, pos)
                 tracker.read_to((p, row + 1))
                 etag, lm = validators.get(url, ("", "")) if validators else ("", "")
-                yield route(url, fetchers), (seq, url, etag, lm)
+                yield route(url, fetchers), WorkItem(seq, url, etag, lm)
                 continue
             tracker.read_to((p, row + 1))
         tracker.read_to((p + 1, 0))

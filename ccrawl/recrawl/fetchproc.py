@@ -1,15 +1,19 @@
 """A fetch process: hundreds of concurrent fetches on one event loop, results into shared memory.
 
-The parent sends lists of work items ``(seq, url, etag, last_modified)`` down this process's
-pipe and ``None`` to stop. Every item becomes exactly one result (a failure is a row), copied
-into the next stage's ring by a helper thread so a full ring holds back the fetch task that
-produced the row (the "waiting for the sink" phase) without stalling the event loop. Credits go
-back to the parent as results leave, which is what bounds the items held here.
+The parent sends :class:`~ccrawl.recrawl.messages.WorkBatch` messages down this process's pipe
+and :class:`~ccrawl.recrawl.messages.StopFeed` to stop. Items wait in per-host queues of a
+:class:`~ccrawl.recrawl.hostsched.HostScheduler`; a slot (one of this process's share of
+``--workers``) only ever takes an item whose host is ready, so a host's politeness clock never
+holds a slot that another host could use. Every item becomes exactly one row (a failure is a
+row), copied into the next stage's ring by a helper thread so a full ring holds back the task
+that produced it (the "waiting for the sink" phase) without stalling the event loop. Credit (the
+bytes of the items done) goes back to the parent as rows leave, which bounds the read-ahead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import time
@@ -17,7 +21,20 @@ from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from typing import Any
 
-from ccrawl.recrawl.procs import child_setup, pack_meta, peak_rss_mb
+from ccrawl.fetch.config import FetchConfig
+from ccrawl.recrawl.hostsched import HostScheduler, host_of, retry_after
+from ccrawl.recrawl.messages import (
+    CaptureRow,
+    Crash,
+    Credit,
+    DropWaiting,
+    FetchReport,
+    RowHeader,
+    StopFeed,
+    WorkBatch,
+    WorkItem,
+)
+from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 
 #: One encoder for every row (``json.dumps`` with arguments builds one per call); most rows have no
@@ -25,12 +42,11 @@ from ccrawl.recrawl.ring import Ring
 _META_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
-def result_meta(result: Any, seq: int, *, warc: bool) -> dict[str, Any]:
-    """The capture-row fields of a FetchResult (everything but the body), plus routing keys."""
+def capture_row(result: Any, seq: int, *, warc: bool) -> CaptureRow:
+    """The capture row of a FetchResult (everything but the body): header and seed columns."""
     failed = bool(result.error)
     meta_extra = result.meta()
-    meta: dict[str, Any] = {
-        "_seq": seq,
+    columns: dict[str, Any] = {
         "url": result.url,
         "host": result.host,
         "status": int(result.status),
@@ -50,16 +66,17 @@ def result_meta(result: Any, seq: int, *, warc: bool) -> dict[str, Any]:
         "resp_headers": "" if failed else result.headers_json(),
         "req_headers": result.req_headers_json(),
     }
+    header = RowHeader(seq)
     if not failed:
         for name, value in result.resp_headers:
             if name.lower() == "content-encoding":
-                meta["_content_encoding"] = value
+                header.content_encoding = value
     if warc and not failed:
-        meta["_request_head"] = result.request_head()
-        meta["_response_head"] = result.stored_response_head()
-        meta["_truncated"] = bool(result.body_truncated)
-        meta["_target_url"] = result.target_url
-    return meta
+        header.request_head = result.request_head()
+        header.response_head = result.stored_response_head()
+        header.truncated = bool(result.body_truncated)
+        header.target_url = result.target_url
+    return CaptureRow(header, columns)
 
 
 class _Outbox:
@@ -76,10 +93,10 @@ class _Outbox:
         self._announcing = False
         self.sink_wait = 0.0
 
-    async def put(self, meta: dict[str, Any], body: bytes) -> None:
+    async def put(self, row: CaptureRow, body: bytes) -> None:
         ring = self.rings[self._next % len(self.rings)]
         self._next += 1
-        blob = pack_meta(meta)
+        blob = row.pack()
         if ring.try_put(blob, body, defer=True):
             if not self._announcing:
                 self._announcing = True
@@ -102,93 +119,182 @@ class _Outbox:
             ring.put_eof()
 
 
-async def _serve(
-    idx: int, inbox: Connection, events: Any, rings: list[Ring], fetch_kwargs: dict[str, Any], warc: bool
+#: HTTP statuses whose ``Retry-After`` backs the host off (that host only, never the run).
+BACKOFF_STATUSES = frozenset({429, 503})
+
+
+class Inbox:
+    """The parent's messages, as an asyncio queue: from a pipe (a real run) or pushed by a test."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[WorkBatch | StopFeed] = asyncio.Queue()
+
+    def attach(self, conn: Connection) -> None:
+        loop = asyncio.get_running_loop()
+
+        def on_readable() -> None:
+            try:
+                self.queue.put_nowait(conn.recv())
+            except (EOFError, OSError):
+                os._exit(0)  # the parent is gone: leave nothing half-sealed behind, the next run replays
+
+        loop.add_reader(conn.fileno(), on_readable)
+        self._detach = lambda: loop.remove_reader(conn.fileno())
+
+    def detach(self) -> None:
+        getattr(self, "_detach", lambda: None)()
+
+
+async def serve(
+    idx: int, inbox: Inbox, events: Any, outbox: Any, config: FetchConfig, warc: bool
 ) -> None:
-    from ccrawl.fetch import FetchConfig, Fetcher
+    """The fetch process's loop: take work batches, schedule them by host readiness, fetch, put rows.
+
+    ``events`` needs only ``put``; ``outbox`` needs ``async put(row, body)`` and ``close()`` (the
+    shared-memory rings in a run, a list in a test), so the loop runs alone with in-memory queues.
+    """
+    from ccrawl.fetch import Fetcher
 
     loop = asyncio.get_running_loop()
-    inbox_q: asyncio.Queue[Any] = asyncio.Queue()
-
-    def on_readable() -> None:
-        try:
-            inbox_q.put_nowait(inbox.recv())
-        except (EOFError, OSError):
-            os._exit(0)  # the parent is gone: leave nothing half-sealed behind, the next run replays
-
-    loop.add_reader(inbox.fileno(), on_readable)
-    outbox = _Outbox(rings)
+    sched: HostScheduler[WorkItem] = HostScheduler(
+        config.delay, learn_delay=config.robots, max_backoff=config.max_crawl_delay
+    )
+    wake = asyncio.Event()
+    slots = asyncio.Semaphore(config.concurrency)
     tasks: set[asyncio.Task[None]] = set()
-    credits = 0
+    credit = 0
     last_report = time.monotonic()
-    # The process's own CPU time against its wall clock: the timing line's "on CPU" share,
-    # which tells a pool whose free slots wait on this process from one waiting on the network.
     cpu0, wall0 = time.process_time(), time.monotonic()
-    # Credits go back as soon as a few results have left, not on the stats cadence: the parent
-    # feeds only against credits, so holding them for the 0.1 s tick capped a process at about
-    # credit_limit / 0.1 s (16 workers: ~600 pages/s on loopback, whatever the server could do).
-    # An eighth of the slots at a time: the parent grants twice the slots, so the items held here
-    # never fall below the slots, and each message (a queue put, a wake-up of the parent and a
-    # batch fed back) is paid once per concurrency/8 rows rather than per concurrency/16.
-    credit_every = max(1, int(fetch_kwargs.get("concurrency", 64)) // 8)
+    # Credit (bytes of items done) goes back after every eighth of the slots' worth of results,
+    # not on the stats cadence: the parent feeds against it, so holding it back caps the rate.
+    credit_every = max(1, config.concurrency // 8)
+    done_since_credit = 0
+    host_wait = 0.0
 
-    async with Fetcher(FetchConfig(**fetch_kwargs)) as fetcher:
+    async with Fetcher(config) as fetcher:
 
-        async def one(seq: int, url: str, etag: str, last_modified: str) -> None:
-            nonlocal credits
+        async def one(host: str, item: WorkItem, unknown_delay: bool) -> None:
+            nonlocal credit, done_since_credit
             try:
-                result = await fetcher.fetch(url, etag=etag, last_modified=last_modified)
+                if unknown_delay:
+                    try:
+                        delay = await fetcher.host_delay(item.url)
+                    except ValueError:  # a URL robots.txt cannot be asked about (a bad port): fetch() makes its row
+                        delay = config.delay
+                    sched.learned(host, delay, time.monotonic())
+                    wake.set()
+                result = await fetcher.fetch(item.url, etag=item.etag, last_modified=item.last_modified, paced=True,
+                                             on_start=lambda: sched.started(host, time.monotonic()))
+                if result.status in BACKOFF_STATUSES:
+                    pause = retry_after(result.resp_headers)
+                    if pause > 0:
+                        sched.back_off(host, pause, time.monotonic())
                 body = b"" if result.error else result.body
-                await outbox.put(result_meta(result, seq, warc=warc), body)
+                await outbox.put(capture_row(result, item.seq, warc=warc), body)
             except Exception as exc:  # a bug, not a network failure (those are rows): stop the run
-                events.put(("crash", f"fetch process {idx}", f"{type(exc).__name__}: {exc} (url {url})"))
+                events.put(Crash(f"fetch process {idx}", f"{type(exc).__name__}: {exc} (url {item.url})"))
                 return
-            credits += 1
-            if credits >= credit_every:
-                events.put(("credit", idx, credits))
-                credits = 0
+            finally:
+                slots.release()
+            credit += item.cost
+            done_since_credit += 1
+            if done_since_credit >= credit_every:
+                events.put(Credit(idx, credit))
+                credit = done_since_credit = 0
 
         def report(final: bool = False) -> None:
-            nonlocal credits, last_report
+            nonlocal credit, done_since_credit, last_report
             stats = fetcher.stats()
             stats["sink_wait_s"] = outbox.sink_wait
             stats["peak_rss_mb"] = peak_rss_mb()
             stats["cpu_s"] = time.process_time() - cpu0
             stats["wall_s"] = time.monotonic() - wall0
-            events.put(("fetch", idx, credits, stats, final))
-            credits = 0
+            stats["sched_hosts"] = sched.hosts
+            stats["sched_waiting"] = len(sched)
+            stats["sched_backoffs"] = sched.backoffs
+            stats["sched_host_wait_s"] = host_wait
+            stats["sched_dropped"] = dropped
+            events.put(FetchReport(idx, credit, stats, final))
+            credit = done_since_credit = 0
             last_report = time.monotonic()
 
-        stopping = False
-        while not stopping or tasks:
-            try:
-                msg = await asyncio.wait_for(inbox_q.get(), timeout=0.1) if not stopping else None
-            except TimeoutError:
-                msg = ()
-            if stopping:
-                await asyncio.wait(tasks, timeout=0.1)
-            elif msg is None:
-                stopping = True
-                loop.remove_reader(inbox.fileno())
-            else:
-                for seq, url, etag, lm in msg:
-                    task = loop.create_task(one(seq, url, etag, lm))
-                    tasks.add(task)
-                    task.add_done_callback(tasks.discard)
-            since = time.monotonic() - last_report
-            if (credits and (credits >= 64 or since > 0.1)) or since > 1.0:
+        fed = asyncio.Event()  # set once the parent says no more items will come
+        dropped = 0
+
+        async def receive() -> None:
+            """Take the parent's messages into the scheduler, until the loop ends."""
+            nonlocal dropped
+            while True:
+                msg = await inbox.queue.get()
+                match msg:
+                    case WorkBatch(items=items):
+                        now = time.monotonic()
+                        for item in items:
+                            sched.add(host_of(item.url), item, now)
+                    case StopFeed():
+                        fed.set()
+                    case DropWaiting():
+                        dropped += sched.drop_waiting()
+                    case _:
+                        raise TypeError(f"fetch process {idx}: unexpected message {msg!r}")
+                wake.set()
+
+        receiver = loop.create_task(receive())
+        swept = time.monotonic()
+        while True:
+            await slots.acquire()
+            # a slot is free: wait (holding it, no host is ready to use it) until one host is ready
+            got = None
+            while got is None:
+                now = time.monotonic()
+                got = sched.take(now)
+                if got is not None:
+                    break
+                if receiver.done():
+                    raise RuntimeError("fetch process inbox failed") from receiver.exception()
+                if fed.is_set() and not len(sched) and not tasks:
+                    break
+                ready_at = sched.next_ready()
+                timeout = 0.1 if ready_at is None else min(0.1, max(0.0, ready_at - now))
+                wake.clear()
+                t0 = time.monotonic()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(wake.wait(), timeout)
+                if ready_at is not None and len(sched):
+                    host_wait += time.monotonic() - t0
+                since = time.monotonic() - last_report
+                if since > 1.0 or (credit and since > 0.1):
+                    report()
+            if got is None:
+                slots.release()
+                break
+            host, item, unknown = got
+            task = loop.create_task(one(host, item, unknown))
+            tasks.add(task)
+            task.add_done_callback(tasks.discard)
+            now = time.monotonic()
+            if now - swept > 5.0:
+                sched.sweep(now)
+                swept = now
+            since = now - last_report
+            if (credit and (done_since_credit >= 64 or since > 0.1)) or since > 1.0:
                 report()
+        receiver.cancel()
+        inbox.detach()
         report(final=True)
     outbox.close()
 
 
-def fetch_main(
-    idx: int, inbox: Connection, events: Any, rings: list[Ring], fetch_kwargs: dict[str, Any], warc: bool
-) -> None:
+def fetch_main(idx: int, inbox: Connection, events: Any, rings: list[Ring], config: FetchConfig, warc: bool) -> None:
     """Entry point of fetch process ``idx``."""
     child_setup()
     from ccrawl.fetch import run
     from ccrawl.profiling.session import heap_profile
 
+    async def main() -> None:
+        box = Inbox()
+        box.attach(inbox)
+        await serve(idx, box, events, _Outbox(rings), config, warc)
+
     with heap_profile(f"fetch-{idx}"):
-        run(_serve(idx, inbox, events, rings, fetch_kwargs, warc))
+        run(main())

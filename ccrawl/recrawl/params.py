@@ -6,7 +6,6 @@ which builds a :class:`RunParams`; so every limit the CLI honours is a keyword o
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,17 +47,18 @@ class RunParams:
     no_extract: bool = False
     extractor: str = "h2m"
     extractors: int | None = None
-    """Extract processes; default the core count, clamped to ``workers`` (see docs/recrawl.md)."""
+    """Extract processes; default from the core count and the stages' costs (see docs/recrawl.md)."""
     shard_size: int = 512 * MB
     prefix: str = "ccrawl"
-    writers: int = 1
+    writers: int | None = None
+    """Writer processes; default from the core count and the stages' costs (see docs/recrawl.md)."""
     batch: int = 2000
     queue_mb: float = 128.0
     shard: int = 0
     shards: int = 1
     workers: int = 256
     fetchers: int | None = None
-    """Fetch processes; default one per 256 workers, at most the core count."""
+    """Fetch processes; default from the core count and the stages' costs (see docs/recrawl.md)."""
     dns_lookups: int | None = None
     robots_timeout: float = 10.0
     timeout: float = 30.0
@@ -72,6 +72,8 @@ class RunParams:
     nameservers: tuple[str, ...] = ()
     user_agent: str | None = None
     verify_tls: bool = True
+    allow_private_addresses: bool = False
+    """Fetch loopback/private/link-local/unspecified addresses too (see :mod:`ccrawl.fetch.addresses`)."""
     profile_dir: str | None = None
     """Write a CPU profile (py-spy, pprof) and a heap profile (memray) per process here."""
     profile_name: str = "recrawl"
@@ -80,8 +82,14 @@ class RunParams:
     command_line: str = ""
     handle_signals: bool = True
 
+    def __post_init__(self) -> None:
+        # complete once built: a RunParams never carries None for a count the run needs
+        self.validate()
+
     def validate(self) -> RunParams:
-        """Raise :class:`UsageError` naming the flag when a value cannot work; fill the defaults."""
+        """Raise :class:`UsageError` naming the flag when a value cannot work; fill the defaults.
+
+        Called on construction (so a built RunParams is complete) and idempotent."""
         if self.format not in FORMATS:
             raise UsageError(f"--format must be one of {', '.join(FORMATS)} (got {self.format!r})")
         if self.progress not in PROGRESS:
@@ -92,7 +100,7 @@ class RunParams:
             raise UsageError(f"--shard must be in 0..{self.shards - 1} for --shards {self.shards} (got {self.shard})")
         checks = [
             (self.workers >= 1, "--workers must be at least 1"),
-            (self.writers >= 1, "--writers must be at least 1"),
+            (self.writers is None or self.writers >= 1, "--writers must be at least 1"),
             (self.batch >= 1, "--batch must be at least 1"),
             (self.max_pages >= 0, "--max-pages must be >= 0 (0 = no limit)"),
             (self.delay >= 0, "--delay must be >= 0 (0 = no spacing)"),
@@ -109,12 +117,19 @@ class RunParams:
         for ok, message in checks:
             if not ok:
                 raise UsageError(message)
-        if self.fetchers is None:
-            self.fetchers = max(1, min(cores(), math.ceil(self.workers / 256)))
-        self.fetchers = min(self.fetchers, self.workers)
-        if self.extractors is None:
-            self.extractors = cores()
-        self.extractors = max(1, min(self.extractors, self.workers))
+        from ccrawl.fetch.config import check_resolve, check_user_agent
+
+        if self.user_agent is not None:
+            check_user_agent(self.user_agent)
+        check_resolve(self.resolve)
+        _check_paths(self)
+        from ccrawl.recrawl.sizing import stage_processes  # the counts from the machine: docs/recrawl.md
+
+        auto_f, auto_x, auto_w = stage_processes(cores(), self.workers, extracting=self.extracting,
+                                                 warc=self.format == "warc")
+        self.fetchers = min(self.fetchers or auto_f, self.workers)
+        self.extractors = max(1, min(self.extractors or auto_x or 1, self.workers))
+        self.writers = self.writers or auto_w
         if self.dns_lookups is None:
             from ccrawl.fetch import default_dns_lookups
 
@@ -129,3 +144,17 @@ class RunParams:
     @property
     def archiving(self) -> bool:
         return bool(self.out)
+
+
+def _check_paths(params: RunParams) -> None:
+    """``--state`` and ``--journal`` name files in directories that exist (``--out`` is made, then locked)."""
+    for flag, value in (("--state", params.state), ("--journal", params.journal)):
+        if not value:
+            continue
+        if os.path.isdir(value):
+            raise UsageError(f"{flag} {value} is a directory: name a file")
+        parent = os.path.dirname(os.path.abspath(value))
+        if not os.path.isdir(parent):
+            raise UsageError(f"{flag} {value}: the directory {parent} does not exist; create it first")
+        if not os.access(parent, os.W_OK):
+            raise UsageError(f"{flag} {value}: the directory {parent} is not writable")

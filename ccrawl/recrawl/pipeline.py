@@ -23,17 +23,39 @@ import queue
 import signal
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ccrawl.errors import CcrawlError
+from ccrawl.errors import CcrawlError, UsageError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, save_checkpoint
+from ccrawl.recrawl.diskfail import crash_error, release_rings
 from ccrawl.recrawl.feeder import FeedCounts, Routed
+from ccrawl.recrawl.messages import (
+    ITEM_OVERHEAD,
+    Crash,
+    Credit,
+    Drained,
+    DropWaiting,
+    DurableRows,
+    Exit,
+    ExtractReport,
+    FetchReport,
+    Seal,
+    StopFeed,
+    WantSeal,
+    WorkBatch,
+    WorkItem,
+    WriterReport,
+)
 from ccrawl.recrawl.params import MB, RunParams
 from ccrawl.recrawl.report import summarize
 from ccrawl.recrawl.ring import Ring, StageCounter, record_size
 from ccrawl.recrawl.sinks import Durable, finalize
+from ccrawl.recrawl.stopping import announce_stop
 from ccrawl.recrawl.summary import RunSummary, aggregate_fetch
 from ccrawl.recrawl.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    from ccrawl.fetch.config import FetchConfig
 
 #: Room for one row's metadata (headers JSON, Markdown and text travel in it after extraction).
 _META_ROOM = 4 * MB
@@ -57,6 +79,19 @@ class _Procs:
                 p.kill()
 
 
+#: The work items read ahead of the checkpoint's low-water mark (counted at :attr:`WorkItem.cost`
+#: bytes each) may take this share of ``--queue-mb`` on top of the rings' bound.
+READ_AHEAD_SHARE = 0.25
+
+
+def read_ahead_bytes(params: RunParams) -> int:
+    """Bytes of work items the feeder may have issued and not yet had back from the fetch processes.
+
+    Never below twice the workers' worth of items (a slot must always find work).
+    """
+    return max(int(params.queue_mb * MB * READ_AHEAD_SHARE), 2 * params.workers * (ITEM_OVERHEAD + 256))
+
+
 def ring_sizes(params: RunParams) -> tuple[int, int, int]:
     """(bytes per extract-stage ring, bytes per writer-stage ring, total bound).
 
@@ -64,11 +99,12 @@ def ring_sizes(params: RunParams) -> tuple[int, int, int]:
     where needed so every ring holds at least one largest possible row.
     """
     stages = 2 if params.extracting else 1
+    writers = params.writers or 1  # filled by RunParams.validate()
     total = int(params.queue_mb * MB)
     floor = record_size(_META_ROOM, params.max_body)
     x_ring = max(total // stages // (params.extractors or 1), floor) if params.extracting else 0
-    w_ring = max(total // stages // params.writers, floor)
-    bound = x_ring * (params.extractors or 1) * (1 if params.extracting else 0) + w_ring * params.writers
+    w_ring = max(total // stages // writers, floor)
+    bound = x_ring * (params.extractors or 1) * (1 if params.extracting else 0) + w_ring * writers
     return x_ring, w_ring, bound
 
 
@@ -110,12 +146,20 @@ class Pipeline:
         self.feeder_busy = 0.0
         self.counters: list[StageCounter] = []
         self.queue_peak = 0
+        self.parent_cpu_s = 0.0
         self.profile: Any = None
 
     # -- start ----------------------------------------------------------------------------------
     def start(self) -> None:
+        from multiprocessing import process
+
+        if getattr(process.current_process(), "_inheriting", False):
+            # a spawned pipeline process re-imports the main module: a script that calls the run at
+            # its top level would start a pipeline in every child
+            raise UsageError("recrawl run was called while a pipeline process was starting: in a script, call it "
+                             "under `if __name__ == \"__main__\":` (see docs/recrawl.md)")
         p, ctx = self.p, self.ctx
-        assert p.fetchers and p.extractors
+        assert p.fetchers and p.extractors and p.writers  # RunParams is complete once built
         x_ring, w_ring, self.queue_bound = ring_sizes(p)
         writer_rings = [Ring(ctx, w_ring) for _ in range(p.writers)]
         self.counters.append(StageCounter(writer_rings))
@@ -126,7 +170,7 @@ class Pipeline:
         self.procs.rings = writer_rings + extract_rings
         from ccrawl.recrawl.extractproc import extract_main
         from ccrawl.recrawl.fetchproc import fetch_main
-        from ccrawl.recrawl.writerproc import writer_main
+        from ccrawl.recrawl.writerproc import WriterConfig, writer_main
 
         upstream_of_writers = p.extractors if p.extracting else p.fetchers
         sync_rows = max(1, p.batch // p.writers)
@@ -135,8 +179,9 @@ class Pipeline:
             proc = ctx.Process(
                 target=writer_main,
                 name=f"ccrawl-writer-{k}",
-                args=(k, ring, rx, self.events, upstream_of_writers, p.format, p.out or "",
-                      f"{self.stem}-w{k}", self.provenance, p.shard_size, sync_rows),
+                args=(k, ring, rx, self.events, upstream_of_writers,
+                      WriterConfig(p.format, p.out or "", f"{self.stem}-w{k}", self.provenance, p.shard_size,
+                                   sync_rows)),
                 daemon=True,
             )
             self.procs.writer.append(proc)
@@ -151,13 +196,14 @@ class Pipeline:
             self.procs.extract.append(proc)
         downstream = extract_rings or writer_rings
         per_fetcher = max(1, p.workers // p.fetchers)
-        self.credit_limit = max(2 * per_fetcher, 64)
+        self.read_ahead = read_ahead_bytes(p)
+        self.credit_limit = self.read_ahead // p.fetchers
         for k in range(p.fetchers):
             rx, tx = ctx.Pipe(duplex=False)
             proc = ctx.Process(
                 target=fetch_main,
                 name=f"ccrawl-fetch-{k}",
-                args=(k, rx, self.events, downstream, self._fetch_kwargs(per_fetcher), p.format == "warc"),
+                args=(k, rx, self.events, downstream, self.fetch_config(per_fetcher), p.format == "warc"),
                 daemon=True,
             )
             self.procs.fetch.append(proc)
@@ -175,23 +221,27 @@ class Pipeline:
             self.profile.watch(os.getpid(), "feeder")
             self.profile.track_heap_here("feeder")
 
-    def _fetch_kwargs(self, per_fetcher: int) -> dict[str, Any]:
+    def fetch_config(self, per_fetcher: int) -> FetchConfig:
+        """The :class:`FetchConfig` every fetch process gets (sent as the object, validated here)."""
+        from ccrawl.fetch.config import FetchConfig
+
         p = self.p
-        kw: dict[str, Any] = {
-            "timeout": p.timeout,
-            "max_body": p.max_body,
-            "delay": p.delay,
-            "robots": p.robots,
-            "robots_timeout": p.robots_timeout,
-            "dns_lookups": max(1, -(-(p.dns_lookups or 16) // (p.fetchers or 1))),
-            "resolve": dict(p.resolve),
-            "nameservers": tuple(p.nameservers),
-            "concurrency": per_fetcher,
-            "verify_tls": p.verify_tls,
-        }
+        config = FetchConfig(
+            timeout=p.timeout,
+            max_body=p.max_body,
+            delay=p.delay,
+            robots=p.robots,
+            robots_timeout=p.robots_timeout,
+            dns_lookups=max(1, -(-(p.dns_lookups or 16) // (p.fetchers or 1))),
+            resolve=dict(p.resolve),
+            nameservers=tuple(p.nameservers),
+            concurrency=per_fetcher,
+            verify_tls=p.verify_tls,
+            allow_private_addresses=p.allow_private_addresses,
+        )
         if p.user_agent:
-            kw["user_agent"] = p.user_agent
-        return kw
+            config.user_agent = p.user_agent
+        return config.validate()
 
     # -- signals --------------------------------------------------------------------------------
     def _on_signal(self, signum: int, frame: Any) -> None:
@@ -200,12 +250,14 @@ class Pipeline:
             # at once: the checkpoint on disk is only ever replaced atomically, so it is valid
             self.procs.kill()
             os._exit(128 + signum)
-        self.stop_reason = self.stop_reason or "signal"
+        self.stop_reason = "signal"  # even past the end of the list: what was read ahead is dropped
+        announce_stop(self.tel.stream, self.tracker.pending(), self.p.timeout)
 
     # -- the loop -------------------------------------------------------------------------------
     def run(self) -> RunSummary:
         p = self.p
         started = time.monotonic()
+        cpu0 = time.process_time()
         old_handlers = {}
         if p.handle_signals and _main_thread():
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -217,6 +269,7 @@ class Pipeline:
             self._loop()
         except BaseException:
             self.procs.kill()
+            release_rings(self.procs.all(), self.procs.rings)
             raise
         finally:
             for sig, handler in old_handlers.items():
@@ -224,6 +277,7 @@ class Pipeline:
         for proc in self.procs.all():
             proc.join(timeout=10)
         self._late_stats()
+        self.parent_cpu_s = time.process_time() - cpu0
         summary = summarize(self, time.monotonic() - started)
         if self.profile is not None:
             manifest = self.profile.finish()
@@ -237,15 +291,15 @@ class Pipeline:
         credits = [self.credit_limit] * len(self.procs.fetch)
         held: Routed | None = None
         feeding = True
-        seal_round = 0
-        acks_needed = 0
-        drained = 0
-        final_sent = False
-        exited = 0
-        batches: list[list[tuple[int, str, str, str]]] = [[] for _ in self.procs.fetch]
+        self._seal_round = 0
+        self._acks_needed = 0
+        self._drained = 0
+        self._exited = 0
+        final_sent = dropped = False
+        batches: list[list[WorkItem]] = [[] for _ in self.procs.fetch]
         last_tick = time.monotonic()
-        while exited < len(self.procs.writer):
-            # feed as far as credits allow
+        while self._exited < len(self.procs.writer):
+            # feed as far as the read-ahead budget (bytes of items out in the fetch processes) allows
             if feeding and self.stop_reason:
                 feeding = False
             t0 = time.perf_counter()
@@ -259,22 +313,28 @@ class Pipeline:
                         self.stop_reason, feeding = self.stop_reason or "end", False
                         break
                 k, item = held
-                if credits[k] <= 0:
+                if credits[k] < item.cost:
                     break
-                credits[k] -= 1
+                credits[k] -= item.cost
                 batches[k].append(item)
                 held = None
                 if len(batches[k]) >= 256:
-                    self.procs.inboxes[k].send(batches[k])
+                    self.procs.inboxes[k].send(WorkBatch(batches[k]))
                     batches[k] = []
             for k, batch in enumerate(batches):
                 if batch:
-                    self.procs.inboxes[k].send(batch)
+                    self.procs.inboxes[k].send(WorkBatch(batch))
                     batches[k] = []
             if not feeding and not final_sent:
                 for inbox in self.procs.inboxes:
-                    inbox.send(None)
+                    inbox.send(StopFeed())
                 final_sent = True
+            if self.stop_reason == "signal" and not dropped:
+                # items read ahead and not started are not fetched now: the checkpoint stays
+                # below them and the next run takes them (a stop never waits out a host queue)
+                for inbox in self.procs.inboxes:
+                    inbox.send(DropWaiting())
+                dropped = True
             self.feeder_busy += time.perf_counter() - t0
             # events
             try:
@@ -282,35 +342,7 @@ class Pipeline:
             except queue.Empty:
                 ev = None
             while ev is not None:
-                kind = ev[0]
-                if kind == "credit":
-                    credits[ev[1]] += ev[2]
-                elif kind == "fetch":
-                    credits[ev[1]] += ev[2]
-                    self.fetch_stats[ev[1]] = ev[3]
-                elif kind == "extract":
-                    self.extract_stats[ev[1]] = ev[2]
-                elif kind == "writer":
-                    self.writer_stats[ev[1]] = ev[2]
-                    if ev[3]:
-                        exited += 1
-                elif kind == "want_seal" and not acks_needed and not drained:
-                    seal_round += 1
-                    acks_needed = len(self.procs.controls)
-                    for ctl in self.procs.controls:
-                        ctl.send(("seal", seal_round))
-                elif kind == "durable":
-                    if str(ev[3]).startswith("seal:") and ev[3] != "seal:final" and acks_needed:
-                        acks_needed -= 1
-                    self._on_durable(ev[1], ev[2])
-                elif kind == "drained":
-                    drained += 1
-                    if drained == len(self.procs.writer):
-                        for ctl in self.procs.controls:
-                            ctl.send(("seal", "final"))
-                            ctl.send(("exit",))
-                elif kind == "crash":
-                    raise CcrawlError(f"{ev[1]} failed: {ev[2]}; the checkpoint is intact, run again to resume")
+                self._on_event(ev, credits)
                 try:
                     ev = self.events.get_nowait()
                 except queue.Empty:
@@ -321,6 +353,40 @@ class Pipeline:
                 last_tick = now
                 self._tick()
             self._check_alive()
+
+    def _on_event(self, ev: Any, credits: list[int]) -> None:
+        """One event from a child, dispatched on its type."""
+        match ev:
+            case Credit(fetcher=k, nbytes=n):
+                credits[k] += n
+            case FetchReport(fetcher=k, nbytes=n, stats=stats):
+                credits[k] += n
+                self.fetch_stats[k] = stats
+            case ExtractReport(extractor=k, stats=stats):
+                self.extract_stats[k] = stats
+            case WriterReport(writer=k, stats=stats, final=final):
+                self.writer_stats[k] = stats
+                self._exited += bool(final)
+            case WantSeal():
+                if not self._acks_needed and not self._drained:
+                    self._seal_round += 1
+                    self._acks_needed = len(self.procs.controls)
+                    for ctl in self.procs.controls:
+                        ctl.send(Seal(self._seal_round))
+            case DurableRows(writer=k, durable=d, seal_round=r):
+                if r is not None and r > 0 and self._acks_needed:
+                    self._acks_needed -= 1
+                self._on_durable(k, d)
+            case Drained():
+                self._drained += 1
+                if self._drained == len(self.procs.writer):
+                    for ctl in self.procs.controls:
+                        ctl.send(Seal(0, final=True))
+                        ctl.send(Exit())
+            case Crash(who=who, detail=detail, disk=disk):
+                raise crash_error(who, detail, disk=disk)
+            case _:
+                raise CcrawlError(f"recrawl pipeline: unexpected event {ev!r}")
 
     def _late_stats(self) -> None:
         """Take the final stats still queued once the processes are gone.
@@ -335,12 +401,15 @@ class Pipeline:
                 ev = self.events.get(timeout=0.05)
             except queue.Empty:
                 return
-            if ev[0] == "fetch":
-                self.fetch_stats[ev[1]] = ev[3]
-            elif ev[0] == "extract":
-                self.extract_stats[ev[1]] = ev[2]
-            elif ev[0] == "writer":
-                self.writer_stats[ev[1]] = ev[2]
+            match ev:
+                case FetchReport(fetcher=k, stats=stats):
+                    self.fetch_stats[k] = stats
+                case ExtractReport(extractor=k, stats=stats):
+                    self.extract_stats[k] = stats
+                case WriterReport(writer=k, stats=stats):
+                    self.writer_stats[k] = stats
+                case _:
+                    pass
 
     def _check_alive(self) -> None:
         for proc in self.procs.all():

@@ -1,4 +1,4 @@
-"""What every pipeline process shares: its start-up, its messages to the parent, and row metadata.
+"""What every pipeline process shares: its start-up and its peak memory (messages: :mod:`.messages`).
 
 Child processes are started with the ``spawn`` method (pyarrow's and aiohttp's threads do not
 survive a fork), die with the parent (``PR_SET_PDEATHSIG`` where Linux offers it, and an EOF
@@ -9,10 +9,8 @@ so a Ctrl-C on the process group drains the pipeline instead of killing it mid-r
 from __future__ import annotations
 
 import ctypes
-import pickle
 import signal
 import sys
-from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
@@ -35,14 +33,3 @@ def peak_rss_mb() -> float:
 
     kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return round(kb / 1024 if sys.platform != "darwin" else kb / 1048576, 1)
-
-
-def pack_meta(meta: dict[str, Any]) -> bytes:
-    """Row fields other than the body; small, so pickle is the right tool."""
-    return pickle.dumps(meta, protocol=pickle.HIGHEST_PROTOCOL)
-
-
-def unpack_meta(blob: bytes) -> dict[str, Any]:
-    value = pickle.loads(blob)
-    assert isinstance(value, dict)
-    return value

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ccrawl.errors import InputError
 from ccrawl.recrawl.checkpoint import Checkpoint
 from ccrawl.recrawl.sinks import finalize
 
@@ -29,6 +30,13 @@ def recover_outputs(out: Path, prefix: str, cp: Checkpoint | None) -> dict[str, 
                 done["renamed"].append(final)
         for tmp, size in cp.warc_files.items():
             if os.path.exists(tmp):
+                actual = os.path.getsize(tmp)
+                if size > actual:
+                    # truncate() would pad with zeros: the file is not the one the checkpoint saw
+                    raise InputError(
+                        f"{tmp} holds {actual} bytes but the checkpoint says {size} are durable in it; "
+                        "something else changed the file: move it aside and run again"
+                    )
                 with open(tmp, "r+b") as f:
                     f.truncate(size)
                     f.flush()

@@ -47,10 +47,22 @@ def summarize(pipe: Pipeline, elapsed: float) -> RunSummary:
         workers=p.workers,
         fetchers=p.fetchers or 0,
         extractors=(p.extractors or 0) if p.extracting else 0,
-        writers=p.writers,
+        writers=p.writers or 0,
         state=p.state or "",
         peak_rss_mb=_peak_rss(pipe),
+        stage_cpu_ms=_stage_cpu_ms(pipe),
     )
+
+
+def _stage_cpu_ms(pipe: Pipeline) -> dict[str, float]:
+    """CPU ms per durable row of each stage, summed over its processes."""
+    pages = max(pipe.durable_rows, 1)
+    out = {}
+    for kind, stats in (("fetch", pipe.fetch_stats), ("extract", pipe.extract_stats), ("write", pipe.writer_stats)):
+        if stats:
+            out[kind] = round(sum(s.get("cpu_s", 0.0) for s in stats.values()) / pages * 1000, 3)
+    out["feed"] = round(pipe.parent_cpu_s / pages * 1000, 3)
+    return out
 
 def _peak_rss(pipe: Pipeline) -> dict[str, float]:
     from ccrawl.recrawl.procs import peak_rss_mb

@@ -14,6 +14,7 @@ CLI prints :meth:`RunSummary.lines` on stderr.
 
 from __future__ import annotations
 
+import os
 import secrets
 import shlex
 import sys
@@ -24,13 +25,15 @@ from typing import Any
 from ccrawl import __version__
 from ccrawl.errors import UsageError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, load_checkpoint
+from ccrawl.recrawl.diskfail import disk_failure
 from ccrawl.recrawl.feeder import FeedCounts, feed
+from ccrawl.recrawl.outlock import OutputLock
 from ccrawl.recrawl.params import RunParams
 from ccrawl.recrawl.pipeline import Pipeline
 from ccrawl.recrawl.recovery import recover_outputs
 from ccrawl.recrawl.summary import RunSummary
 from ccrawl.recrawl.telemetry import Telemetry
-from ccrawl.recrawl.worklist import identity_digest, open_worklist
+from ccrawl.recrawl.worklist import WorkList, identity_digest, open_worklist
 
 CANON_VERSION = "canon/1"
 
@@ -67,21 +70,49 @@ def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
     except TypeError as exc:
         raise UsageError(f"recrawl run: {exc}") from exc
     params.validate()
+    # the work list first: a run that cannot read it must not create (or lock) --out
     worklist = open_worklist(params.source, release=params.release, column=params.column, hub=params.hub,
                              hub_endpoint=params.hub_endpoint)
+    lock = _own_output_dir(params.out)
+    try:
+        return _run_locked(params, worklist)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _own_output_dir(out: str | None) -> OutputLock | None:
+    """Create ``--out`` and lock it for this run (see :mod:`ccrawl.recrawl.outlock`)."""
+    if not out:
+        return None
+    try:
+        Path(out).mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise UsageError(f"--out {out} is a file, not a directory") from None
+    except OSError as exc:
+        raise UsageError(f"--out {out} cannot be created ({exc.strerror or exc}): name a directory you can write") \
+            from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out} is not writable: name a directory you can write")
+    try:
+        return OutputLock(out).acquire()
+    except PermissionError:
+        raise UsageError(f"--out {out} is not writable: name a directory you can write") from None
+
+
+def _run_locked(params: RunParams, worklist: WorkList) -> RunSummary:
     identity = worklist.identity()
     loaded = (
-        load_checkpoint(params.state, worklist=identity, shard=params.shard, shards=params.shards)
+        load_checkpoint(params.state, worklist=identity, shard=params.shard, shards=params.shards,
+                        out=params.out or None, rows_per_part=[p.rows for p in worklist.parts()])
         if params.state
         else None
     )
     if params.out:
-        out = Path(params.out)
-        out.mkdir(parents=True, exist_ok=True)
-        recover_outputs(out, params.prefix, loaded)
+        recover_outputs(Path(params.out), params.prefix, loaded)
     if loaded is not None and loaded.done:
         return RunSummary(part=loaded.part, row=loaded.row, done=True, stopped_by="nothing", state=params.state or "")
-    cp = loaded or Checkpoint(worklist=identity, shard=params.shard, shards=params.shards)
+    cp = loaded or Checkpoint(worklist=identity, shard=params.shard, shards=params.shards, out=params.out or "")
     start = (cp.part, cp.row)
     skip = cp.durable_rows()
     tracker = ProgressTracker(start, skip)
@@ -123,6 +154,11 @@ def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
         summary.done = done
         summary.part, summary.row = tracker.position()
         telemetry.event("end", **summary.as_dict())
+    except OSError as exc:  # the parent's own writes: the checkpoint, the renames
+        failure = disk_failure(exc, params.out or str(Path(params.state or ".").parent))
+        if failure is None:
+            raise
+        raise failure.error() from exc
     finally:
         telemetry.close()
     return summary

@@ -17,8 +17,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal, Protocol
 
+from ccrawl.recrawl.messages import CaptureRow
 from ccrawl.recrawl.schema import CAPTURE_SCHEMA, CaptureColumns
 
 #: Low-cardinality string columns, where a dictionary page pays for itself.
@@ -36,6 +37,29 @@ class Durable:
     rows: int = 0
     payload: int = 0
     sealed: bool = False
+
+
+class Sink(Protocol):
+    """Where a writer process puts rows, and when they become durable.
+
+    ``durable_at`` says which call makes rows durable: ``"seal"`` (Parquet: only a sealed file
+    with its footer is readable) or ``"sync"`` (WARC and no output: every fsync, so the writer
+    syncs every ``sync_rows`` rows or after a second; ``unsynced`` is how many rows wait for it).
+    Both calls return the :class:`Durable` rows (None when there were none); ``payload`` is the
+    open file's uncompressed payload, which ``--shard-size`` is compared with.
+    """
+
+    durable_at: Literal["seal", "sync"]
+    payload: int
+
+    @property
+    def unsynced(self) -> int: ...
+
+    def add(self, row: CaptureRow, body: bytes) -> None: ...
+
+    def sync(self) -> Durable | None: ...
+
+    def seal(self) -> Durable | None: ...
 
 
 @dataclass(slots=True)
@@ -88,11 +112,17 @@ class ParquetSink:
         self._naming = _Naming(self.directory, self.stem, ".parquet")
         self._schema = CAPTURE_SCHEMA.with_metadata({k.encode(): v.encode() for k, v in self.metadata.items()})
 
-    def add(self, meta: dict[str, Any], body: bytes, seq: int) -> None:
-        size = self._buffer.append(meta, body)  # routing keys ("_seq", ...) are no column: ignored
+    durable_at: Literal["seal", "sync"] = field(default="seal", init=False)
+
+    @property
+    def unsynced(self) -> int:
+        return 0  # a sync makes nothing durable: only a seal does
+
+    def add(self, row: CaptureRow, body: bytes) -> None:
+        size = self._buffer.append(row.columns, body)
         self._buffered += size
         self.payload += size
-        self._seqs.append(seq)
+        self._seqs.append(row.header.seq)
         self._rows += 1
         if len(self._buffer) >= self.row_group_rows or self._buffered >= self.row_group_bytes:
             self._flush()
@@ -166,28 +196,35 @@ class WarcSink:
         self._file.write(member)
         return self._file
 
-    def add(self, meta: dict[str, Any], body: bytes, seq: int) -> None:
-        self._pending.append(seq)
-        if meta["error"]:
+    durable_at: Literal["seal", "sync"] = field(default="sync", init=False)
+
+    @property
+    def unsynced(self) -> int:
+        return len(self._pending)
+
+    def add(self, row: CaptureRow, body: bytes) -> None:
+        head, cols = row.header, row.columns
+        self._pending.append(head.seq)
+        if cols["error"]:
             return  # a WARC record is a response; a failure has none (counted on the summary)
         from ccrawl.recrawl.warcrec import exchange
 
         f = self._file or self._open()
         request, response = exchange(
-            target_uri=meta["_target_url"],
-            fetched_at_ms=meta["fetched_at"],
-            ip_address=meta["ip_address"],
-            request_head=meta["_request_head"],
-            response_head=meta["_response_head"],
+            target_uri=head.target_url,
+            fetched_at_ms=cols["fetched_at"],
+            ip_address=cols["ip_address"],
+            request_head=head.request_head,
+            response_head=head.response_head,
             body=body,
-            truncated=meta["_truncated"],
+            truncated=head.truncated,
             warcinfo_id=self._info_id,
         )
         f.write(request)
         f.write(response)
         # --shard-size counts uncompressed payload, as for Parquet: the HTTP exchange itself,
         # not the gzipped members it became.
-        self.payload += len(meta["_request_head"]) + len(meta["_response_head"]) + len(body)
+        self.payload += len(head.request_head) + len(head.response_head) + len(body)
         self._rows += 1
 
     def sync(self) -> Durable | None:
@@ -225,9 +262,14 @@ class NullSink:
 
     payload: int = 0
     _pending: list[int] = field(default_factory=list)
+    durable_at: Literal["seal", "sync"] = field(default="sync", init=False)
 
-    def add(self, meta: dict[str, Any], body: bytes, seq: int) -> None:
-        self._pending.append(seq)
+    @property
+    def unsynced(self) -> int:
+        return len(self._pending)
+
+    def add(self, row: CaptureRow, body: bytes) -> None:
+        self._pending.append(row.header.seq)
 
     def sync(self) -> Durable | None:
         if not self._pending:

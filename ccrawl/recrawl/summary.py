@@ -63,6 +63,26 @@ class RunSummary:
     state: str = ""
     peak_rss_mb: dict[str, float] = field(default_factory=dict)
     """Peak resident memory per process kind (the largest process of each kind) and the parent."""
+    stage_cpu_ms: dict[str, float] = field(default_factory=dict)
+    """CPU milliseconds per page of each stage (fetch, extract, write), summed over its processes."""
+
+    def ceiling(self) -> tuple[str, str]:
+        """(stage, why): the stage that held the run back, from how busy each stage's processes were.
+
+        The fetch processes' CPU share, the extract pool's rendering share and the writers' busy
+        share are compared; the busiest is the ceiling when it is at least 60 % busy. Below that no
+        stage is saturated and the run waited on the network, the hosts' clocks or the work list.
+        """
+        busy = {"fetch": (self.fetch_cpu, f"fetch processes on CPU {self.fetch_cpu:.0%} of {self.fetchers}")}
+        if self.extract_shares:
+            r = self.extract_shares.get("rendering", 0.0)
+            busy["extract"] = (r, f"rendering {r:.0%} of {self.extractors} processes")
+        if self.writers:
+            busy["write"] = (self.writer_busy, f"writers busy {self.writer_busy:.0%} of {self.writers}")
+        stage, (share, why) = max(busy.items(), key=lambda kv: kv[1][0])
+        if share < 0.6:
+            return "network", f"no stage saturated (busiest: {why}): hosts, their clocks or the work list set the pace"
+        return stage, why
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -116,6 +136,9 @@ class RunSummary:
             f"timing: {self.pages_per_s:.1f} pages/s over {self.elapsed_s:.1f}s with {self.workers} workers "
             f"in {self.fetchers} fetch processes; pool: {shares}; {self.cpu_verdict()}"
         )
+        stage, why = self.ceiling()
+        cost = ", ".join(f"{k} {v:.2f} ms" for k, v in self.stage_cpu_ms.items())
+        out.append(f"ceiling: {stage} ({why})" + (f"; CPU per page: {cost}" if cost else ""))
         if self.extract_shares:
             x = self.extract_shares
             out.append(

@@ -24,7 +24,10 @@ class Telemetry:
                  stream: TextIO | None = None) -> None:
         self.progress = progress
         self.stream = stream or sys.stderr
-        self._journal: TextIO | None = open(journal, "a", encoding="utf-8") if journal else None  # noqa: SIM115
+        try:
+            self._journal: TextIO | None = open(journal, "a", encoding="utf-8") if journal else None  # noqa: SIM115
+        except OSError as exc:
+            raise UsageError(f"--journal {journal} cannot be opened ({exc.strerror or exc})") from None
         self._started = time.monotonic()
         self._last: tuple[float, int] = (self._started, 0)
         self._metrics: dict[str, Any] = {}
@@ -50,7 +53,11 @@ class Telemetry:
             ("row", "Checkpoint row offset"),
         ):
             self._metrics[name] = Gauge(f"ccrawl_recrawl_{name}", doc, registry=registry)
-        self._server = start_http_server(int(port), addr=host or "127.0.0.1", registry=registry)
+        try:
+            self._server = start_http_server(int(port), addr=host or "127.0.0.1", registry=registry)
+        except (OSError, ValueError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise UsageError(f"--metrics-addr {addr}: cannot listen there ({reason}); pick a free port") from None
 
     def event(self, name: str, **fields: Any) -> None:
         if self._journal is not None:

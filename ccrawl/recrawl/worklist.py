@@ -66,6 +66,35 @@ def to_url(value: str) -> str:
     return f"https://{value.strip('/')}/"
 
 
+def check_column_type(arrow_type: Any, column: str, where: str) -> None:
+    """The work column holds text: a string, or binary that :func:`cell_text` decodes as UTF-8."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    text = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    binary = pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type)
+    if not (text or binary) and str(arrow_type) != "string_view" and str(arrow_type) != "binary_view":
+        raise UsageError(
+            f"--column {column!r} in {where} holds {arrow_type}, not text: name the column of URLs or domains"
+        )
+
+
+def cell_text(value: Any, part: str, row: int) -> str | None:
+    """A work-list cell as text: a binary cell (a column not annotated UTF-8) is decoded, strictly."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"work-list part {part} row {row}: the binary cell is not UTF-8 ({exc.reason} at byte {exc.start}: "
+                f"{value[:60]!r}); re-encode the column as UTF-8 text"
+            ) from None
+    return str(value)
+
+
 class WorkList(Protocol):
     """What the feeder needs from a work list, wherever its parts live."""
 
@@ -124,6 +153,7 @@ class LocalWorkList:
                 raise UsageError(
                     f"--column {self.column!r} is not in {name}; its columns are: {', '.join(pf.schema_arrow.names)}"
                 )
+            check_column_type(pf.schema_arrow.field(self.column).type, self.column, name)
             rows = pf.metadata.num_rows
         finally:
             pf.close()
@@ -155,8 +185,7 @@ class LocalWorkList:
                     raise InputError(f"work-list part {part.name} row group {group} cannot be read: {exc}") from exc
                 skip = max(0, start_row - first)
                 for i in range(skip, n):
-                    v = values[i]
-                    yield first + i, (None if v is None else str(v))
+                    yield first + i, cell_text(values[i], part.name, first + i)
                 first += n
         finally:
             pf.close()

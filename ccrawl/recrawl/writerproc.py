@@ -14,16 +14,43 @@ from __future__ import annotations
 import os
 import select
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from ccrawl.recrawl.procs import child_setup, peak_rss_mb, unpack_meta
+from ccrawl.recrawl.messages import (
+    CaptureRow,
+    Crash,
+    Drained,
+    DurableRows,
+    Exit,
+    Seal,
+    WantSeal,
+    WriterReport,
+)
+from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
-from ccrawl.recrawl.sinks import Durable, NullSink, ParquetSink, WarcSink
+from ccrawl.recrawl.sinks import NullSink, ParquetSink, Sink, WarcSink
 
 
-def make_sink(kind: str, out: str, stem: str, provenance: dict[str, str]) -> Any:
+@dataclass(slots=True, frozen=True)
+class WriterConfig:
+    """What a writer process needs besides its ring and pipes."""
+
+    kind: str
+    """``parquet`` or ``warc``."""
+    out: str
+    """Output directory; '' counts rows and keeps nothing."""
+    stem: str
+    provenance: dict[str, str]
+    shard_size: int
+    sync_rows: int
+    """Rows between fsyncs of a sink that is durable at a sync (WARC, no output)."""
+
+
+def make_sink(kind: str, out: str, stem: str, provenance: dict[str, str]) -> Sink:
     if not out:
         return NullSink()
     if kind == "warc":
@@ -31,56 +58,53 @@ def make_sink(kind: str, out: str, stem: str, provenance: dict[str, str]) -> Any
     return ParquetSink(Path(out), stem, provenance)
 
 
-def _report(events: Any, idx: int, durable: Durable | None, reason: str) -> None:
-    if durable is None:
-        events.put(("durable", idx, None, reason))
-        return
-    events.put(("durable", idx, durable, reason))
-
-
-def writer_main(
-    idx: int,
-    ring_in: Ring,
-    control: Connection,
-    events: Any,
-    upstream: int,
-    kind: str,
-    out: str,
-    stem: str,
-    provenance: dict[str, str],
-    shard_size: int,
-    sync_rows: int,
-) -> None:
+def writer_main(idx: int, ring_in: Ring, control: Connection, events: Any, upstream: int, cfg: WriterConfig) -> None:
     """Entry point of writer process ``idx``; ``upstream`` producers feed its ring."""
     child_setup()
     from ccrawl.profiling.session import heap_profile
+    from ccrawl.recrawl.diskfail import apply_test_fsize_limit, disk_failure
 
-    with heap_profile(f"write-{idx}"):
-        _write_loop(idx, ring_in, control, events, upstream, kind, out, stem, provenance, shard_size, sync_rows)
+    apply_test_fsize_limit()
+    try:
+        with heap_profile(f"write-{idx}"):
+            write_loop(idx, ring_in, control, events, upstream, cfg)
+    except OSError as exc:
+        failure = disk_failure(exc, cfg.out)
+        if failure is None:
+            raise
+        events.put(Crash(f"writer {idx}", failure.message(), disk=True))  # one line from the parent, exit 75
 
 
-def _write_loop(
+def write_loop(
     idx: int,
     ring_in: Ring,
     control: Connection,
     events: Any,
     upstream: int,
-    kind: str,
-    out: str,
-    stem: str,
-    provenance: dict[str, str],
-    shard_size: int,
-    sync_rows: int,
+    cfg: WriterConfig,
+    sink_factory: Callable[[WriterConfig], Sink] | None = None,
 ) -> None:
-    if kind == "parquet" and out:
+    """The writer's loop: rows from ``ring_in`` into the sink, seals and exits on ``control``.
+
+    ``events`` needs only ``put`` (a list's ``append`` wrapped, in a test); ``control`` any
+    ``multiprocessing`` connection; ``sink_factory`` swaps the sink in a test.
+    """
+    if cfg.kind == "parquet" and cfg.out:
         import pyarrow.parquet  # noqa: F401 - imported before the clock starts, so busy % is the writing
-    sink = make_sink(kind, out, stem, provenance)
+    sink = (sink_factory or (lambda c: make_sink(c.kind, c.out, c.stem, c.provenance)))(cfg)
+    at_sync = sink.durable_at == "sync"
     eofs = rows = 0
     asked = drained = False
     busy = 0.0
     started = last_stats = time.monotonic()
+    cpu0 = time.process_time()
     unsynced_since = 0.0
     ring_fd, ctl_fd = ring_in.fileno(), control.fileno()
+
+    def stats() -> dict[str, Any]:
+        return {"rows": rows, "busy_s": busy, "wall_s": time.monotonic() - started,
+                "cpu_s": time.process_time() - cpu0, "peak_rss_mb": peak_rss_mb()}
+
     while True:
         watch = [ctl_fd] if drained else [ring_fd, ctl_fd]
         ready, _, _ = select.select(watch, [], [], 0.5)
@@ -90,14 +114,17 @@ def _write_loop(
             except (EOFError, OSError):
                 os._exit(0)  # parent gone: leave the .tmp unsealed, the next start sweeps it
             t0 = time.perf_counter()
-            if cmd[0] == "seal":
-                _report(events, idx, sink.seal(), f"seal:{cmd[1]}")
-                asked = False
-            busy += time.perf_counter() - t0
-            if cmd[0] == "exit":
-                events.put(("writer", idx, {"rows": rows, "busy_s": busy, "wall_s": time.monotonic() - started,
-                                             "peak_rss_mb": peak_rss_mb()}, True))
-                return
+            match cmd:
+                case Seal(round=r, final=final):
+                    reason = "seal:final" if final else f"seal:{r}"
+                    events.put(DurableRows(idx, sink.seal(), reason, None if final else r))
+                    asked = False
+                    busy += time.perf_counter() - t0
+                case Exit():
+                    events.put(WriterReport(idx, stats(), True))
+                    return
+                case _:
+                    raise TypeError(f"writer {idx}: unexpected control message {cmd!r}")
         if ring_fd in ready and not drained:
             descs = ring_in.read_descriptors(timeout=0)
             if descs is None:
@@ -109,30 +136,28 @@ def _write_loop(
                     continue
                 blob, body = ring_in.read(desc)
                 ring_in.release(desc)
-                meta = unpack_meta(blob)
-                sink.add(meta, body, meta["_seq"])
+                sink.add(CaptureRow.unpack(blob), body)
                 rows += 1
                 if not unsynced_since:
                     unsynced_since = time.monotonic()
             busy += time.perf_counter() - t0
-            if out and not asked and sink.payload >= shard_size:
-                events.put(("want_seal", idx))
+            if cfg.out and not asked and sink.payload >= cfg.shard_size:
+                events.put(WantSeal(idx))
                 asked = True
             if eofs >= upstream:
                 drained = True
-                if kind != "parquet" or not out:
-                    _report(events, idx, sink.sync(), "sync")
-                events.put(("drained", idx))
-        if (kind != "parquet" or not out) and not drained:
+                if at_sync:
+                    events.put(DurableRows(idx, sink.sync(), "sync"))
+                events.put(Drained(idx))
+        if at_sync and not drained:
             # WARC and no-output rows are durable at an fsync: one per batch, or after a second
-            pending = getattr(sink, "_pending", [])
-            if len(pending) >= sync_rows or (pending and time.monotonic() - unsynced_since > 1.0):
+            pending = sink.unsynced
+            if pending >= cfg.sync_rows or (pending and time.monotonic() - unsynced_since > 1.0):
                 t0 = time.perf_counter()
-                _report(events, idx, sink.sync(), "sync")
+                events.put(DurableRows(idx, sink.sync(), "sync"))
                 busy += time.perf_counter() - t0
                 unsynced_since = 0.0
         now = time.monotonic()
         if now - last_stats > 1.0:
-            events.put(("writer", idx, {"rows": rows, "busy_s": busy, "wall_s": now - started,
-                                         "peak_rss_mb": peak_rss_mb()}, False))
+            events.put(WriterReport(idx, stats(), False))
             last_stats = now

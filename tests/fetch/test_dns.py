@@ -22,8 +22,10 @@ def slow_dns(synth: SynthWeb):  # type: ignore[no-untyped-def]
 
 
 def _dns_config(synth: SynthWeb, **kw: object) -> FetchConfig:
-    # No override: every name goes to the synthetic web's DNS server, which answers .test names.
-    return FetchConfig(nameservers=synth.nameservers, delay=0.0, timeout=10.0, **kw)  # type: ignore[arg-type]
+    # No override: every name goes to the synthetic web's DNS server, which answers .test names with
+    # loopback, so the loopback block is lifted explicitly (it is tested in test_private_addresses.py).
+    return FetchConfig(nameservers=synth.nameservers, delay=0.0, timeout=10.0, allow_private_addresses=True,
+                       **kw)  # type: ignore[arg-type]
 
 
 def test_dns_lookups_in_flight_never_exceed_the_cap(slow_dns: SynthWeb, fetch_many, fresh_host) -> None:
@@ -96,7 +98,7 @@ def test_cancelled_caller_does_not_fail_others_waiting_for_the_same_lookup(slow_
     host = fresh_host()
 
     async def main() -> list[str]:
-        resolver = CachingResolver(nameservers=slow_dns.nameservers)
+        resolver = CachingResolver(nameservers=slow_dns.nameservers, allow_private=True)
         first = asyncio.ensure_future(resolver.lookup(host))
         second = asyncio.ensure_future(resolver.lookup(host))
         await asyncio.sleep(0.01)

@@ -14,6 +14,7 @@ from ccrawl.errors import UsageError
 from ccrawl.recrawl import run_recrawl
 from ccrawl.recrawl.extractproc import _TitleTextEngine, render_row
 from ccrawl.recrawl.feeder import route
+from ccrawl.recrawl.messages import CaptureRow, RowHeader
 from ccrawl.recrawl.params import MB, RunParams
 from ccrawl.recrawl.pipeline import ring_sizes
 from ccrawl.recrawl.telemetry import Telemetry
@@ -84,15 +85,16 @@ def test_queue_budget_is_split_across_stages_and_rings_but_holds_one_largest_row
 def test_fallback_engine_renders_title_and_text_and_leaves_non_html_alone() -> None:
     base = {"error": "", "unchanged": False, "content_type": "text/html", "url": "http://a.test/",
             "final_url": "", "meta_json": "{}"}
-    meta = dict(base)
-    render_row(_TitleTextEngine(), meta, b"<html><title>T</title><body><p>one two</p><script>x</script></body>")
+    row = CaptureRow(RowHeader(1), dict(base))
+    render_row(_TitleTextEngine(), row, b"<html><title>T</title><body><p>one two</p><script>x</script></body>")
+    meta = row.columns
     assert meta["title"] == "T" and meta["text"] == "one two" and meta["extractor"] == "selectolax-text@1"
-    pdf = {**base, "content_type": "application/pdf"}
+    pdf = CaptureRow(RowHeader(2), {**base, "content_type": "application/pdf"})
     render_row(_TitleTextEngine(), pdf, b"%PDF-1.4")
-    assert pdf == {**base, "content_type": "application/pdf"}, "a non-HTML row is not rendered"
-    bad = {**base, "_content_encoding": "gzip"}
+    assert pdf.columns == {**base, "content_type": "application/pdf"}, "a non-HTML row is not rendered"
+    bad = CaptureRow(RowHeader(3, content_encoding="gzip"), dict(base))
     render_row(_TitleTextEngine(), bad, b"not gzip")
-    assert "extract_error" in json.loads(bad["meta_json"])
+    assert "extract_error" in json.loads(bad.columns["meta_json"])
 
 
 @pytest.mark.parametrize(("kwargs", "flag"), [

@@ -65,7 +65,9 @@ def test_sigterm_drains_seals_checkpoints_and_exits_zero(
     urls = web.page_urls()
     wl = write_worklist(tmp_path / "wl", urls, parts=2)
     out, state = tmp_path / "out", tmp_path / "s.json"
-    proc = start_run(wl, out, state)
+    # 500 ms a host: with host-ready scheduling every host runs at once, so the list takes
+    # 11 x the delay; at 150 ms it could end before the signal lands on a loaded machine
+    proc = start_run(wl, out, state, delay="500ms")
     wait_for_checkpoint(tmp_path / "journal.jsonl")
     proc.send_signal(signal.SIGTERM)
     code, err = finish(proc)

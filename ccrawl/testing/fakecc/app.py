@@ -164,6 +164,17 @@ def make_app(site: FakeSite, faults: Faults | None = None) -> web.Application:
         cdx = None  # type: ignore[assignment]
     if cdx is not None:
         cdx.add_cdx_routes(app, Path(site.root))
+    from ccrawl.testing.fakecc import columnar
+
+    columnar.ensure_table(site)  # the cc-index-table, real schema, consistent with the WARCs and CDX
+
+    from ccrawl.testing.fakecc.news import add_news_routes
+
+    add_news_routes(app, Path(site.root), bucket_file)
+
+    from ccrawl.testing.fakecc.webgraph import add_webgraph_routes
+
+    add_webgraph_routes(app, Path(site.root))
     app.router.add_route("GET", "/{key:.+}", bucket_file)
     app.router.add_route("HEAD", "/{key:.+}", bucket_file)
     return app

@@ -58,6 +58,9 @@ class SiteSpec:
     older_files: int = 1
     crawls: tuple[tuple[int, int], ...] = DEFAULT_CRAWLS
     seed: int = 20240601
+    #: The hosts captures cycle through (robots.txt files keep :data:`HOSTS`); a bigger set makes
+    #: a realistic columnar index (see :func:`ccrawl.testing.fakecc.columnar.many_hosts`).
+    hosts: tuple[str, ...] = HOSTS
 
 
 @dataclass(slots=True)
@@ -183,10 +186,12 @@ class _Capture:
     location: str | None = None
 
 
-def _captures(rng: random.Random, n: int, start: dt.datetime, kind: str) -> list[_Capture]:
+def _captures(
+    rng: random.Random, n: int, start: dt.datetime, kind: str, hosts: tuple[str, ...] = HOSTS
+) -> list[_Capture]:
     out = []
     for i in range(n):
-        host = HOSTS[i % len(HOSTS)]
+        host = hosts[i % len(hosts)]
         when = start + dt.timedelta(seconds=rng.randint(0, 13 * 86400))
         if kind == "robotstxt":
             out.append(_Capture(f"https://{host}/robots.txt", host, when, 200, _robots(rng, host), "text/plain", None))
@@ -374,7 +379,7 @@ def build_site(root: Path | str, spec: SiteSpec | None = None) -> FakeSite:
         stamp = f"{start:%Y%m%d%H%M%S}"
         segment = f"crawl-data/{crawl}/segments/{int(start.timestamp() * 1000)}.{index}"
         manifests["segment"].append(f"{segment}/")
-        all_caps = _captures(rng, n_records, start, "warc")
+        all_caps = _captures(rng, n_records, start, "warc", spec.hosts)
         offset = 0
         for f, count in enumerate(_spread(n_records, n_files)):
             caps = all_caps[offset : offset + count]
@@ -383,8 +388,8 @@ def build_site(root: Path | str, spec: SiteSpec | None = None) -> FakeSite:
             for kind, sub, kcaps, indexed in (
                 ("warc", "warc", caps, True),
                 ("robotstxt", "robotstxt", _captures(rng, len(HOSTS), start, "robotstxt"), False),
-                ("non200responses", "crawldiagnostics", _captures(rng, max(2, count // 5), start, "non200responses"),
-                 True),
+                ("non200responses", "crawldiagnostics",
+                 _captures(rng, max(2, count // 5), start, "non200responses", spec.hosts), True),
             ):
                 path = f"{segment}/{sub}/{name}"
                 wf = _WarcFile(path, start, rng)

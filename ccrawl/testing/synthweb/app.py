@@ -57,10 +57,13 @@ class SynthWeb(FaultEndpoints):
         dns_delay: float = 0.0,
         bind: str = "127.0.0.1",
         port: int = 0,
+        link_port: bool = False,
     ) -> None:
         self.hosts, self.pages, self.page_bytes = hosts, pages, page_bytes
         self.crawl_delay, self.robots_stall, self.dns_delay = crawl_delay, robots_stall, dns_delay
         self.bind, self.want_port = bind, port
+        self.link_port = link_port
+        """True: links to other sites carry this server's port (a discovery crawl on loopback follows them)."""
         self.stats = SynthStats()
         self.port = self.tls_port = self.refused_port = self.dns_port = 0
         self._runner: web.AppRunner | None = None
@@ -233,7 +236,10 @@ class SynthWeb(FaultEndpoints):
         key = (host, n)
         body = self._page_cache.get(key)
         if body is None:
-            body = page_html(host, n, hosts=self.hosts, pages=self.pages, target_bytes=self.page_bytes).encode()
+            body = page_html(
+                host, n, hosts=self.hosts, pages=self.pages, target_bytes=self.page_bytes,
+                link_port=self.port if self.link_port else None,
+            ).encode()
             if len(self._page_cache) < 20_000:
                 self._page_cache[key] = body
         return web.Response(body=body, content_type="text/html", charset="utf-8", headers=headers)

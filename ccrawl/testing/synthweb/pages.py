@@ -46,14 +46,24 @@ def _sentence(rng: random.Random, words: list[str]) -> str:
     return chosen[0].capitalize() + " " + " ".join(chosen[1:]) + "."
 
 
-def page_html(host: str, n: int | None, *, hosts: int, pages: int, target_bytes: int = 24_000) -> str:
-    """A deterministic page of ``host`` (``n`` None for its home page), about ``target_bytes`` long."""
+def page_html(
+    host: str, n: int | None, *, hosts: int, pages: int, target_bytes: int = 24_000, link_port: int | None = None
+) -> str:
+    """A deterministic page of ``host`` (``n`` None for its home page), about ``target_bytes`` long.
+
+    ``link_port`` puts that port in the links to other sites, so a crawler following them on
+    loopback reaches this server rather than port 80.
+    """
+    authority = f":{link_port}" if link_port else ""
     rng = _rng(host, n)
     lang = LANGUAGES[_rng(host).randrange(len(LANGUAGES))]
     words = _WORDS[lang].split()
     title = " ".join(rng.choice(words) for _ in range(4)).title()
     links = [f'<li><a href="/p/{rng.randrange(pages)}">{rng.choice(words)}</a></li>' for _ in range(8)]
-    links += [f'<li><a href="http://{site_host(rng.randrange(hosts))}/">{rng.choice(words)}</a></li>' for _ in range(3)]
+    links += [
+        f'<li><a href="http://{site_host(rng.randrange(hosts))}{authority}/">{rng.choice(words)}</a></li>'
+        for _ in range(3)
+    ]
     parts = [
         f'<!DOCTYPE html>\n<html lang="{lang}"><head><meta charset="utf-8"><title>{title}</title>',
         f'<meta name="description" content="{_sentence(rng, words)}"></head><body>',

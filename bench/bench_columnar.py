@@ -1,0 +1,116 @@
+"""Columnar engines over the fake Common Crawl's cc-index-table: native vs DuckDB, bytes read, host lists.
+
+Builds (once, into ``--root``) a fake bucket with many hosts, serves it on loopback, and runs each
+query on both engines over the same ranged-HTTP source, interleaved, ``--repeats`` times, with the
+client's disk cache off and a fresh source per run (so every run pays its footers). The time is the
+query's wall clock once the part list is known (crawl list and manifests are read before, the same
+for both). Prints a Markdown table: median wall seconds per engine, the ratio, and bytes read as a
+share of the index bytes.
+
+    python bench/bench_columnar.py --root /tmp/colbench --repeats 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from ccrawl.commoncrawl.columnar import parts, query
+from ccrawl.commoncrawl.columnar.filters import Filters
+from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
+from ccrawl.testing.fakecc.columnar import many_hosts, part_paths
+from ccrawl.testing.fakecc.site import HOSTS
+
+CRAWLS = ((2025, 26), (2025, 13), (2024, 51))
+
+
+def build(root: Path) -> FakeCCServer:
+    if (root / "captures.jsonl").exists():
+        return FakeCCServer(root)
+    spec = SiteSpec(records=40000, files=8, older_records=12000, older_files=3, crawls=CRAWLS,
+                    hosts=HOSTS + many_hosts(4000))
+    return FakeCCServer(root, spec)
+
+
+SOURCE = "http"
+
+
+def once(server: FakeCCServer, kind: str, f: Filters, engine: str, jobs: int) -> tuple[float, query.Explain, Any]:
+    if SOURCE == "local":
+        index = parts.open_local(server.site.root)
+    else:
+        index = parts.open_http(server.client_options(no_cache=True), "all", connections=2 * jobs)
+    try:
+        explain = query.Explain()
+        # Timed from here: the crawl list and manifests (the same for both engines) are already read.
+        started = time.perf_counter()
+        answer = list(query.run(kind, f.with_crawls(index.crawls), index, engine=engine, jobs=jobs,
+                                explain=explain))
+        return time.perf_counter() - started, explain, answer
+    finally:
+        index.source.close()
+
+
+def _canon(kind: str, answer: list[dict[str, Any]]) -> Any:
+    return sorted(map(str, answer)) if kind in ("urls", "locations") else answer
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--root", default=str(Path(tempfile.gettempdir()) / "colbench"))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=8)
+    ap.add_argument("--source", choices=("http", "local"), default="http",
+                    help="ranged reads over loopback HTTP (default) or from the files (engine compute alone)")
+    args = ap.parse_args()
+    global SOURCE
+    SOURCE = args.source
+    server = build(Path(args.root))
+    with server:
+        total = sum(p.stat().st_size for p in part_paths(server.site.root))
+        rows = sum(1 for _ in server.site.captures)
+        domain = "example.com"
+        hosts = sorted({c["url"].split("/")[2] for c in server.site.captures})
+        rng = random.Random(5)
+        listed = rng.sample(hosts, 100) + [f"h{i}.absent-{i % 97}.example" for i in range(9900)]
+        print(f"index: {len(part_paths(server.site.root))} parts, {total:,} bytes, {rows:,} rows, "
+              f"{len(hosts):,} hosts\n")
+        cases = [
+            ("count", Filters(domains=(domain,)), f"count --domain {domain}"),
+            ("urls", Filters(domains=(domain,)), f"urls --domain {domain}"),
+            ("langs", Filters(domains=(domain,)), f"langs --domain {domain}"),
+            ("count", Filters(tlds=("vn",), not_langs=("vie",)), "count --tld vn --not-lang vie"),
+            ("langs", Filters(tlds=("de",)), "langs --tld de"),
+            ("urls", Filters(hosts=tuple(listed)), "urls --hosts-file (10,000 hosts, 100 present)"),
+            ("count", Filters(statuses=(200,)), "count --status 200 (no key prefix: full scan of a column)"),
+        ]
+        print("| query | native s | duckdb s | duckdb/native | native bytes read | duckdb bytes read | "
+              "native requests |")
+        print("|---|---|---|---|---|---|---|")
+        for kind, f, _label in cases[:2]:  # warm-up: imports, kernels, connections; not counted
+            for engine in ("native", "duckdb"):
+                once(server, kind, f, engine, args.jobs)
+        for kind, f, label in cases:
+            times: dict[str, list[float]] = {"native": [], "duckdb": []}
+            explains: dict[str, query.Explain] = {}
+            answers: dict[str, Any] = {}
+            for _ in range(args.repeats):
+                for engine in ("native", "duckdb"):
+                    t, ex, ans = once(server, kind, f, engine, args.jobs)
+                    times[engine].append(t)
+                    explains[engine] = ex
+                    answers[engine] = _canon(kind, ans)
+            assert answers["native"] == answers["duckdb"], label
+            n, d = statistics.median(times["native"]), statistics.median(times["duckdb"])
+            bn, bd = explains["native"].bytes_read, explains["duckdb"].bytes_read
+            print(f"| `{label}` | {n:.3f} | {d:.3f} | {d / n:.2f}x | {bn:,} ({100 * bn / total:.2f}%) | "
+                  f"{bd:,} ({100 * bd / total:.2f}%) | {explains['native'].requests} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""The CLI's first module: Ctrl-C is one line and exit code 130 from the very first moment.
+
+``python -m ccrawl`` and the ``ccrawl`` console script import this module before anything
+else of the CLI (click and the command modules take a good part of the start-up). Until the
+CLI's ``main`` is running inside its error handling, SIGINT writes ``ccrawl: interrupted`` and
+exits 130 at once (no child process exists yet, nothing is half-written); from there on it is
+Python's ``KeyboardInterrupt`` again, which ``main`` turns into the same line and code after
+the command's own cleanup (workers stopped, files closed). When ``main`` returns, the
+immediate exit is back for the interpreter's shutdown.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+from types import FrameType
+
+EXIT_INTERRUPTED = 130
+
+
+def interrupted_now(signum: int, frame: FrameType | None) -> None:
+    """SIGINT before (or after) the command runs: the one line, then exit 130 right away."""
+    try:
+        os.write(2, b"ccrawl: interrupted\n")
+    finally:
+        os._exit(EXIT_INTERRUPTED)
+
+
+def install() -> None:
+    """Make SIGINT exit at once (only the main thread may set handlers; elsewhere do nothing)."""
+    with contextlib.suppress(ValueError):
+        signal.signal(signal.SIGINT, interrupted_now)
+
+
+install()  # on import: nothing of the CLI has been imported before this module
+
+
+def main() -> int:
+    """Console-script entry point: the handler (installed when this module was imported), then the CLI."""
+    from ccrawl.cli.main import main as cli_main
+
+    return cli_main()
+
+
+def run() -> None:
+    """``python -m ccrawl``: :func:`main`, exiting with its code."""
+    sys.exit(main())

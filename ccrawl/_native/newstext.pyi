@@ -1,0 +1,3 @@
+"""Stub for the compiled visible-text sample (twin: ccrawl.commoncrawl.news.text.visible_text_py)."""
+
+def visible_text(data: bytes, start: int = ..., window: int = ..., limit: int = ...) -> bytes: ...

@@ -1,0 +1,191 @@
+"""``ccrawl columnar`` (aliases ``table``, ``athena``): query the columnar Parquet index.
+
+Parses the filter flags, hands them to the ``columnar.*`` operations and renders their records.
+``--engine print`` (and ``columnar sql``) prints the SQL for Athena / Spark SQL instead of running.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import click
+
+from ccrawl.cli.common import Run, command
+
+ENGINE_HELP = "auto (native for filters, DuckDB for SQL), native, duckdb, or print (the SQL for a cluster) [auto]"
+
+
+def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The filter flags every columnar query (and ``db load``) takes."""
+    opts = [
+        click.option("--domain", multiple=True, help="Registered domain (url_host_registered_domain); repeatable"),
+        click.option("--host", multiple=True, help="Exact host name (url_host_name); repeatable"),
+        click.option("--tld", multiple=True, help="Top-level domain (url_host_tld); repeatable"),
+        click.option("--mime", multiple=True, help="Content-Type sent (content_mime_type); repeatable"),
+        click.option("--status", multiple=True, help="HTTP status (fetch_status); repeatable"),
+        click.option("--lang", multiple=True, help="ISO 639-3 code among content_languages; repeatable"),
+        click.option("--path-prefix", default=None, help="url_path starts with this (e.g. /news/)"),
+        click.option("--subset", multiple=True, help="warc, crawldiagnostics or robotstxt; repeatable"),
+        click.option("--not-tld", multiple=True, help="TLD is missing or not this"),
+        click.option("--not-mime", multiple=True, help="MIME type is missing or not this"),
+        click.option("--not-lang", multiple=True, help="Language missing or not among content_languages"),
+        click.option("--not-status", multiple=True, help="Status is missing or not this"),
+        click.option("--hosts-file", default=None, type=click.Path(dir_okay=False),
+                     help="Hosts, one a line (# comments): one query for the whole list"),
+        click.option("--domains-file", default=None, type=click.Path(dir_okay=False),
+                     help="Registered domains, one a line (# comments): one query for the whole list"),
+        click.option("--local", default=None, type=click.Path(file_okay=False),
+                     help="Read a local copy of the bucket (holding cc-index/table/...) instead of HTTP"),
+    ]
+    for opt in reversed(opts):
+        func = opt(func)
+    return func
+
+
+FILTER_KEYS = ("domain", "host", "tld", "mime", "status", "lang", "path_prefix", "subset", "not_tld", "not_mime",
+               "not_lang", "not_status", "hosts_file", "domains_file")
+
+
+def client(run: Run) -> dict[str, Any]:
+    from ccrawl.net.client import client_options
+
+    options = client_options(run.settings.values)
+    options["no_cache"] = run.no_cache
+    options["verbose"] = run.verbose
+    return options
+
+
+def common(run: Run, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Keyword arguments for a columnar operation from parsed flags and global settings."""
+    out = {k: params.get(k) for k in FILTER_KEYS}
+    out["crawl"] = run.settings.crawl or "latest"
+    out["jobs"] = int(run.settings.workers or 4)
+    out["local"] = params.get("local")
+    out["client_options"] = client(run)
+    return out
+
+
+def print_sql(run: Run, kind: str, params: Mapping[str, Any], **extra: Any) -> None:
+    """Print the cluster SQL of ``kind`` with the crawl resolved (explicit IDs need no network)."""
+    from ccrawl.commoncrawl.columnar import sql
+    from ccrawl.ops.columnar import filters_from
+
+    f = filters_from(params)
+    crawls = resolve_crawls(run, params.get("local"))
+    text = sql.build(kind, f.with_crawls(crawls), limit=run.output.limit or None, **extra)
+    click.echo(sql.cluster_preamble() + text + ";")
+
+
+def resolve_crawls(run: Run, local: str | None) -> list[str]:
+    from ccrawl.commoncrawl.crawls import explicit_id, resolve
+    from ccrawl.net.client import run as run_client
+
+    ref = run.settings.crawl or "latest"
+    if local:
+        from ccrawl.commoncrawl.columnar.parts import open_local
+        from ccrawl.ops.columnar import _select_crawls
+
+        index = open_local(local)
+        return _select_crawls(index, ref, local)
+    ids = [explicit_id(r.strip()) for r in ref.split(",")]
+    if all(ids):
+        return [i for i in ids if i]
+    return list(run_client(lambda cc: resolve(cc, ref), **client(run)))
+
+
+def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any]], columns: Iterable[str], explain: Any,
+                      want: bool, *, single: bool = False) -> int:
+    """Render ``records``; with ``want``, the explain line on stderr afterwards. Returns the count written."""
+    try:
+        return run.emit(records, columns=tuple(columns), single=single)
+    finally:
+        if want and explain.engine:
+            click.echo(f"explain: {explain.line()}", err=True)
+            if explain.sql:
+                click.echo("explain: sql: " + " ".join(explain.sql.split()), err=True)
+
+
+@click.group("columnar", help="Query the columnar Parquet index (aliases: table, athena).")
+def columnar() -> None:
+    pass
+
+
+def _query_command(kind: str, help_text: str) -> click.Command:
+    @command(kind, help=help_text)
+    @filter_options
+    @click.option("--engine", default="auto", help=ENGINE_HELP)
+    @click.option("--explain", "explain_", is_flag=True, help="On stderr: bytes read vs the index total, parts "
+                  "and row groups skipped")
+    def cmd(run: Run, engine: str, explain_: bool, **params: Any) -> None:
+        from ccrawl import ops
+        from ccrawl.commoncrawl.columnar.query import Explain, choose_engine
+
+        if choose_engine(engine) == "print":
+            print_sql(run, kind, params)
+            return
+        op = ops.get(f"columnar.{kind}")
+        explain = Explain()
+        records = op(**common(run, params), engine=engine, limit=run.output.limit or None, explain=explain)
+        written = emit_with_explain(run, records, op.columns, explain, explain_, single=kind == "count")
+        if written == 0 and kind != "count":
+            from ccrawl.errors import NothingMatched
+
+            raise NothingMatched(f"no captures match these filters in {run.settings.crawl or 'latest'}")
+
+    return cmd
+
+
+for _kind, _help in (
+    ("urls", "Matching URLs."),
+    ("locations", "Record locations (warc_filename, offset, length), ready for `fetch - --batch`."),
+    ("count", "Count of matching captures."),
+    ("langs", "Breakdown by content language (content_languages as published)."),
+    ("mimes", "Breakdown by MIME type."),
+):
+    columnar.add_command(_query_command(_kind, _help))
+
+
+@command("sql", help="Build the SQL from the filter flags and print it (Athena / Spark SQL / DuckDB).")
+@filter_options
+@click.option("--for", "kind", default="locations",
+              type=click.Choice(["urls", "locations", "count", "langs", "mimes", "rows", "hostcdx"]),
+              help="Which query's SQL [locations]")
+def columnar_sql(run: Run, kind: str, **params: Any) -> None:
+    print_sql(run, kind, params)
+
+
+columnar.add_command(columnar_sql)
+
+
+@command("query", help="Run raw SQL; the table ccindex is the index of the selected crawls (-c).")
+@click.argument("sql_text", metavar="SQL")
+@click.option("--engine", default="auto", help="auto or duckdb run it; print echoes it; native refuses [auto]")
+@click.option("--local", default=None, type=click.Path(file_okay=False), help="Read a local copy of the bucket")
+def columnar_query(run: Run, sql_text: str, engine: str, local: str | None) -> None:
+    from ccrawl import ops
+
+    op = ops.get("columnar.query")
+    if engine == "print":
+        from ccrawl.commoncrawl.columnar.query import choose_engine
+
+        choose_engine(engine, raw_sql=True)
+        click.echo(sql_text)
+        return
+    rows = op(sql=sql_text, crawl=run.settings.crawl or "latest", engine=engine,
+              jobs=int(run.settings.workers or 4), local=local, client_options=client(run))
+    run.emit(rows)
+
+
+columnar.add_command(columnar_query)
+
+
+@command("schema", help="The columns of the index (name, type, nullable, partition).")
+def columnar_schema(run: Run) -> None:
+    from ccrawl import ops
+
+    op = ops.get("columnar.schema")
+    run.emit(op(), columns=op.columns)
+
+
+columnar.add_command(columnar_schema)

@@ -1,0 +1,127 @@
+"""``ccrawl crawl seed|fetch|run|status``: the discovery crawl (see docs/crawl.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import click
+
+from ccrawl.cli.common import InputLineError, Run, command, read_stdin_values
+from ccrawl.cli.rank import client, echo_err, graph_option
+from ccrawl.errors import UsageError
+
+
+@click.group("crawl", help="Discovery crawl: seed, fetch, run with a resumable frontier and WARC output, status.")
+def crawl() -> None:
+    pass
+
+
+def _resolve(entries: tuple[str, ...]) -> dict[str, str]:
+    from ccrawl.fetch.config import parse_resolve
+
+    return parse_resolve(entries)
+
+
+_RESOLVE = click.option("--resolve", multiple=True, metavar="PATTERN=IP",
+                        help="Resolve matching hosts to IP (e.g. '*.test=127.0.0.1'), for servers you run")
+
+
+@command("seed", help="Seed URLs from the web-graph rank table, one per host, most central first.")
+@graph_option
+@click.option("--max-seeds", type=int, default=10_000_000, show_default=True, help="Maximum hosts to emit")
+@click.option("--max-tier", type=int, default=5, show_default=True,
+              help="Skip hosts with a tier above this (2-5; 1 is unreachable from a seed)")
+def crawl_seed(run: Run, graph: str | None, max_seeds: int, max_tier: int) -> None:
+    from ccrawl import ops
+
+    op = ops.get("crawl.seed")
+    run.emit(op(graph=graph, max_seeds=max_seeds, max_tier=max_tier, client_options=client(run), notice=echo_err),
+             columns=op.columns)
+
+
+@command("status", help="Daily crawl budget across the five recrawl tiers at a sustained throughput.")
+@click.option("--throughput", type=float, default=10_000.0, show_default=True, help="Pages per second sustained")
+def crawl_status(run: Run, throughput: float) -> None:
+    from ccrawl import ops
+
+    op = ops.get("crawl.status")
+    run.emit(op(throughput=throughput), columns=op.columns)
+
+
+@command("fetch", help="Fetch one URL (redirects up to 5 hops, 10 MB cap, SHA-1 digest); --warc-dir archives it.")
+@click.argument("url")
+@click.option("--robots", is_flag=True, help="Check robots.txt before fetching")
+@click.option("--warc-dir", type=click.Path(file_okay=False), default=None, help="Write the fetch to a WARC file here")
+@_RESOLVE
+def crawl_fetch(run: Run, url: str, robots: bool, warc_dir: str | None, resolve: tuple[str, ...]) -> None:
+    from ccrawl import ops
+
+    op = ops.get("crawl.fetch")
+    records = list(op(url=url, robots=robots, warc_dir=warc_dir, timeout=float(run.settings.timeout or 30.0),
+                      resolve=_resolve(resolve)))
+    run.emit(records, columns=op.columns, single=True)
+    if records and records[0].get("error"):
+        from ccrawl.errors import CcrawlError
+
+        raise CcrawlError(f"{url}: {records[0]['error']}")
+
+
+def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
+    import sys
+
+    def values(stream: object) -> Iterator[str]:
+        for item in read_stdin_values(stream, field="url"):
+            if isinstance(item, InputLineError):
+                run.warn(f"--seeds: {item}")
+                continue
+            yield item
+
+    if seeds == "-":
+        yield from values(sys.stdin.buffer)
+        return
+    path = Path(seeds)
+    if not path.is_file():
+        raise UsageError(f"--seeds {seeds}: no such file")
+    with path.open("rb") as fh:
+        yield from values(fh)
+
+
+@command("run", help="Run a crawl from a seed file, with a resumable frontier and WARC output.")
+@click.option("--seeds", required=True, help="Seed file: crawl seed JSONL or one URL per line, - for stdin")
+@click.option("--out", default=None, help="Directory to write WARC files into (empty: fetch without archiving)")
+@click.option("--state", required=True, help="Frontier state file, so a run resumes after a restart")
+@click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
+@click.option("--max-depth", type=int, default=0, show_default=True, help="How far from a seed to follow links")
+@click.option("--max-pages", type=int, default=0, show_default=True, help="Stop after this many fetches (0 = no limit)")
+@click.option("--same-host", is_flag=True, help="Stay on the hosts the seeds named")
+@click.option("--robots/--no-robots", default=True, show_default=True, help="Check robots.txt (RFC 9309)")
+@click.option("--warc-size", default="1GB", show_default=True, help="Rotate to a new WARC file past this size")
+@click.option("--prefix", default="ccrawl", show_default=True, help="File name prefix for the WARC output")
+@click.option("--shard", type=int, default=0, show_default=True, help="Which partition of the seeds, 0-based")
+@click.option("--shards", type=int, default=1, show_default=True, help="How many machines split the seeds")
+@click.option("--workers", "-j", type=int, default=64, show_default=True,
+              help="Fetches in flight (hosts in flight: one request per host at a time)")
+@_RESOLVE
+def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int, max_pages: int,
+              same_host: bool, robots: bool, warc_size: str, prefix: str, shard: int, shards: int, workers: int,
+              resolve: tuple[str, ...]) -> None:
+    from ccrawl import ops
+    from ccrawl.cli.commoncrawl import parse_size
+    from ccrawl.net.client import seconds
+
+    if shards < 1:
+        raise UsageError(f"--shards must be at least 1 (got {shards})")
+    if not 0 <= shard < shards:
+        raise UsageError(f"--shard {shard} is outside 0..{shards - 1} (--shards {shards})")
+    op = ops.get("crawl.run")
+    records = op(seeds=_seed_lines(seeds, run), state=state, out=out or None, delay=seconds(delay, name="--delay"),
+                 max_depth=max_depth, max_pages=max_pages, same_host=same_host, robots=robots,
+                 warc_size=parse_size(warc_size, "--warc-size"), prefix=prefix, shard=shard, shards=shards,
+                 workers=workers, timeout=float(run.settings.timeout or 30.0),
+                 resolve=_resolve(resolve), notice=echo_err)
+    run.emit(records, columns=op.columns, single=True)
+
+
+for _cmd in (crawl_seed, crawl_fetch, crawl_run, crawl_status):
+    crawl.add_command(_cmd)

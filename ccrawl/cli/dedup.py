@@ -1,0 +1,25 @@
+"""``ccrawl dedup``: report exact and near duplicate documents in a Markdown Parquet dataset (read only)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from ccrawl.cli.common import Run, command
+
+
+@command("dedup", help="Report exact and near duplicate documents in a Markdown Parquet dataset.")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--distance", type=int, default=3,
+              help="Hamming distance between fingerprints that still counts as a near duplicate, 0 to 64")
+@click.option("--top", type=int, default=10, help="How many of the largest clusters to list, 0 for none")
+@click.option("--json", "as_json", is_flag=True, help="Emit the report as JSON instead of a table")
+def dedup(run: Run, paths: tuple[str, ...], distance: int, top: int, as_json: bool) -> None:
+    from ccrawl.datasets.dedup import dedup_report, render_text
+
+    report = dedup_report(paths, distance=distance, top=top)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=1))
+    else:
+        click.echo(render_text(report), nl=False)

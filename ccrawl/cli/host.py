@@ -1,0 +1,96 @@
+"""``ccrawl host top|get|vertices|degrees|enrich``: host records from Common Crawl's web graph.
+
+Every subcommand emits the same host record and fills the part it measured; a count nothing
+measured is left out of JSON and blank in csv/table, a measured zero prints 0.
+
+``host cdx`` (a GROUP BY over the columnar index) is built with the columnar commands and attaches
+to this group from its own module: ``from ccrawl.cli.host import host; host.add_command(cdx)``,
+done by :func:`attach_optional` below when that module is present.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from ccrawl.cli.common import Run, command
+from ccrawl.cli.rank import client, echo_err, graph_option
+
+
+@click.group("host", help="Enumerate and enrich hosts from the CC web graph.")
+def host() -> None:
+    pass
+
+
+@command("top", help="Top hosts by harmonic centrality, streamed from the rank table (-n, default 10).")
+@graph_option
+def host_top(run: Run, graph: str | None) -> None:
+    from ccrawl import ops
+
+    op = ops.get("rank.all")
+    run.emit(op(graph=graph, limit=run.output.limit or 10, client_options=client(run), notice=echo_err),
+             columns=ops.get("host.get").columns)
+
+
+@command("get", help="Enriched profile for one host.")
+@click.argument("hostname")
+@click.option("--cdx", is_flag=True, help="Add CDX counts from the columnar index (host cdx)")
+@graph_option
+def host_get(run: Run, hostname: str, graph: str | None, cdx: bool) -> None:
+    from ccrawl import ops
+
+    op = ops.get("host.get")
+    run.emit(op(hostname=hostname, graph=graph, cdx=cdx, client_options=client(run), notice=echo_err),
+             columns=op.columns, single=True)
+
+
+@command("vertices", help="Stream the vertex ID to hostname mapping.")
+@graph_option
+def host_vertices(run: Run, graph: str | None) -> None:
+    from ccrawl import ops
+
+    op = ops.get("host.vertices")
+    run.emit(op(graph=graph, client_options=client(run), notice=echo_err), columns=op.columns)
+
+
+@command("degrees", help="In- and out-degree of every host from the edge files (streamed, bounded memory).")
+@graph_option
+def host_degrees(run: Run, graph: str | None) -> None:
+    from ccrawl import ops
+
+    op = ops.get("host.degrees")
+    run.emit(op(graph=graph, client_options=client(run), notice=echo_err), columns=op.columns)
+
+
+@command("enrich", help="Enrichment pipeline: rank, then --degrees and --cdx (opt-in, large transfers).")
+@graph_option
+@click.option("--degrees", is_flag=True, help="Phase 3: in/out-degree from the edge files")
+@click.option("--cdx", is_flag=True, help="Phase 4: CDX statistics from the columnar index")
+def host_enrich(run: Run, graph: str | None, degrees: bool, cdx: bool) -> None:
+    from ccrawl import ops
+
+    op = ops.get("host.enrich")
+    run.emit(op(graph=graph, limit=run.output.limit or 20, degrees=degrees, cdx=cdx, client_options=client(run),
+                notice=echo_err), columns=op.columns)
+
+
+for _cmd in (host_top, host_get, host_vertices, host_degrees, host_enrich):
+    host.add_command(_cmd)
+
+#: Subcommands other modules contribute: (module, attribute). Missing modules are skipped.
+OPTIONAL = (("ccrawl.cli.columnar_extra", "cdx"),)
+
+
+def attach_optional(group: click.Group, optional: tuple[tuple[str, str], ...]) -> None:
+    for module_name, attr in optional:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        group.add_command(getattr(module, attr))
+
+
+attach_optional(host, OPTIONAL)

@@ -1,0 +1,225 @@
+"""``ccrawl markdown``: build Markdown Parquet datasets from Common Crawl (parsing and rendering only).
+
+``export`` converts the HTML Common Crawl captured (``ccrawl.markdown.export``); ``refetch`` fetches
+every URL of a shard live through the recrawl engine and converts that (``ccrawl.markdown.refetch``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ccrawl.cli.common import Run, command
+
+
+@click.group("markdown", help="Build Markdown Parquet datasets from Common Crawl WARCs and publish them.")
+def markdown() -> None:
+    pass
+
+
+def _size(flag: str, value: str) -> int:
+    from ccrawl.cli.commoncrawl import parse_size
+
+    return parse_size(value, flag)
+
+
+def _locations(run: Run, source: str) -> Iterator[Any]:
+    """Locations from a JSONL file or stdin (``-``); a bad line is named on stderr and skipped."""
+    from ccrawl.commoncrawl.records import location_from_line
+    from ccrawl.errors import InputError, UsageError
+
+    if source == "-":
+        stream: Any = sys.stdin
+    else:
+        try:
+            stream = open(source, encoding="utf-8")  # noqa: SIM115 (closed below)
+        except OSError as exc:
+            raise UsageError(f"--locations {source}: cannot open ({exc.strerror})") from None
+    try:
+        for n, line in enumerate(stream, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield location_from_line(line, lineno=n)
+            except InputError as exc:
+                run.warn(f"markdown export: {exc}; skipped")
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+
+
+def _client(run: Run) -> dict[str, Any]:
+    from ccrawl.net.client import client_options
+
+    options = client_options(run.settings.values)
+    options["no_cache"] = run.no_cache
+    options["verbose"] = run.verbose
+    options["warn"] = run.warn
+    return options
+
+
+def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
+    """``--shards`` cut down to this task's share (round robin), as an explicit list for the exporter."""
+    from ccrawl.errors import UsageError
+    from ccrawl.markdown.units import parse_shards
+    from ccrawl.scale.engine import resolve_shard, take
+
+    assignment = resolve_shard(task, tasks)
+    if spec.strip().lower() in ("", "all"):
+        raise UsageError(f"--shard {task} needs an explicit --shards N-M (the manifest's length is not known "
+                         "before it is read; give the range every task shares)")
+    mine = take(parse_shards(spec, 1 << 62), assignment)
+    run.info(f"markdown export: {assignment.describe().replace('shard', 'task', 1)}: "
+             f"{len(mine)} of the manifest shards {spec}")
+    if not mine:
+        from ccrawl.errors import NothingMatched
+
+        raise NothingMatched(f"markdown export: task {assignment.index} of {assignment.count} has no shard of "
+                             f"--shards {spec}")
+    return ",".join(str(i) for i in mine)
+
+
+@command("export", help="Convert the HTML Common Crawl captured to Markdown Parquet.")
+@click.option("--shards", default="", help="Shards of the crawl's manifest: N, N-M, N,M or all")
+@click.option("--task", "--shard", "task", default=None,
+              help="Take only this task's share of --shards (every count-th): an index, or auto (from the engine)")
+@click.option("--tasks", type=int, default=None, help="How many tasks split --shards [the engine's count]")
+@click.option("--source-kind", type=click.Choice(["warc", "wet"]), default=None,
+              help="Manifest to read: warc or wet (default: what the extractor needs)")
+@click.option("--extractor", default="h2m", help="Engine: h2m (default), readability, raw or wet")
+@click.option("--lang", default="", help="Keep only documents detected as this ISO 639-3 language, e.g. vie")
+@click.option("--min-lang-confidence", type=float, default=0.8, help="Confidence a document must clear for --lang")
+@click.option("--dedup-digest", is_flag=True, help="Skip records whose payload digest was already seen in the shard")
+@click.option("--locations", default=None, help="Convert the records of this JSONL location stream, - for stdin")
+@click.option("--part-size", type=int, default=50_000, help="Locations per Parquet part (default 50000)")
+@click.option("--gap", default="1MiB", help="Coalesce records closer than this into one ranged read (default 1 MiB)")
+@click.option("--max-span", default="16MiB", help="Cap on one coalesced ranged read (default 16 MiB)")
+@click.option("--parallel", type=int, default=1, help="Shards built at once (default 1)")
+@click.option("--workers", type=int, default=1,
+              help="Conversion processes shared by every shard; 1 converts in this process, 0 one per CPU")
+@click.option("--limit", type=int, default=0, help="Convert at most this many documents per shard (0 = all)")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("md"),
+              help="Local directory for shards, the ledger and the journal (default ./md)")
+@click.option("--push", type=click.BOOL, default=True, is_flag=False, flag_value=True,
+              help="Commit to the dataset repo (default); --push=false builds locally only")
+@click.option("--repo", default="", help="Dataset repo to commit to, owner/name")
+@click.option("--commit-batch", type=int, default=10, help="Shards per commit (default 10)")
+@click.option("--keep-parquet", is_flag=True, help="Keep local shards after they are committed")
+@click.option("--min-free-gb", type=float, default=0.0, help="Pause new shards while free disk is under this")
+@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
+@click.option("--skip-errors", is_flag=True,
+              help="Report a shard or page that fails and go on, instead of stopping the run")
+def export(run: Run, shards: str, task: str | None, tasks: int | None, source_kind: str | None, extractor: str,
+           lang: str, min_lang_confidence: float,
+           dedup_digest: bool, locations: str | None, part_size: int, gap: str, max_span: str, parallel: int,
+           workers: int, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool,
+           min_free_gb: float, ledger: Path | None, skip_errors: bool) -> None:
+    import shlex
+
+    from ccrawl.markdown.export import COLUMNS, Exporter, ExportOptions, open_export_repo
+
+    if task is not None:
+        shards = _task_share(run, shards, task, tasks)
+    journal = run.flags.get("journal")
+    root = click.get_current_context().find_root().obj
+    given = root.get("argv") if isinstance(root, dict) else None
+    argv: list[str] = [str(a) for a in given] if isinstance(given, list) else sys.argv[1:]
+    opts = ExportOptions(
+        out=out, crawl=str(run.settings.crawl or ""), shards=shards, source_kind=source_kind or "",
+        extractor=extractor, lang=lang, min_lang_confidence=min_lang_confidence, dedup_digest=dedup_digest,
+        locations=_locations(run, locations) if locations is not None else None, part_size=part_size,
+        gap=_size("--gap", gap), max_span=_size("--max-span", max_span), parallel=parallel, workers=workers,
+        limit=limit, push=push, repo=repo, commit_batch=commit_batch, keep_parquet=keep_parquet,
+        min_free_gb=min_free_gb, ledger=ledger, skip_errors=skip_errors,
+        journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
+        client_options=_client(run),
+    )
+    opts.validate()
+    target = None
+    if push:
+        target = open_export_repo(repo, endpoint=str(run.settings.hf_endpoint or ""))
+    exporter = Exporter(opts, target, log=run.warn)
+    try:
+        run.emit(exporter.run(), columns=COLUMNS)
+    finally:
+        for line in exporter.language_lines():
+            run.info(line)
+        run.info(exporter.summary_line())
+    s = exporter.stats
+    if locations is not None and not s.units:
+        from ccrawl.errors import NothingMatched
+
+        raise NothingMatched("markdown export: the location stream held no locations")
+    if s.failed and not s.written and not s.already:
+        from ccrawl.errors import CcrawlError
+
+        raise CcrawlError(f"markdown export: every one of {s.failed} unit(s) failed")
+
+markdown.add_command(export)
+
+
+@command("refetch", help="Re-fetch every URL in a shard live, then convert to Markdown Parquet.")
+@click.option("--shards", required=True, help="Shards of the crawl's warc.paths: N, N-M, N,M or all")
+@click.option("--extractor", default="h2m", help="Engine: h2m (default), readability or raw")
+@click.option("--lang", default="", help="Keep only pages detected as this ISO 639-3 language (failures are kept)")
+@click.option("--min-lang-confidence", type=float, default=0.8, help="Confidence a page must clear for --lang")
+@click.option("--fetch-workers", type=int, default=64, help="Requests in flight (default 64)")
+@click.option("--fetch-only", is_flag=True, help="Fetch and store the capture columns, no Markdown")
+@click.option("--rate", default="1s", help="Minimum gap between two requests to one host (default 1s)")
+@click.option("--timeout", default="30s", help="Per-request timeout (default 30s)")
+@click.option("--warc-cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where downloaded shards are kept for the next run (default <out>/.warc-cache)")
+@click.option("--no-warc-cache", is_flag=True, help="Delete each shard's WARC once its URLs are read")
+@click.option("--limit", type=int, default=0, help="Fetch at most this many URLs per shard (0 = all)")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("md"),
+              help="Local directory for shards, the ledger and the journal (default ./md)")
+@click.option("--push", type=click.BOOL, default=True, is_flag=False, flag_value=True,
+              help="Commit to the dataset repo (default); --push=false builds locally only")
+@click.option("--repo", default="", help="Dataset repo to commit to, owner/name")
+@click.option("--commit-batch", type=int, default=10, help="Shards per commit (default 10)")
+@click.option("--keep-parquet", is_flag=True, help="Keep local shards after they are committed")
+@click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
+@click.option("--skip-errors", is_flag=True, help="Report a shard that fails and go on")
+def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidence: float, fetch_workers: int,
+            fetch_only: bool, rate: str, timeout: str, warc_cache_dir: Path | None, no_warc_cache: bool, limit: int,
+            out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool, ledger: Path | None,
+            skip_errors: bool) -> None:
+    import shlex
+
+    from ccrawl.cli.publish import _seconds
+    from ccrawl.markdown.export import COLUMNS, ExportOptions, open_export_repo
+    from ccrawl.markdown.refetch import Refetcher, RefetchOptions
+
+    journal = run.flags.get("journal")
+    root = click.get_current_context().find_root().obj
+    given = root.get("argv") if isinstance(root, dict) else None
+    argv: list[str] = [str(a) for a in given] if isinstance(given, list) else sys.argv[1:]
+    opts = ExportOptions(
+        out=out, crawl=str(run.settings.crawl or ""), shards=shards, source_kind="warc", extractor=extractor,
+        lang=lang, min_lang_confidence=min_lang_confidence, limit=limit, push=push, repo=repo,
+        commit_batch=commit_batch, keep_parquet=keep_parquet, ledger=ledger, skip_errors=skip_errors,
+        journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
+        client_options=_client(run),
+    )
+    more = RefetchOptions(fetch_workers=fetch_workers, fetch_only=fetch_only, delay=_seconds("--rate", rate),
+                          timeout=_seconds("--timeout", timeout), warc_cache_dir=warc_cache_dir,
+                          no_warc_cache=no_warc_cache)
+    more.validate(opts)
+    opts.validate()
+    target = open_export_repo(repo, endpoint=str(run.settings.hf_endpoint or "")) if push else None
+    refetcher = Refetcher(opts, more, target, log=run.warn)
+    try:
+        run.emit(refetcher.run(), columns=COLUMNS)
+    finally:
+        for line in [*refetcher.phase_lines(), *refetcher.language_lines()]:
+            run.info(line)
+        run.info(refetcher.summary_line())
+
+
+markdown.add_command(refetch)

@@ -1,0 +1,535 @@
+"""The native engine: pyarrow over ranged reads, pruning parts and row groups before reading a column.
+
+For each part (in parallel, ``jobs`` at a time, answers in part order):
+
+1. the tail (footer) is read: one request, cached;
+2. every row group is tested against the statistics in the footer: the ``url_surtkey`` min..max
+   against the host/domain/TLD prefixes (the parts are sorted by it, so this is what makes a
+   ``--domain`` query touch one or two row groups), and min/max/null counts against the other
+   filters; a part none of whose row groups survive costs its footer and nothing else;
+3. in a surviving row group the predicate columns are read one at a time, cheapest (smallest
+   compressed chunk) first, each narrowing the mask; a row group whose mask empties stops there;
+4. the output columns are read last, only for row groups with matching rows.
+
+Low-cardinality string columns are read as dictionaries and a predicate is evaluated once per
+distinct value, then spread over the rows with ``take``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
+from ccrawl.commoncrawl.columnar.source import RangeSource, SparseFile, cached
+from ccrawl.errors import InputError
+
+DICTIONARY_COLUMNS = (
+    "url_host_name",
+    "url_host_registered_domain",
+    "url_host_tld",
+    "content_mime_type",
+    "content_languages",
+)
+
+
+@dataclass(slots=True, frozen=True)
+class Part:
+    """One index part: its crawl and subset (from the path) and its path in the bucket."""
+
+    crawl: str
+    subset: str
+    path: str
+
+
+@dataclass(slots=True)
+class ScanStats:
+    """What a scan touched, for ``--explain``."""
+
+    parts: int = 0
+    parts_skipped: int = 0
+    row_groups: int = 0
+    row_groups_skipped: int = 0
+    row_groups_read: int = 0
+    pages: int = 0
+    pages_skipped: int = 0
+    rows_matched: int = 0
+    index_bytes: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def merge(self, other: ScanStats) -> None:
+        with self._lock:
+            self.parts += other.parts
+            self.parts_skipped += other.parts_skipped
+            self.row_groups += other.row_groups
+            self.row_groups_skipped += other.row_groups_skipped
+            self.row_groups_read += other.row_groups_read
+            self.pages += other.pages
+            self.pages_skipped += other.pages_skipped
+            self.rows_matched += other.rows_matched
+            self.index_bytes += other.index_bytes
+
+
+@dataclass(slots=True)
+class PartAnswer:
+    """What one part contributed: matching rows (projected), a count, or group counts."""
+
+    tables: list[Any] = field(default_factory=list)
+    count: int = 0
+    groups: Counter[Any] = field(default_factory=Counter)
+    stats: ScanStats = field(default_factory=ScanStats)
+
+
+@dataclass(slots=True)
+class _Predicate:
+    column: str
+    prune: Callable[[Any], bool]  # statistics -> may match
+    mask: Callable[[Any], Any]  # column array -> boolean array (no nulls)
+
+
+def _stats_range(st: Any) -> tuple[Any, Any] | None:
+    if st is None or not st.has_min_max:
+        return None
+    return st.min, st.max
+
+
+def _in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+    import bisect
+
+    ordered = sorted(values)
+
+    def prune(st: Any) -> bool:
+        r = _stats_range(st)
+        if r is None:
+            return True
+        lo, hi = r
+        return bisect.bisect_left(ordered, lo) < bisect.bisect_right(ordered, hi)
+
+    return prune
+
+
+def _not_in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+    excluded = set(values)
+
+    def prune(st: Any) -> bool:
+        r = _stats_range(st)
+        if r is None or st.null_count is None or st.null_count > 0:
+            return True
+        lo, hi = r
+        return not (lo == hi and lo in excluded)
+
+    return prune
+
+
+def _always(st: Any) -> bool:
+    return True
+
+
+def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Any], Any]:
+    """A mask evaluated once per dictionary value (``None`` is a missing value) and spread by index."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    def mask(arr: Any) -> Any:
+        out = []
+        for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
+            if pa.types.is_dictionary(chunk.type):
+                values = chunk.dictionary.to_pylist()
+                table = pa.array([test(v) for v in values], pa.bool_())
+                picked = pc.take(table, chunk.indices)
+                out.append(pc.fill_null(picked, test(None)) if chunk.null_count else picked)
+            else:
+                out.append(pa.array([test(v) for v in chunk.to_pylist()], pa.bool_()))
+        return pa.chunked_array(out, pa.bool_())
+
+    return mask
+
+
+def _langs_in(langs: Sequence[str]) -> Callable[[str | None], bool]:
+    wanted = set(langs)
+    return lambda v: v is not None and not wanted.isdisjoint(v.split(","))
+
+
+def predicates(f: Filters) -> list[_Predicate]:
+    """The row-level tests of ``f``, each with its statistics test."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out: list[_Predicate] = []
+
+    def member(values: Sequence[str], negate: bool = False) -> Callable[[str | None], bool]:
+        s = set(values)
+        if negate:
+            return lambda v: v is None or v not in s
+        return lambda v: v is not None and v in s
+
+    if f.domains:
+        out.append(_Predicate("url_host_registered_domain", _in_prune(f.domains), _dict_mask(member(f.domains))))
+    if f.hosts:
+        out.append(_Predicate("url_host_name", _in_prune(f.hosts), _dict_mask(member(f.hosts))))
+    if f.tlds:
+        out.append(_Predicate("url_host_tld", _in_prune(f.tlds), _dict_mask(member(f.tlds))))
+    if f.mimes:
+        out.append(_Predicate("content_mime_type", _in_prune(f.mimes), _dict_mask(member(f.mimes))))
+    if f.langs:
+        out.append(_Predicate("content_languages", _always, _dict_mask(_langs_in(f.langs))))
+    if f.statuses:
+        wanted = pa.array(f.statuses, pa.int16())
+        out.append(_Predicate("fetch_status", _in_prune(f.statuses),
+                              lambda a: pc.fill_null(pc.is_in(a, value_set=wanted), False)))
+    if f.path_prefix is not None:
+        prefix = f.path_prefix
+        out.append(_Predicate("url_path", _always, lambda a: pc.fill_null(pc.starts_with(a, prefix), False)))
+    if f.not_tlds:
+        out.append(_Predicate("url_host_tld", _not_in_prune(f.not_tlds), _dict_mask(member(f.not_tlds, True))))
+    if f.not_mimes:
+        out.append(_Predicate("content_mime_type", _not_in_prune(f.not_mimes),
+                              _dict_mask(member(f.not_mimes, True))))
+    if f.not_langs:
+        langs = _langs_in(f.not_langs)
+        out.append(_Predicate("content_languages", _always, _dict_mask(lambda v: v is None or not langs(v))))
+    if f.not_statuses:
+        excluded = pa.array(f.not_statuses, pa.int16())
+        out.append(_Predicate("fetch_status", _not_in_prune(f.not_statuses),
+                              lambda a: pc.fill_null(pc.invert(pc.is_in(a, value_set=excluded)), True)))
+    return out
+
+
+# What each kind reads for its answer once the rows are known.
+_OUTPUT: dict[str, tuple[str, ...]] = {
+    "count": (),
+    "urls": ("url",),
+    "locations": ("url", "warc_filename", "warc_record_offset", "warc_record_length"),
+    "langs": ("content_languages",),
+    "mimes": ("content_mime_type",),
+    "hostcdx": ("url_host_name", "url", "fetch_status"),
+    "diff": ("url", "url_host_name", "content_digest"),
+}
+
+
+class _PartFile:
+    """One part opened for reading: pyarrow's view of the footer, our decoded footer, page indexes."""
+
+    def __init__(self, source: RangeSource, part: Part) -> None:
+        import pyarrow.parquet as pq
+
+        from ccrawl.commoncrawl.columnar import pageindex
+
+        self.source = source
+        self.path = part.path
+        import pyarrow as pa
+
+        self.blocks: dict[int, bytes] = {}
+        fh = SparseFile(source, part.path, self.blocks)
+        self.size = fh.size()
+        footer = source.footer(part.path)
+        # pyarrow would read a speculative 64 KiB from the end; hand it the footer we already have.
+        try:
+            metadata = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
+        except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid/ArrowIOError
+            raise InputError(f"{part.path}: corrupt Parquet footer ({str(exc).splitlines()[0]})") from exc
+        self.pf = pq.ParquetFile(fh, metadata=metadata, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
+        self._footer_bytes = footer
+        self.meta = self.pf.metadata
+        self.names: list[str] = self.pf.schema_arrow.names
+        self.index = {n: i for i, n in enumerate(self.names)}
+        self._footer: Any = None
+        self._pages: dict[tuple[int, int], Any] = {}
+        self._dicts: dict[tuple[int, int], bytes] = {}
+        self._pi = pageindex
+
+    def get(self, start: int, length: int) -> bytes:
+        data = cached(self.blocks, start, length)
+        return data if data is not None else self.source.read(self.path, start, length)
+
+    def prefetch(self, ranges: list[tuple[int, int]]) -> None:
+        """Fetch ``ranges`` (merged where they touch) at once; later reads inside them cost nothing."""
+        missing = sorted(r for r in ranges if r[1] > 0 and cached(self.blocks, r[0], r[1]) is None)
+        merged: list[tuple[int, int]] = []
+        for start, length in missing:
+            if merged and start <= merged[-1][0] + merged[-1][1]:
+                s0, n0 = merged[-1]
+                merged[-1] = (s0, max(s0 + n0, start + length) - s0)
+            else:
+                merged.append((start, length))
+        for (start, _), data in zip(merged, self.source.read_many(self.path, merged), strict=True):
+            self.blocks[start] = data
+
+    def index_ranges(self, rg: int, columns: Sequence[str]) -> list[tuple[int, int]]:
+        """Where the OffsetIndex of each of ``columns`` is (those not read yet)."""
+        out = []
+        for c in columns:
+            col = self.index[c]
+            if (rg, col) in self._pages:
+                continue
+            oi = self.footer().chunk(rg, col).offset_index
+            if oi is not None:
+                out.append(oi)
+        return out
+
+    def column_ranges(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> list[tuple[int, int]]:
+        """The byte ranges reading ``column`` of ``rg`` takes: the chunk, or its dictionary and the spans' pages."""
+        col = self.index[column]
+        cm = self.meta.row_group(rg).column(col)
+        pages = self.pages(rg, col) if spans is not None else None
+        if spans is None or pages is None:
+            start = cm.dictionary_page_offset if cm.has_dictionary_page and cm.dictionary_page_offset else \
+                cm.data_page_offset
+            return [(start, cm.total_compressed_size)]
+        out = []
+        if cm.has_dictionary_page and cm.dictionary_page_offset is not None:
+            out.append((cm.dictionary_page_offset, pages.offsets[0] - cm.dictionary_page_offset))
+        for lo, hi in spans:
+            first, last = self._pi.page_range(pages, lo, hi)
+            out.append((pages.offsets[first], pages.offsets[last] + pages.sizes[last] - pages.offsets[first]))
+        return out
+
+    def footer(self) -> Any:
+        if self._footer is None:
+            self._footer = self._pi.footer_of(self._footer_bytes)
+        return self._footer
+
+    def pages(self, rg: int, col: int) -> Any:
+        """The OffsetIndex of a chunk, or None when the file has no page index."""
+        key = (rg, col)
+        if key not in self._pages:
+            ci = self.footer().chunk(rg, col)
+            pages = None
+            if ci.offset_index is not None:
+                off, length = ci.offset_index
+                pages = self._pi.offset_index(self.get(off, length))
+            self._pages[key] = pages
+        return self._pages[key]
+
+    def surt_spans(
+        self, rg: int, prefixes: Sequence[str], also: Sequence[str] = ()
+    ) -> tuple[list[tuple[int, int]], int, int] | None:
+        """Row spans of the url_surtkey pages that may hold a prefix, the pages kept and the pages there are.
+
+        The page indexes of the ``also`` columns are fetched in the same round trip.
+        """
+        col = self.index["url_surtkey"]
+        ci = self.footer().chunk(rg, col)
+        if ci.column_index is None or ci.offset_index is None:
+            return None
+        self.prefetch([ci.column_index, *self.index_ranges(rg, ["url_surtkey", *also])])
+        pages = self.pages(rg, col)
+        if pages is None:
+            return None
+        off, length = ci.column_index
+        bounds = self._pi.column_index_bounds(self.get(off, length))
+        rows = self.meta.row_group(rg).num_rows
+        spans = self._pi.matching_spans(bounds, pages.first_rows, rows,
+                                        lambda lo, hi: range_may_match(prefixes, lo, hi))
+        kept = sum(1 for i in range(len(pages.first_rows)) if any(
+            lo <= pages.first_rows[i] < hi for lo, hi in spans))
+        return spans, kept, len(pages.first_rows)
+
+    def read(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> Any:
+        """Column ``column`` of row group ``rg``: whole, or only the rows of ``spans`` (pages fetched alone)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        col = self.index[column]
+        pages = self.pages(rg, col) if spans is not None else None
+        if spans is None or pages is None:
+            whole = self.pf.read_row_group(rg, columns=[column]).column(0)
+            if spans is None:
+                return whole
+            return pa.concat_arrays([whole.slice(lo, hi - lo).combine_chunks() for lo, hi in spans]) \
+                if len(spans) > 1 else whole.slice(spans[0][0], spans[0][1] - spans[0][0])
+        cm = self.meta.row_group(rg).column(col)
+        rows = self.meta.row_group(rg).num_rows
+        self.prefetch(self.column_ranges(rg, column, spans))
+        if (rg, col) not in self._dicts:
+            self._dicts[(rg, col)] = (
+                self.get(cm.dictionary_page_offset, pages.offsets[0] - cm.dictionary_page_offset)
+                if cm.has_dictionary_page and cm.dictionary_page_offset is not None else b""
+            )
+        dict_bytes = self._dicts[(rg, col)]
+        ci = self.footer().chunk(rg, col)
+        chunks = []
+        for lo, hi in spans:
+            first, last = self._pi.page_range(pages, lo, hi)
+            start = pages.offsets[first]
+            data = self.get(start, pages.offsets[last] + pages.sizes[last] - start)
+            mini, row0 = self._pi.mini_file(self.footer(), ci, pages, first, last, rows, dict_bytes, data)
+            read_dict = [column] if column in DICTIONARY_COLUMNS else None
+            arr = pq.ParquetFile(pa.BufferReader(mini), read_dictionary=read_dict).read_row_group(0).column(0)
+            chunks.extend(arr.slice(lo - row0, hi - lo).chunks)
+        return pa.chunked_array(chunks, chunks[0].type) if chunks else pa.chunked_array([], pa.null())
+
+
+#: Past this many separate spans in a row group, one covering span is read instead.
+MAX_SPANS = 8
+
+
+@dataclass(slots=True, frozen=True)
+class Plan:
+    """What a scan tests, worked out once for all its parts: the row predicates and the key prefixes."""
+
+    predicates: list[_Predicate]
+    prefixes: list[str] | None
+
+
+def plan(f: Filters) -> Plan:
+    return Plan(predicates(f), f.surt_prefixes())
+
+
+def scan_part(
+    source: RangeSource, part: Part, f: Filters, kind: str, *, limit: int | None = None, planned: Plan | None = None
+) -> PartAnswer:
+    """Answer ``kind`` over one part, reading only what the footer and the page index cannot rule out."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    answer = PartAnswer()
+    st = answer.stats
+    st.parts = 1
+    pfile = _PartFile(source, part)
+    st.index_bytes = pfile.size
+    meta = pfile.meta
+    names = pfile.names
+    index = pfile.index
+    planned = planned or plan(f)
+    preds = planned.predicates
+    prefixes = planned.prefixes
+    columns = list(names) if kind == "rows" else list(_OUTPUT[kind])
+    st.row_groups = meta.num_row_groups
+    for rg in range(meta.num_row_groups):
+        rgm = meta.row_group(rg)
+        spans: list[tuple[int, int]] | None = None
+        if prefixes is not None:
+            r = _stats_range(rgm.column(index["url_surtkey"]).statistics)
+            if r is not None and not range_may_match(prefixes, r[0], r[1]):
+                st.row_groups_skipped += 1
+                continue
+        if not all(p.prune(rgm.column(index[p.column]).statistics) for p in preds):
+            st.row_groups_skipped += 1
+            continue
+        if prefixes is not None:
+            found = pfile.surt_spans(rg, prefixes, also=[*{p.column: 0 for p in preds}, *columns])
+            if found is not None:
+                spans, kept, total = found
+                st.pages += total
+                st.pages_skipped += total - kept
+                if not spans:
+                    st.row_groups_skipped += 1
+                    continue
+                if len(spans) > MAX_SPANS:
+                    spans = [(spans[0][0], spans[-1][1])]
+                if spans == [(0, rgm.num_rows)]:
+                    spans = None
+        st.row_groups_read += 1
+        if spans is not None:
+            # Page-level: the pages of every column this row group needs are few, so they come in
+            # one round trip rather than one per column.
+            wanted = [*{p.column: 0 for p in preds}, *columns]
+            pfile.prefetch([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, spans)])
+        order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
+        mask: Any = None
+        read: dict[str, Any] = {}
+        for p in order:
+            if p.column not in read:
+                read[p.column] = pfile.read(rg, p.column, spans)
+            m = p.mask(read[p.column])
+            mask = m if mask is None else pc.and_(mask, m)
+            if not pc.any(mask).as_py():
+                break
+        if mask is not None and not pc.any(mask).as_py():
+            continue
+        selected = sum(hi - lo for lo, hi in spans) if spans is not None else rgm.num_rows
+        n = selected if mask is None else int(pc.sum(mask).as_py() or 0)
+        st.rows_matched += n
+        if kind == "count":
+            answer.count += n
+            continue
+        missing = [c for c in columns if c not in read]
+        # The output columns' bytes in one round trip, then decoded one by one from memory.
+        pfile.prefetch([r for c in missing for r in pfile.column_ranges(rg, c, spans)])
+        for c in missing:
+            read[c] = pfile.read(rg, c, spans)
+        table = pa.table([read[c] for c in columns], names=columns)
+        if mask is not None:
+            table = table.filter(mask)
+        if kind in ("langs", "mimes"):
+            answer.groups.update(_decode(table.column(0)))
+            continue
+        table = _undictionary(table)
+        if kind == "rows":
+            table = table.append_column("crawl", pa.array([part.crawl] * table.num_rows, pa.string()))
+            table = table.append_column("subset", pa.array([part.subset] * table.num_rows, pa.string()))
+        answer.tables.append(table)
+        if limit is not None and sum(t.num_rows for t in answer.tables) >= limit:
+            break
+    if st.row_groups_read == 0:
+        st.parts_skipped = 1
+    return answer
+
+
+def _decode(arr: Any) -> Counter[Any]:
+    return Counter(arr.to_pylist())
+
+
+def _undictionary(table: Any) -> Any:
+    import pyarrow as pa
+
+    cols = []
+    for c in table.columns:
+        cols.append(c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c)
+    return pa.table(cols, names=table.column_names)
+
+
+def scan(
+    source: RangeSource,
+    parts: Sequence[Part],
+    f: Filters,
+    kind: str,
+    *,
+    jobs: int = 4,
+    limit: int | None = None,
+    stats: ScanStats | None = None,
+) -> Iterator[PartAnswer]:
+    """Scan ``parts`` in parallel (``jobs`` at a time), yielding each part's answer in part order.
+
+    With ``limit`` the scan stops submitting parts once that many rows came back.
+    """
+    stats = stats if stats is not None else ScanStats()
+    wanted = [p for p in parts if f.keeps_crawl(p.crawl) and f.keeps_subset(p.subset)]
+    jobs = max(1, jobs)
+    planned = plan(f)
+    rows = 0
+    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ccrawl-columnar") as pool:
+        pending: list[Future[PartAnswer]] = []
+        it = iter(wanted)
+        for part in it:
+            pending.append(pool.submit(scan_part, source, part, f, kind, limit=limit, planned=planned))
+            if len(pending) >= jobs:
+                break
+        try:
+            while pending:
+                answer = pending.pop(0).result()
+                stats.merge(answer.stats)
+                rows += sum(t.num_rows for t in answer.tables)
+                yield answer
+                if limit is not None and rows >= limit:
+                    return
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.append(pool.submit(scan_part, source, nxt, f, kind, limit=limit, planned=planned))
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+def diff_filters(f: Filters, crawl: str) -> Filters | None:
+    """The filters of one side of ``sched diff``: ``f`` in ``crawl``, status 200 only (None: nothing)."""
+    if f.statuses and 200 not in f.statuses:
+        return None
+    if 200 in f.not_statuses:
+        return None
+    return replace(f, crawls=(crawl,), statuses=(200,))

@@ -1,0 +1,398 @@
+"""Page-level reads: the Parquet page index, and decoding a run of pages without the rest of the chunk.
+
+pyarrow writes the page index (ColumnIndex: min/max per page; OffsetIndex: where each page is and
+its first row) but cannot read it, nor decode part of a column chunk. Both are small Thrift
+structures in the compact protocol, so this module reads them itself:
+
+* :func:`decode` / :func:`encode`: a typed Thrift compact-protocol codec (values keep their wire
+  type, so a decoded structure re-encodes byte for byte);
+* :func:`footer_chunks`: per row group and column, the page-index offsets pyarrow does not expose;
+* :func:`page_rows`: which pages of the sorted ``url_surtkey`` column can hold a prefix, as row spans;
+* :func:`read_pages`: the rows ``[lo, hi)`` of one column chunk, fetching only the dictionary page and
+  the data pages that cover them: those pages are wrapped in a one-column Parquet file of their own
+  (the original footer's schema element and column metadata, offsets rewritten) that pyarrow decodes.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ccrawl.errors import InputError
+
+# Compact-protocol wire types.
+STOP, TRUE, FALSE, BYTE, I16, I32, I64, DOUBLE, BINARY, LIST, SET, MAP, STRUCT = range(13)
+
+Value = tuple[int, Any]
+"""(wire type, value): a struct is ``dict[field id, Value]``, a list ``(element type, [raw values])``."""
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def byte(self) -> int:
+        if self.pos >= len(self.data):
+            raise InputError("parquet footer: Thrift data ends early")
+        b = self.data[self.pos]
+        self.pos += 1
+        return b
+
+    def varint(self) -> int:
+        data, pos = self.data, self.pos
+        shift = result = 0
+        try:
+            while True:
+                b = data[pos]
+                pos += 1
+                result |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    self.pos = pos
+                    return result
+                shift += 7
+                if shift > 70:
+                    raise InputError("parquet footer: a varint runs on")
+        except IndexError:
+            raise InputError("parquet footer: Thrift data ends early") from None
+
+    def zigzag(self) -> int:
+        n = self.varint()
+        return (n >> 1) ^ -(n & 1)
+
+    def value(self, wtype: int) -> Any:
+        if wtype in (I16, I32, I64):
+            n = self.varint()
+            return (n >> 1) ^ -(n & 1)
+        if wtype in (TRUE, FALSE):
+            return wtype == TRUE
+        if wtype == BYTE:
+            return struct.unpack("b", bytes([self.byte()]))[0]
+        if wtype == DOUBLE:
+            v = struct.unpack("<d", self.data[self.pos : self.pos + 8])[0]
+            self.pos += 8
+            return v
+        if wtype == BINARY:
+            n = self.varint()
+            v = self.data[self.pos : self.pos + n]
+            if len(v) != n:
+                raise InputError("parquet footer: a string runs past the end")
+            self.pos += n
+            return v
+        if wtype in (LIST, SET):
+            head = self.byte()
+            size, etype = head >> 4, head & 0x0F
+            if size == 15:
+                size = self.varint()
+            if etype in (TRUE, FALSE):
+                return (etype, [self.byte() == TRUE for _ in range(size)])
+            return (etype, [self.value(etype) for _ in range(size)])
+        if wtype == MAP:
+            size = self.varint()
+            if size == 0:
+                return (0, 0, [])
+            kv = self.byte()
+            kt, vt = kv >> 4, kv & 0x0F
+            return (kt, vt, [(self.value(kt), self.value(vt)) for _ in range(size)])
+        if wtype == STRUCT:
+            sub, self.pos = _struct(self.data, self.pos)
+            return sub
+        raise InputError(f"parquet footer: unknown Thrift type {wtype}")
+
+    def struct(self) -> dict[int, Value]:
+        out: dict[int, Value] = {}
+        last = 0
+        data = self.data
+        while True:
+            if self.pos >= len(data):
+                raise InputError("parquet footer: Thrift data ends early")
+            head = data[self.pos]
+            self.pos += 1
+            wtype = head & 0x0F
+            if wtype == STOP:
+                return out
+            delta = head >> 4
+            fid = last + delta if delta else self.zigzag()
+            out[fid] = (wtype, self.value(wtype))
+            last = fid
+
+
+def decode(data: bytes, pos: int = 0) -> tuple[dict[int, Value], int]:
+    """A struct from ``data`` at ``pos``, and where it ended."""
+    try:
+        return _struct(data, pos)
+    except IndexError:
+        raise InputError("parquet footer: Thrift data ends early") from None
+
+
+def _struct(data: bytes, pos: int) -> tuple[dict[int, Value], int]:
+    # The hot loop of footer decoding: varints and field headers inline, no method calls.
+    out: dict[int, Value] = {}
+    last = 0
+    while True:
+        head = data[pos]
+        pos += 1
+        wtype = head & 0x0F
+        if wtype == STOP:
+            return out, pos
+        delta = head >> 4
+        if delta:
+            fid = last + delta
+        else:
+            shift = n = 0
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    break
+                shift += 7
+            fid = (n >> 1) ^ -(n & 1)
+        if wtype in (I32, I64, I16):
+            shift = n = 0
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    break
+                shift += 7
+                if shift > 70:
+                    raise InputError("parquet footer: a varint runs on")
+            out[fid] = (wtype, (n >> 1) ^ -(n & 1))
+        elif wtype == BINARY:
+            shift = n = 0
+            while True:
+                b = data[pos]
+                pos += 1
+                n |= (b & 0x7F) << shift
+                if not b & 0x80:
+                    break
+                shift += 7
+            if pos + n > len(data):
+                raise InputError("parquet footer: a string runs past the end")
+            out[fid] = (BINARY, data[pos : pos + n])
+            pos += n
+        elif wtype == STRUCT:
+            sub, pos = _struct(data, pos)
+            out[fid] = (STRUCT, sub)
+        else:
+            r = _Reader(data)
+            r.pos = pos
+            out[fid] = (wtype, r.value(wtype))
+            pos = r.pos
+        last = fid
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _zigzag(n: int) -> bytes:
+    return _varint((n << 1) ^ (n >> 63))
+
+
+def _encode_value(wtype: int, v: Any, out: bytearray) -> None:
+    if wtype in (TRUE, FALSE):
+        return  # carried in the field header
+    if wtype == BYTE:
+        out += struct.pack("b", v)
+    elif wtype in (I16, I32, I64):
+        out += _zigzag(int(v))
+    elif wtype == DOUBLE:
+        out += struct.pack("<d", v)
+    elif wtype == BINARY:
+        out += _varint(len(v)) + bytes(v)
+    elif wtype in (LIST, SET):
+        etype, items = v
+        out.append((min(len(items), 15) << 4) | etype)
+        if len(items) >= 15:
+            out += _varint(len(items))
+        for item in items:
+            if etype in (TRUE, FALSE):
+                out.append(TRUE if item else FALSE)
+            else:
+                _encode_value(etype, item, out)
+    elif wtype == MAP:
+        kt, vt, items = v
+        out += _varint(len(items))
+        if items:
+            out.append((kt << 4) | vt)
+            for k, val in items:
+                _encode_value(kt, k, out)
+                _encode_value(vt, val, out)
+    elif wtype == STRUCT:
+        _encode_struct(v, out)
+    else:
+        raise ValueError(f"unknown Thrift type {wtype}")
+
+
+def _encode_struct(fields: dict[int, Value], out: bytearray) -> None:
+    last = 0
+    for fid in sorted(fields):
+        wtype, v = fields[fid]
+        if wtype in (TRUE, FALSE):
+            wtype = TRUE if v else FALSE
+        delta = fid - last
+        if 0 < delta <= 15:
+            out.append((delta << 4) | wtype)
+        else:
+            out.append(wtype)
+            out += _zigzag(fid)
+        _encode_value(wtype, v, out)
+        last = fid
+    out.append(STOP)
+
+
+def encode(fields: dict[int, Value]) -> bytes:
+    out = bytearray()
+    _encode_struct(fields, out)
+    return bytes(out)
+
+
+def _get(s: dict[int, Value], fid: int, default: Any = None) -> Any:
+    v = s.get(fid)
+    return default if v is None else v[1]
+
+
+@dataclass(slots=True, frozen=True)
+class ChunkIndex:
+    """One column chunk's place in the file and its page-index locations (offset, length) or None."""
+
+    chunk: dict[int, Value]
+    schema_element: dict[int, Value]
+    column_order: Value | None
+    offset_index: tuple[int, int] | None
+    column_index: tuple[int, int] | None
+
+
+@dataclass(slots=True, frozen=True)
+class Footer:
+    """The decoded FileMetaData, kept for rewriting one-column files."""
+
+    meta: dict[int, Value]
+
+    def chunk(self, rg: int, col: int) -> ChunkIndex:
+        row_groups = _get(self.meta, 4)[1]
+        cc: dict[int, Value] = _get(row_groups[rg], 1)[1][col]
+        schema = _get(self.meta, 2)[1]
+        orders = _get(self.meta, 7)
+        oi = (_get(cc, 4), _get(cc, 5)) if 4 in cc and 5 in cc else None
+        ci = (_get(cc, 6), _get(cc, 7)) if 6 in cc and 7 in cc else None
+        return ChunkIndex(cc, schema[col + 1], (STRUCT, orders[1][col]) if orders else None, oi, ci)
+
+
+def footer_of(tail: bytes) -> Footer:
+    """The FileMetaData at the end of ``tail`` (which must hold the whole footer)."""
+    if tail[-4:] != b"PAR1":
+        raise InputError("not a Parquet file (no PAR1 at its end)")
+    n = int.from_bytes(tail[-8:-4], "little")
+    if n + 8 > len(tail):
+        raise InputError("parquet footer longer than the bytes read")
+    meta, _ = decode(tail, len(tail) - 8 - n)
+    return Footer(meta)
+
+
+@dataclass(slots=True, frozen=True)
+class Pages:
+    """A column chunk's pages: byte offsets, sizes and first rows, from its OffsetIndex."""
+
+    offsets: list[int]
+    sizes: list[int]
+    first_rows: list[int]
+
+
+def offset_index(data: bytes) -> Pages:
+    s, _ = decode(data)
+    locs = _get(s, 1)[1]
+    return Pages([_get(p, 1) for p in locs], [_get(p, 2) for p in locs], [_get(p, 3) for p in locs])
+
+
+def column_index_bounds(data: bytes) -> list[tuple[bytes, bytes] | None]:
+    """Per page (min, max) as bytes, or None for an all-null page."""
+    s, _ = decode(data)
+    nulls = _get(s, 1)[1]
+    mins = _get(s, 2)[1]
+    maxs = _get(s, 3)[1]
+    return [None if null else (lo, hi) for null, lo, hi in zip(nulls, mins, maxs, strict=True)]
+
+
+def matching_spans(
+    bounds: Sequence[tuple[bytes, bytes] | None], first_rows: Sequence[int], num_rows: int,
+    may_match: Callable[[str, str], bool],
+) -> list[tuple[int, int]]:
+    """Row spans ``[lo, hi)`` of the pages whose min..max may match, adjacent pages merged."""
+    spans: list[tuple[int, int]] = []
+    for i, b in enumerate(bounds):
+        if b is None:
+            continue
+        lo = b[0].decode("utf-8", "replace")
+        hi = b[1].decode("utf-8", "replace")
+        if not may_match(lo, hi):
+            continue
+        start = first_rows[i]
+        end = first_rows[i + 1] if i + 1 < len(first_rows) else num_rows
+        if spans and spans[-1][1] == start:
+            spans[-1] = (spans[-1][0], end)
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def mini_file(footer: Footer, ci: ChunkIndex, pages: Pages, first: int, last: int, num_rows: int,
+              dict_bytes: bytes, data_bytes: bytes) -> tuple[bytes, int]:
+    """A one-column Parquet file holding the dictionary page and data pages ``first..last``.
+
+    Returns the file and the row number (within the row group) of its first row.
+    """
+    meta = dict(_get(ci.chunk, 3))
+    row0 = pages.first_rows[first]
+    row_end = pages.first_rows[last + 1] if last + 1 < len(pages.first_rows) else num_rows
+    n = row_end - row0
+    pos = 4
+    if dict_bytes:
+        meta[11] = (I64, pos)
+        pos += len(dict_bytes)
+    else:
+        meta.pop(11, None)
+    meta[9] = (I64, pos)
+    meta[7] = (I64, len(dict_bytes) + len(data_bytes))
+    meta[6] = (I64, len(dict_bytes) + len(data_bytes))
+    meta[5] = (I64, n)
+    for fid in (10, 12, 13, 14, 15, 16):
+        meta.pop(fid, None)
+    chunk: dict[int, Value] = {2: (I64, 4), 3: (STRUCT, meta)}
+    root = dict(_get(footer.meta, 2)[1][0])
+    root[5] = (I32, 1)
+    out_meta: dict[int, Value] = {
+        1: footer.meta[1],
+        2: (LIST, (STRUCT, [root, ci.schema_element])),
+        3: (I64, n),
+        4: (LIST, (STRUCT, [{1: (LIST, (STRUCT, [chunk])), 2: (I64, len(dict_bytes) + len(data_bytes)),
+                             3: (I64, n)}])),
+    }
+    if 6 in footer.meta:
+        out_meta[6] = footer.meta[6]  # created_by: readers work around known writer bugs by it
+    if ci.column_order is not None:
+        out_meta[7] = (LIST, (STRUCT, [ci.column_order[1]]))
+    body = encode(out_meta)
+    return b"PAR1" + dict_bytes + data_bytes + body + len(body).to_bytes(4, "little") + b"PAR1", row0
+
+
+def page_range(pages: Pages, lo: int, hi: int) -> tuple[int, int]:
+    """The first and last page holding rows ``[lo, hi)``."""
+    import bisect
+
+    first = bisect.bisect_right(pages.first_rows, lo) - 1
+    last = bisect.bisect_left(pages.first_rows, hi) - 1
+    return max(first, 0), max(last, first, 0)

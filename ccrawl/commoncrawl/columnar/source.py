@@ -1,0 +1,315 @@
+"""Where the index parts' bytes come from: ranged HTTP reads through the polite client, or local files.
+
+A :class:`RangeSource` answers ``tail(part)`` (the last bytes, where the Parquet footer lives, plus
+the file size) and ``read(part, start, length)``, and counts every byte it moved. Both engines read
+through one: the native engine with :class:`SparseFile` (a file object pyarrow reads, fetching only
+the ranges asked for), DuckDB through :class:`RangeFileSystem` (an fsspec filesystem), so their byte
+counts compare like for like.
+
+:class:`HttpSource` drives a :class:`~ccrawl.net.client.CCClient` on an event loop of its own thread,
+so pyarrow's worker threads can block on a read. Columnar scans are exempt from the request-rate
+budget (a scan is thousands of small footer reads); the retries, the adaptive concurrency and the
+on-disk cache still apply: a part's tail is cached (parts never change once published).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import re
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ccrawl.errors import InputError
+
+#: The first read of a part: its last 16 KiB, which holds a small footer whole; a bigger footer
+#: costs one more read of exactly the rest (:meth:`RangeSource.footer`).
+TAIL_BYTES = 16 << 10
+_CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
+
+
+@dataclass(slots=True)
+class SourceStats:
+    """What a scan moved: bytes and requests over the wire, and tails served from the cache."""
+
+    bytes_read: int = 0
+    requests: int = 0
+    cache_hits: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, n: int) -> None:
+        with self._lock:
+            self.bytes_read += n
+            self.requests += 1
+
+
+class RangeSource:
+    """Ranged reads of index parts; subclasses say how. ``size`` is known once ``tail`` ran."""
+
+    def __init__(self) -> None:
+        self.stats = SourceStats()
+        self._tails: dict[str, tuple[int, bytes]] = {}
+        self._lock = threading.Lock()
+
+    def tail(self, part: str) -> tuple[int, bytes]:
+        """(file size, its last min(size, TAIL_BYTES) bytes)."""
+        with self._lock:
+            hit = self._tails.get(part)
+        if hit is not None:
+            return hit
+        got = self._fetch_tail(part)
+        with self._lock:
+            self._tails[part] = got
+        return got
+
+    def size(self, part: str) -> int:
+        return self.tail(part)[0]
+
+    def footer(self, part: str) -> bytes:
+        """The Parquet footer of ``part``: FileMetaData, its 4-byte length and ``PAR1``."""
+        size, tail = self.tail(part)
+        if tail[-4:] != b"PAR1" or len(tail) < 8:
+            raise InputError(f"{part}: not a Parquet file (no PAR1 at its end)")
+        n = int.from_bytes(tail[-8:-4], "little")
+        if n + 8 > size:
+            raise InputError(f"{part}: the footer length {n} is past the start of the file")
+        if n + 8 <= len(tail):
+            return tail[len(tail) - n - 8 :]
+        return self.read(part, size - n - 8, n + 8 - len(tail)) + tail
+
+    def read(self, part: str, start: int, length: int) -> bytes:
+        """Bytes ``[start, start + length)``; served from the tail when it holds them."""
+        if length <= 0:
+            return b""
+        size, tail = self.tail(part)
+        tail_start = size - len(tail)
+        if start >= tail_start:
+            return tail[start - tail_start : start - tail_start + length]
+        if start + length > tail_start:
+            # Straddles the tail: fetch only the part before it.
+            head = self._fetch(part, start, tail_start - start)
+            return head + tail[: start + length - tail_start]
+        return self._fetch(part, start, length)
+
+    def read_many(self, part: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """Several ``(start, length)`` reads of one part; :class:`HttpSource` has them in flight at once."""
+        return [self.read(part, start, length) for start, length in ranges]
+
+    def _fetch_tail(self, part: str) -> tuple[int, bytes]:
+        raise NotImplementedError
+
+    def _fetch(self, part: str, start: int, length: int) -> bytes:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+class LocalSource(RangeSource):
+    """Parts on disk (a downloaded copy, or a test's): ``part`` is a path under ``root``."""
+
+    def __init__(self, root: Path | str) -> None:
+        super().__init__()
+        self.root = Path(root)
+
+    def path(self, part: str) -> Path:
+        return self.root / part
+
+    def _fetch_tail(self, part: str) -> tuple[int, bytes]:
+        path = self.path(part)
+        size = path.stat().st_size
+        n = min(size, TAIL_BYTES)
+        with open(path, "rb") as fh:
+            fh.seek(size - n)
+            data = fh.read(n)
+        self.stats.add(len(data))
+        return size, data
+
+    def _fetch(self, part: str, start: int, length: int) -> bytes:
+        with open(self.path(part), "rb") as fh:
+            fh.seek(start)
+            data = fh.read(length)
+        self.stats.add(len(data))
+        return data
+
+
+class HttpSource(RangeSource):
+    """Parts over HTTP(S) through :class:`~ccrawl.net.client.CCClient`, on a loop thread of its own."""
+
+    def __init__(self, client_options: Mapping[str, Any], *, connections: int = 8) -> None:
+        super().__init__()
+        from ccrawl.net.client import CCClient
+
+        options = dict(client_options)
+        options["rate"] = 0
+        options["global_rate"] = 0  # columnar scans are exempt from the request budget
+        options["max_connections"] = max(1, connections)
+        self.client = CCClient(**options)
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name="ccrawl-columnar-io", daemon=True)
+        self._thread.start()
+        self._call(self.client.open())
+
+    def _call(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
+
+    def url(self, part: str) -> str:
+        return str(self.client.data_url(part))
+
+    def _fetch_tail(self, part: str) -> tuple[int, bytes]:
+        url = self.url(part)
+        key = f"{url}#tail{TAIL_BYTES}"
+        cached = self.client.cache.get(key)
+        if cached is not None and len(cached.body) > 16:
+            self.stats.cache_hits += 1
+            size = int.from_bytes(cached.body[:16], "big")
+            return size, cached.body[16:]
+
+        async def get() -> tuple[int, bytes]:
+            resp = await self.client.get(url, headers={"Range": f"bytes=-{TAIL_BYTES}", "Accept-Encoding": "identity"},
+                                         accept=(200, 206))
+            if resp.status == 200:
+                return len(resp.body), resp.body[-TAIL_BYTES:]
+            m = _CONTENT_RANGE.match(resp.headers.get("content-range", ""))
+            if not m:
+                raise InputError(f"{url}: a ranged read came back without Content-Range")
+            return int(m.group(3)), resp.body
+
+        size, data = self._call(get())
+        self.stats.add(len(data))
+        self.client.cache.put(key, size.to_bytes(16, "big") + data)
+        return size, data
+
+    def _fetch(self, part: str, start: int, length: int) -> bytes:
+        data: bytes = self._call(self.client.get_range(self.url(part), start, length))
+        self.stats.add(len(data))
+        return data
+
+    def read_many(self, part: str, ranges: list[tuple[int, int]]) -> list[bytes]:
+        if len(ranges) < 2:
+            return [self.read(part, start, length) for start, length in ranges]
+        size, tail = self.tail(part)
+        tail_start = size - len(tail)
+        remote = [(s, n) for s, n in ranges if n > 0 and s + n <= tail_start]
+        url = self.url(part)
+
+        async def gather() -> list[bytes]:
+            return list(await asyncio.gather(*(self.client.get_range(url, s, n) for s, n in remote)))
+
+        got = dict(zip(remote, self._call(gather()), strict=True)) if remote else {}
+        out = []
+        for s, n in ranges:
+            if (s, n) in got:
+                self.stats.add(len(got[(s, n)]))
+                out.append(got[(s, n)])
+            else:
+                out.append(self.read(part, s, n))
+        return out
+
+    def close(self) -> None:
+        if self.loop.is_running():
+            self._call(self.client.close())
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join(timeout=5)
+        self.loop.close()
+
+
+class SparseFile(io.RawIOBase):
+    """A read-only file over a :class:`RangeSource` part: each ``read`` becomes one ranged read."""
+
+    def __init__(self, source: RangeSource, part: str, blocks: dict[int, bytes] | None = None) -> None:
+        super().__init__()
+        self.source = source
+        self.part = part
+        #: Bytes already fetched, by start offset (filled by a prefetch); reads inside one are free.
+        self.blocks = blocks if blocks is not None else {}
+        self._size = source.size(part)
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
+        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def size(self) -> int:
+        return self._size
+
+    def read(self, size: int = -1) -> bytes:
+        end = self._size if size is None or size < 0 else min(self._size, self._pos + size)
+        data = cached(self.blocks, self._pos, end - self._pos)
+        if data is None:
+            data = self.source.read(self.part, self._pos, end - self._pos) if end > self._pos else b""
+        self._pos += len(data)
+        return data
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def cached(blocks: dict[int, bytes], start: int, length: int) -> bytes | None:
+    """``length`` bytes from ``start`` when one fetched block holds them all."""
+    for begin, data in blocks.items():
+        if begin <= start and start + length <= begin + len(data):
+            return data[start - begin : start - begin + length]
+    return None
+
+
+def fsspec_filesystem(source: RangeSource, protocol: str = "ccrange") -> Any:
+    """An fsspec filesystem whose paths are ``ccrange://<part>``, reading through ``source``."""
+    from fsspec.spec import AbstractBufferedFile, AbstractFileSystem
+
+    class RangeFile(AbstractBufferedFile):  # type: ignore[misc]
+        def _fetch_range(self, start: int, end: int) -> bytes:
+            return source.read(self.path, start, end - start)
+
+    class RangeFileSystem(AbstractFileSystem):  # type: ignore[misc]
+        cachable = False
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.protocol = protocol
+
+        @classmethod
+        def _strip_protocol(cls, path: str) -> str:
+            path = str(path)
+            return path.split("://", 1)[1] if "://" in path else path
+
+        def info(self, path: str, **kwargs: Any) -> dict[str, Any]:
+            path = self._strip_protocol(path)
+            return {"name": path, "size": source.size(path), "type": "file"}
+
+        def modified(self, path: str) -> Any:
+            import datetime as dt
+
+            return dt.datetime(2000, 1, 1, tzinfo=dt.UTC)  # parts never change once published
+
+        def ls(self, path: str, detail: bool = True, **kwargs: Any) -> list[Any]:
+            info = self.info(path)
+            return [info] if detail else [info["name"]]
+
+        def _open(self, path: str, mode: str = "rb", block_size: Any = None, **kwargs: Any) -> Any:
+            path = self._strip_protocol(path)
+            return RangeFile(self, path, mode, block_size=block_size or (1 << 20), cache_type="none",
+                             size=source.size(path))
+
+    fs = RangeFileSystem()
+    fs.protocol = protocol
+    return fs
+
+
+SourceFactory = Callable[[], RangeSource]

@@ -1,0 +1,243 @@
+"""Common Crawl's web graph: releases, host and domain rank tables, vertices and edges, streamed.
+
+Releases come from ``graphinfo.json`` beside ``collinfo.json`` on the index server, newest first.
+A release's files sit under ``projects/hyperlinkgraph/<id>/`` on the data host:
+
+* ``host/<id>-host-ranks.txt.gz`` and ``domain/<id>-domain-ranks.txt.gz``: gzip text, a header
+  line, then ``harmonicc_pos harmonicc_val pr_pos pr_val host_rev`` (``n_hosts`` too for domains),
+  tab separated, in harmonic-centrality order;
+* ``host/<id>-host-vertices.paths.gz``: the vertex files (``id<TAB>host_rev``, reversed-host order);
+* ``host/<id>-host-edges.paths.gz``: the edge files (``from<TAB>to``, sorted by ``from``).
+
+Everything here streams: a gzip file is decompressed chunk by chunk and split into lines, so
+reading the whole host table (hundreds of millions of rows) holds one chunk at a time. A release is
+listed as soon as its host tables land; its domain table comes later, so a domain lookup without
+``--graph`` takes the newest release whose domain table answers (:func:`domain_table`).
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ccrawl.errors import CcrawlError, InputError, NothingMatched, UsageError
+from ccrawl.net.client import CCClient, HTTPStatusError
+
+GRAPH_ROOT = "projects/hyperlinkgraph"
+Warn = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRelease:
+    """One web-graph release: its id, the crawls it was built from, and where its files are."""
+
+    id: str
+    crawls: tuple[str, ...]
+    prefix: str
+    """Path of the release's directory on the data host, ``projects/hyperlinkgraph/<id>/``."""
+
+    def file(self, name: str) -> str:
+        return self.prefix + name
+
+
+@dataclass(frozen=True, slots=True)
+class RankRow:
+    """One row of a rank table, values as Common Crawl wrote them (parsed)."""
+
+    harmonic_pos: int
+    harmonic_val: float | int
+    pagerank_pos: int
+    pagerank_val: float
+    name_rev: str
+    n_hosts: int | None = None
+
+
+def reverse_host(name: str) -> str:
+    """``com.example.www`` <-> ``www.example.com`` (the operation is its own inverse)."""
+    return ".".join(reversed(name.split(".")))
+
+
+def graphinfo_url(collinfo_endpoint: str) -> str:
+    """``graphinfo.json`` lives beside ``collinfo.json`` on the index server."""
+    base, _, _ = collinfo_endpoint.rpartition("/")
+    return f"{base}/graphinfo.json"
+
+
+def _prefix_of(entry: dict[str, Any]) -> str:
+    location = str(entry.get("location") or "")
+    if location.startswith("s3://"):
+        path = location[len("s3://") :].partition("/")[2]
+        if path:
+            return path if path.endswith("/") else path + "/"
+    return f"{GRAPH_ROOT}/{entry['id']}/"
+
+
+async def list_releases(cc: CCClient) -> list[GraphRelease]:
+    """Every web-graph release, newest first, from ``graphinfo.json``."""
+    url = graphinfo_url(cc.collinfo_endpoint)
+    resp = await cc.get(url)
+    try:
+        entries = json.loads(resp.body)
+        releases = [
+            GraphRelease(str(e["id"]), tuple(str(c) for c in e.get("crawls") or ()), _prefix_of(e)) for e in entries
+        ]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise CcrawlError(f"{url}: not a web-graph release list ({exc})") from exc
+    if not releases:
+        raise CcrawlError(f"{url}: the release list is empty")
+    return releases
+
+
+async def release(cc: CCClient, graph: str | None) -> GraphRelease:
+    """The release ``graph`` names, or the newest one when ``graph`` is None or ``latest``."""
+    releases = await list_releases(cc)
+    if not graph or graph == "latest":
+        return releases[0]
+    for r in releases:
+        if r.id == graph:
+            return r
+    known = ", ".join(r.id for r in releases[:5])
+    raise UsageError(f"--graph {graph!r}: no such web-graph release (newest: {known})")
+
+
+def host_table(rel: GraphRelease) -> str:
+    return rel.file(f"host/{rel.id}-host-ranks.txt.gz")
+
+
+def domain_table_path(rel: GraphRelease) -> str:
+    return rel.file(f"domain/{rel.id}-domain-ranks.txt.gz")
+
+
+async def _exists(cc: CCClient, url: str) -> bool:
+    try:
+        await cc.get_range(url, 0, 1)
+    except HTTPStatusError as exc:
+        if exc.status in (403, 404):
+            return False
+        raise
+    return True
+
+
+async def domain_table(cc: CCClient, graph: str | None, warn: Warn | None = None) -> tuple[GraphRelease, str]:
+    """(release, url) of the domain table: of ``graph``, or of the newest release that has one."""
+    if graph and graph != "latest":
+        rel = await release(cc, graph)
+        url = cc.data_url(domain_table_path(rel))
+        if not await _exists(cc, url):
+            raise NothingMatched(
+                f"web-graph release {rel.id} has no domain table yet; leave out --graph for the newest that has one"
+            )
+        return rel, url
+    releases = await list_releases(cc)
+    for rel in releases:
+        url = cc.data_url(domain_table_path(rel))
+        if await _exists(cc, url):
+            if rel is not releases[0] and warn is not None:
+                warn(f"rank: {releases[0].id} has no domain table yet; using {rel.id}")
+            return rel, url
+    raise NothingMatched("no web-graph release has a domain table")
+
+
+async def gz_lines(cc: CCClient, url: str) -> AsyncIterator[str]:
+    """The lines of a (multi-member) gzip file at ``url``, decompressed as they stream.
+
+    Empty members are skipped; a file that ends inside a member raises, because a rank table cut
+    short would otherwise read as a complete, shorter one.
+    """
+    async with cc.stream(url) as stream:
+        decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        tail = b""
+        in_member = False
+        async for chunk in stream.chunks():
+            data = chunk
+            while data:
+                try:
+                    out = decomp.decompress(data, 1 << 22)
+                except zlib.error as exc:
+                    raise CcrawlError(f"{url}: not gzip data ({exc})") from exc
+                in_member = True
+                if out:
+                    tail += out
+                    *lines, tail = tail.split(b"\n")
+                    for line in lines:
+                        yield line.decode("utf-8", "replace")
+                if decomp.eof:
+                    data = decomp.unused_data
+                    decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                    in_member = False
+                elif decomp.unconsumed_tail:
+                    data = decomp.unconsumed_tail
+                else:
+                    data = b""
+        if in_member and not decomp.eof:
+            raise CcrawlError(f"{url}: the gzip stream ends mid-member (truncated download)")
+        if tail:
+            yield tail.decode("utf-8", "replace")
+
+
+def _number(text: str) -> float | int:
+    value = float(text)
+    return int(value) if value.is_integer() and abs(value) < 2**53 else value
+
+
+def parse_rank_line(line: str) -> RankRow | None:
+    """A rank table row, or None for the header, comments and blank lines."""
+    if not line or line.startswith("#"):
+        return None
+    cols = line.rstrip("\r").split("\t")
+    if len(cols) < 5:
+        raise InputError(f"rank table row has {len(cols)} columns, expected 5 or 6: {line[:80]!r}")
+    try:
+        return RankRow(
+            int(cols[0]), _number(cols[1]), int(cols[2]), float(cols[3]), cols[4],
+            int(cols[5]) if len(cols) > 5 and cols[5] else None,
+        )
+    except ValueError as exc:
+        raise InputError(f"rank table row does not parse ({exc}): {line[:80]!r}") from exc
+
+
+async def rank_rows(cc: CCClient, url: str) -> AsyncIterator[RankRow]:
+    async for line in gz_lines(cc, url):
+        row = parse_rank_line(line)
+        if row is not None:
+            yield row
+
+
+async def paths_listing(cc: CCClient, url: str) -> list[str]:
+    return [p.strip() for p in [line async for line in gz_lines(cc, url)] if p.strip()]
+
+
+async def vertex_files(cc: CCClient, rel: GraphRelease) -> list[str]:
+    return await paths_listing(cc, cc.data_url(rel.file(f"host/{rel.id}-host-vertices.paths.gz")))
+
+
+async def edge_files(cc: CCClient, rel: GraphRelease) -> list[str]:
+    return await paths_listing(cc, cc.data_url(rel.file(f"host/{rel.id}-host-edges.paths.gz")))
+
+
+async def vertices(cc: CCClient, rel: GraphRelease) -> AsyncIterator[tuple[int, str]]:
+    """(vertex id, reversed host) over every vertex file, in file order."""
+    for path in await vertex_files(cc, rel):
+        async for line in gz_lines(cc, cc.data_url(path)):
+            if not line:
+                continue
+            vid, _, rev = line.partition("\t")
+            try:
+                yield int(vid), rev.strip()
+            except ValueError as exc:
+                raise InputError(f"{path}: vertex line does not parse: {line[:80]!r}") from exc
+
+
+async def edges(cc: CCClient, rel: GraphRelease) -> AsyncIterator[tuple[int, int]]:
+    for path in await edge_files(cc, rel):
+        async for line in gz_lines(cc, cc.data_url(path)):
+            if not line:
+                continue
+            a, _, b = line.partition("\t")
+            try:
+                yield int(a), int(b)
+            except ValueError as exc:
+                raise InputError(f"{path}: edge line does not parse: {line[:80]!r}") from exc

@@ -1,0 +1,272 @@
+"""The frontier: per-host queues, a ready heap keyed by each host's next allowed time, a seen set.
+
+Hosts live in two places. The state file (:mod:`ccrawl.crawl.state`) holds every waiting URL and
+every host's politeness clock; memory holds at most ``max_active`` hosts, each with a window of at
+most ``window`` URLs, on a heap ordered by the time the host may next be asked. ``take`` pops the
+earliest ready host and one URL of it; the host is then off the heap (one request per host at a
+time) until ``done`` puts it back at ``start + max(delay, Crawl-delay)``. When a host's window runs
+dry it is refilled from the state file, or dropped from memory when the file has nothing more;
+free places on the heap are filled with the hosts whose clocks come first.
+
+Everything runs on one event loop, so there is no lock to contend for however many workers
+ask. Writes are batched: admissions, outcomes and clocks go to the state file in one
+transaction per ``flush`` (every ``flush_every`` updates, before a WARC file is sealed, and at
+the end). A URL is forgotten only once its page is in a sealed WARC file, so a killed run
+refetches what was in flight or in the open file, and nothing else.
+"""
+
+from __future__ import annotations
+
+import heapq
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import blake3
+
+from ccrawl.crawl.state import StateFile
+from ccrawl.errors import InputError
+from ccrawl.url.canon import canonicalize
+from ccrawl.url.domain import shard_of
+
+
+@dataclass(slots=True)
+class Item:
+    """One URL handed to a worker."""
+
+    url: str
+    host: str
+    depth: int
+    prio: int
+    seq: int
+
+
+@dataclass(slots=True)
+class _Host:
+    name: str
+    next_at: float
+    delay: float
+    rank: int = 0
+    """Admission order of the host's first URL: ties on the clock go to the earlier host."""
+    items: deque[Item] = field(default_factory=deque)
+    busy: bool = False
+    exhausted: bool = False
+    """The state file had no more waiting URLs at the last refill (new admissions clear it)."""
+
+
+@dataclass(slots=True)
+class FrontierConfig:
+    delay: float = 1.0
+    max_depth: int = 0
+    same_host: bool = False
+    shard: int = 0
+    shards: int = 1
+    window: int = 32
+    max_active: int = 4096
+    flush_every: int = 2000
+
+
+def url_key(canonical: str) -> bytes:
+    """The seen-set key: the first 10 bytes of blake3 of the canonical URL."""
+    return blake3.blake3(canonical.encode("utf-8")).digest()[:10]
+
+
+def _host_of(canonical: str) -> str:
+    rest = canonical.split("://", 1)[1]
+    end = len(rest)
+    for sep in "/?":
+        i = rest.find(sep)
+        if i >= 0:
+            end = min(end, i)
+    return rest[:end]
+
+
+class Frontier:
+    def __init__(self, state: StateFile, config: FrontierConfig) -> None:
+        self.state = state
+        self.config = config
+        self._hosts: dict[str, _Host] = {}
+        self._heap: list[tuple[float, int, str]] = []
+        self._adds: list[tuple[str, int, str, int]] = []  # (canonical, depth, host, prio)
+        self._marks: list[tuple[str, Item]] = []  # (file or '' for forget, item)
+        self._clocks: dict[str, tuple[float, float]] = {}
+        self._seq = int(state.get("seq", "0"))
+        self.fetched = int(state.get("fetched", "0"))
+        self.in_flight = 0
+        self.admitted = 0
+        self.dropped = {"seen": 0, "depth": 0, "shard": 0, "host": 0, "url": 0}
+        self._seed_hosts: set[str] = {r[0] for r in state.db.execute("SELECT host FROM seed_hosts")}
+        self._fill_at = 0.0
+
+    # -- admission ---------------------------------------------------------------------------
+
+    def add(self, url: str, depth: int, *, seed: bool = False) -> bool:
+        """Queue ``url`` (canonicalised) unless a filter drops it; duplicates go at the next flush."""
+        if depth > self.config.max_depth:
+            self.dropped["depth"] += 1
+            return False
+        try:
+            canonical = canonicalize(url)
+        except InputError:
+            self.dropped["url"] += 1
+            return False
+        host = _host_of(canonical)
+        if self.config.shards > 1 and shard_of(host, self.config.shards) != self.config.shard:
+            self.dropped["shard"] += 1
+            return False
+        if seed and self.config.same_host and host not in self._seed_hosts:
+            self._seed_hosts.add(host)
+            self.state.db.execute("INSERT OR IGNORE INTO seed_hosts VALUES(?)", (host,))
+        elif self.config.same_host and not seed and host not in self._seed_hosts:
+            self.dropped["host"] += 1
+            return False
+        self._adds.append((canonical, depth, host, depth))
+        if len(self._adds) + len(self._marks) >= self.config.flush_every:
+            self.flush()
+        return True
+
+    def add_many(self, urls: Iterable[str], depth: int) -> int:
+        return sum(1 for u in urls if self.add(u, depth))
+
+    # -- handing out -------------------------------------------------------------------------
+
+    def take(self, now: float | None = None) -> Item | float | None:
+        """An Item ready now, else the seconds until the next host is ready, else None (no work)."""
+        now = time.time() if now is None else now
+        short = not self._heap or len(self._hosts) < self.config.max_active // 2
+        if short and (self._adds or now >= self._fill_at):
+            self._fill(now)
+        while self._heap:
+            next_at, _, name = self._heap[0]
+            host = self._hosts.get(name)
+            if host is None or host.busy or host.next_at != next_at:
+                heapq.heappop(self._heap)  # stale entry
+                continue
+            if next_at > now:
+                return next_at - now
+            heapq.heappop(self._heap)
+            if not host.items and not self._refill(host):
+                del self._hosts[name]
+                continue
+            item = host.items.popleft()
+            host.busy = True
+            self.in_flight += 1
+            return item
+        if self.in_flight == 0 and self.idle():
+            return None
+        return max(0.01, min(0.25, self._fill_at - now))
+
+    def done(self, item: Item, *, started: float, file: str | None, crawl_delay: float = 0.0) -> None:
+        """The fetch of ``item`` ended: ``file`` is the WARC file holding it, None when nothing was stored."""
+        self.in_flight -= 1
+        self.fetched += 1
+        host = self._hosts.get(item.host)
+        delay = max(self.config.delay, crawl_delay)
+        next_at = started + delay
+        self._marks.append((file or "", item))
+        self._clocks[item.host] = (next_at, crawl_delay)
+        if host is not None:
+            host.busy = False
+            host.next_at = next_at
+            host.delay = crawl_delay
+            if host.items or not host.exhausted:
+                heapq.heappush(self._heap, (next_at, host.rank, host.name))
+            else:
+                del self._hosts[item.host]
+        if len(self._adds) + len(self._marks) >= self.config.flush_every:
+            self.flush()
+
+    def _refill(self, host: _Host) -> bool:
+        if host.exhausted and not self._adds:
+            return False
+        pending = {m[1].seq for m in self._marks if m[1].host == host.name}
+        rows = self.state.db.execute(
+            "SELECT prio, seq, url, depth FROM queue WHERE host=? AND state=0 ORDER BY prio, seq LIMIT ?",
+            (host.name, self.config.window + len(pending)),
+        ).fetchall()
+        for prio, seq, url, depth in rows:
+            if seq not in pending:
+                host.items.append(Item(url, host.name, depth, prio, seq))
+        host.exhausted = len(host.items) == 0
+        return not host.exhausted
+
+    def _fill(self, now: float) -> None:
+        """Flush, then load the hosts whose clocks come first into the free places of the heap."""
+        self.flush()
+        self._fill_at = now + 0.25
+        room = self.config.max_active - len(self._hosts)
+        if room <= 0:
+            return
+        rows = self.state.db.execute(
+            "SELECT host, next_at, delay, rank FROM hosts WHERE pending > 0 ORDER BY next_at, rank LIMIT ?",
+            (room + len(self._hosts),),
+        ).fetchall()
+        for name, next_at, delay, rank in rows:
+            if name in self._hosts:
+                host = self._hosts[name]
+                if host.exhausted and not host.items and not host.busy:
+                    host.exhausted = False
+                    heapq.heappush(self._heap, (host.next_at, host.rank, name))
+                continue
+            if room <= 0:
+                break
+            self._hosts[name] = _Host(name, float(next_at), float(delay), int(rank))
+            heapq.heappush(self._heap, (float(next_at), int(rank), name))
+            room -= 1
+
+    # -- persistence -------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write admissions, outcomes and clocks in one transaction."""
+        if not (self._adds or self._marks or self._clocks):
+            return
+        db = self.state.db
+        db.execute("BEGIN IMMEDIATE")
+        admitted_hosts: dict[str, int] = {}
+        first: dict[str, int] = {}
+        for canonical, depth, host, prio in self._adds:
+            if db.execute("INSERT OR IGNORE INTO seen VALUES(?)", (url_key(canonical),)).rowcount != 1:
+                self.dropped["seen"] += 1
+                continue
+            self._seq += 1
+            db.execute("INSERT INTO queue(seq, host, prio, url, depth) VALUES(?,?,?,?,?)",
+                       (self._seq, host, prio, canonical, depth))
+            admitted_hosts[host] = admitted_hosts.get(host, 0) + 1
+            first.setdefault(host, self._seq)
+            self.admitted += 1
+        for host, n in admitted_hosts.items():
+            db.execute("INSERT INTO hosts(host, pending, rank) VALUES(?, ?, ?) "
+                       "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending", (host, n, first[host]))
+            known = self._hosts.get(host)
+            if known is not None and known.exhausted:
+                known.exhausted = False
+                if not known.busy:
+                    heapq.heappush(self._heap, (known.next_at, known.rank, host))
+        for file, item in self._marks:
+            if file:
+                db.execute("UPDATE queue SET state=1, file=? WHERE seq=?", (file, item.seq))
+            else:
+                db.execute("DELETE FROM queue WHERE seq=?", (item.seq,))
+            db.execute("UPDATE hosts SET pending = pending - 1 WHERE host=?", (item.host,))
+        for host, (next_at, delay) in self._clocks.items():
+            db.execute("UPDATE hosts SET next_at=?, delay=? WHERE host=?", (next_at, delay, host))
+        self.state.put("seq", self._seq)
+        self.state.put("fetched", self.fetched)
+        db.execute("COMMIT")
+        self._adds.clear()
+        self._marks.clear()
+        self._clocks.clear()
+
+    def sealed(self, file: str) -> int:
+        """The WARC file ``file`` is sealed: forget its URLs for good. Call after :meth:`flush`."""
+        cur = self.state.db.execute("DELETE FROM queue WHERE file=?", (file,))
+        return int(cur.rowcount)
+
+    def idle(self) -> bool:
+        """Nothing in flight, nothing buffered, and the state file has no waiting URL."""
+        if self.in_flight or self._adds:
+            return False
+        self.flush()
+        row = self.state.db.execute("SELECT 1 FROM hosts WHERE pending > 0 LIMIT 1").fetchone()
+        return row is None

@@ -1,0 +1,114 @@
+"""The frontier's state file: one SQLite database (WAL) holding everything a killed run needs.
+
+Tables (``docs/crawl.md`` has the same)::
+
+    meta(k, v)                        fetched count, seeds_loaded, the run's settings
+    seen(key BLOB PK) WITHOUT ROWID   10 bytes of blake3 of each canonical URL ever admitted
+    queue(seq PK, host, prio, url, depth, state, file)  appended in admission order; a partial
+        index (host, prio, seq) WHERE state = 0 is each host's waiting line
+        state 0: waiting; state 1: fetched into WARC file ``file``, which is not sealed yet
+    hosts(host PK, next_at, delay, pending, rank)  politeness clock (unix seconds), robots
+        Crawl-delay, count of waiting URLs, admission order of the host's first URL (a seed list in
+        rank order keeps that order); partial index on (next_at, rank) where pending > 0
+    seed_hosts(host PK)               the hosts the seeds named (for --same-host)
+
+A row leaves ``queue`` when its fetch failed (nothing to archive) or when the WARC file holding
+its page is sealed, so the queue holds only URLs not yet safely on disk, and ``seen`` is the only
+table that grows with the crawl: about 30 bytes per URL on disk with B-tree overhead. Only one
+process may open a state file (``flock`` on ``<state>.lock``).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+from ccrawl.errors import UsageError
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS seen(key BLOB PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS queue(
+    seq INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL, url TEXT NOT NULL,
+    depth INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, file TEXT);
+CREATE INDEX IF NOT EXISTS queue_waiting ON queue(host, prio, seq) WHERE state = 0;
+CREATE INDEX IF NOT EXISTS queue_file ON queue(file) WHERE file IS NOT NULL;
+CREATE TABLE IF NOT EXISTS hosts(
+    host TEXT PRIMARY KEY, next_at REAL NOT NULL DEFAULT 0, delay REAL NOT NULL DEFAULT 0,
+    pending INTEGER NOT NULL DEFAULT 0, rank INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_at, rank) WHERE pending > 0;
+CREATE TABLE IF NOT EXISTS seed_hosts(host TEXT PRIMARY KEY) WITHOUT ROWID;
+"""
+
+
+class StateFile:
+    """The open database and its lock. ``cache_mb`` bounds SQLite's page cache."""
+
+    def __init__(self, path: Path | str, *, cache_mb: int = 64) -> None:
+        self.path = Path(path)
+        if self.path.parent and not self.path.parent.exists():
+            raise UsageError(f"--state {self.path}: the directory {self.path.parent} does not exist")
+        self._lock_fd = os.open(str(self.path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock_fd)
+            raise UsageError(f"--state {self.path}: another crawl run is using this state file") from None
+        try:
+            self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode: a committed transaction survives a killed process (only a power
+            # cut can lose the last ones), and no commit waits for an fsync.
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            self.db.execute(f"PRAGMA cache_size=-{max(1, cache_mb) * 1024}")
+            self.db.executescript(SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            os.close(self._lock_fd)
+            raise UsageError(f"--state {self.path}: not a crawl state file ({exc})") from None
+
+    def get(self, key: str, default: str = "") -> str:
+        row = self.db.execute("SELECT v FROM meta WHERE k=?", (key,)).fetchone()
+        return str(row[0]) if row else default
+
+    def put(self, key: str, value: object) -> None:
+        self.db.execute("INSERT INTO meta(k, v) VALUES(?, ?) ON CONFLICT(k) DO UPDATE SET v=excluded.v",
+                        (key, str(value)))
+
+    def recover(self, is_sealed: Callable[[str], bool]) -> tuple[int, int]:
+        """After a restart: rows whose WARC file was sealed are done, the rest wait again.
+
+        ``is_sealed(name)`` says whether the WARC file ``name`` was sealed.
+        Returns (rows forgotten as done, rows put back in the queue). Pending counts are
+        recomputed from the queue, so a kill between any two statements leaves them right.
+        """
+        done = back = 0
+        db = self.db
+        db.execute("BEGIN IMMEDIATE")
+        files = [r[0] for r in db.execute("SELECT DISTINCT file FROM queue WHERE state=1")]
+        for name in files:
+            if is_sealed(name):
+                done += db.execute("DELETE FROM queue WHERE file=?", (name,)).rowcount
+            else:
+                back += db.execute("UPDATE queue SET state=0, file=NULL WHERE file=?", (name,)).rowcount
+        db.execute("UPDATE hosts SET pending=(SELECT count(*) FROM queue q WHERE q.host=hosts.host AND q.state=0)")
+        db.execute("COMMIT")
+        return done, back
+
+    def counts(self) -> dict[str, int]:
+        one = self.db.execute
+        return {
+            "seen": int(one("SELECT count(*) FROM seen").fetchone()[0]),
+            "queued": int(one("SELECT count(*) FROM queue WHERE state=0").fetchone()[0]),
+            "unsealed": int(one("SELECT count(*) FROM queue WHERE state=1").fetchone()[0]),
+            "hosts": int(one("SELECT count(*) FROM hosts").fetchone()[0]),
+            "hosts_pending": int(one("SELECT count(*) FROM hosts WHERE pending > 0").fetchone()[0]),
+        }
+
+    def close(self) -> None:
+        try:
+            self.db.close()
+        finally:
+            os.close(self._lock_fd)

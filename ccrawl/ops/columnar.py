@@ -1,0 +1,211 @@
+"""Columnar-index operations: ``columnar.*``, ``db.load``, ``host.cdx`` and ``sched.diff``.
+
+Every filter operation takes the same keyword parameters (the columnar filter flags, ``crawl``,
+``engine``, ``limit``, ``jobs``, ``local`` for a local copy of the bucket, ``client_options``) and
+yields the records :mod:`ccrawl.commoncrawl.columnar.query` answers. ``explain``, when given, is an
+:class:`~ccrawl.commoncrawl.columnar.query.Explain` filled in as the query runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ccrawl.ops import operation
+
+_SUMMARIES = {
+    "urls": ("Matching URLs", ("url",)),
+    "locations": ("Record locations, ready for fetch", ("url", "warc_filename", "warc_record_offset",
+                                                        "warc_record_length")),
+    "count": ("Count of matching captures", ("count",)),
+    "langs": ("Breakdown by content language", ("lang", "count")),
+    "mimes": ("Breakdown by MIME type", ("mime", "count")),
+}
+
+
+def filters_from(params: Mapping[str, Any]) -> Any:
+    """:class:`~ccrawl.commoncrawl.columnar.filters.Filters` from operation keywords."""
+    from ccrawl.commoncrawl.columnar import filters
+
+    def many(name: str) -> tuple[str, ...]:
+        v = params.get(name)
+        if v is None:
+            return ()
+        return (str(v),) if isinstance(v, str | int) else tuple(str(x) for x in v)
+
+    return filters.build(
+        domain=many("domain"), host=many("host"), tld=many("tld"), mime=many("mime"), status=many("status"),
+        lang=many("lang"), path_prefix=params.get("path_prefix"), subset=many("subset"),
+        not_tld=many("not_tld"), not_mime=many("not_mime"), not_lang=many("not_lang"),
+        not_status=many("not_status"), hosts_file=params.get("hosts_file"), domains_file=params.get("domains_file"),
+    )
+
+
+@contextmanager
+def open_index(
+    *, crawl: str, local: str | None, client_options: Mapping[str, Any] | None, jobs: int, crawls: Sequence[str] = ()
+) -> Iterator[Any]:
+    """The index of ``crawl`` (over HTTP, or from the local copy ``local``), closed afterwards."""
+    from ccrawl.commoncrawl.columnar import parts
+
+    if local:
+        index = parts.open_local(local, crawls=crawls)
+    else:
+        index = parts.open_http(client_options or {}, ",".join(crawls) if crawls else crawl,
+                                connections=max(4, 2 * jobs))
+    try:
+        yield index
+    finally:
+        index.source.close()
+
+
+def _select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
+    """With a local copy, ``crawl`` is matched against the crawls present (``latest`` = the newest)."""
+    if not local:
+        return list(index.crawls)
+    have = sorted(index.crawls)
+    if crawl in ("", "latest"):
+        return have[-1:]
+    if crawl == "all":
+        return have
+    wanted = [c.strip() for c in crawl.split(",") if c.strip()]
+    from ccrawl.errors import UsageError
+
+    unknown = [c for c in wanted if c not in have]
+    if unknown:
+        raise UsageError(f"-c {','.join(unknown)}: not in the local copy (it has {', '.join(have)})")
+    return wanted
+
+
+def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
+    def op(
+        domain: list[str] | None = None,
+        host: list[str] | None = None,
+        tld: list[str] | None = None,
+        mime: list[str] | None = None,
+        status: list[str] | None = None,
+        lang: list[str] | None = None,
+        path_prefix: str | None = None,
+        subset: list[str] | None = None,
+        not_tld: list[str] | None = None,
+        not_mime: list[str] | None = None,
+        not_lang: list[str] | None = None,
+        not_status: list[str] | None = None,
+        hosts_file: str | None = None,
+        domains_file: str | None = None,
+        crawl: str = "latest",
+        engine: str = "auto",
+        limit: int | None = None,
+        jobs: int = 4,
+        local: str | None = None,
+        client_options: Mapping[str, Any] | None = None,
+        explain: Any = None,
+    ) -> Iterator[dict[str, Any]]:
+        from ccrawl.commoncrawl.columnar import query
+
+        params = locals()
+        f = filters_from(params)
+        query.choose_engine(engine)
+        with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
+            f = f.with_crawls(_select_crawls(index, crawl, local))
+            yield from query.run(kind, f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
+
+    op.__name__ = f"columnar_{kind}"
+    return op
+
+
+for _kind, (_summary, _columns) in _SUMMARIES.items():
+    operation(f"columnar.{_kind}", summary=_summary, columns=_columns)(_make(_kind))
+
+
+@operation("columnar.query", summary="Run raw SQL over the columnar index (ccindex is the source)")
+def columnar_query(
+    sql: str,
+    crawl: str = "latest",
+    engine: str = "auto",
+    jobs: int = 4,
+    local: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
+) -> Iterator[dict[str, Any]]:
+    from ccrawl.commoncrawl.columnar import duck, query
+
+    query.choose_engine(engine, raw_sql=True)
+    if engine == "print":
+        yield {"sql": sql}
+        return
+    with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
+        keep = set(_select_crawls(index, crawl, local))
+        con = duck.connect_index(index.source, [p for p in index.parts if p.crawl in keep], threads=jobs)
+        try:
+            names, rows = duck.run_sql(con, sql)
+        except Exception as exc:  # DuckDB's own errors: a bad query, said in one line
+            from ccrawl.errors import UsageError
+
+            if type(exc).__module__.startswith(("duckdb", "_duckdb")):
+                raise UsageError(f"SQL: {str(exc).splitlines()[0]}") from exc
+            raise
+        finally:
+            con.close()
+        for row in rows:
+            yield query._clean(dict(zip(names, row, strict=True)))
+
+
+@operation("columnar.schema", summary="The columns of the index", columns=("name", "type", "nullable", "partition"))
+def columnar_schema() -> Iterator[dict[str, Any]]:
+    from ccrawl.commoncrawl.columnar.schema import COLUMNS, PARTITIONS
+
+    for name, typ, nullable in COLUMNS:
+        yield {"name": name, "type": typ, "nullable": nullable, "partition": False}
+    for name in PARTITIONS:
+        yield {"name": name, "type": "string", "nullable": False, "partition": True}
+
+
+@operation("host.cdx", summary="Aggregate CDX statistics per host from the columnar index",
+           columns=("host", "captures", "urls", "status_2xx", "status_3xx", "status_4xx", "status_5xx"))
+def host_cdx(
+    filter: str | None = None,
+    crawl: str = "latest",
+    engine: str = "auto",
+    limit: int | None = None,
+    jobs: int = 4,
+    local: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    explain: Any = None,
+) -> Iterator[dict[str, Any]]:
+    from ccrawl.commoncrawl.columnar import filters, query
+
+    f = filters.build(host=[filter] if filter else ())
+    query.choose_engine(engine)
+    with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
+        f = f.with_crawls(_select_crawls(index, crawl, local))
+        yield from query.run("hostcdx", f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
+
+
+@operation("sched.diff", summary="Per-host content change rates between two crawls",
+           columns=("host", "urls", "changed", "change_rate"))
+def sched_diff(
+    crawl_a: str,
+    crawl_b: str,
+    engine: str = "auto",
+    limit: int | None = None,
+    jobs: int = 4,
+    local: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    explain: Any = None,
+) -> Iterator[dict[str, Any]]:
+    from ccrawl.commoncrawl.columnar import filters, query
+    from ccrawl.errors import UsageError
+
+    if not crawl_a or not crawl_b:
+        raise UsageError("sched diff needs --crawl-a and --crawl-b")
+    if crawl_a == crawl_b:
+        raise UsageError(f"--crawl-a and --crawl-b are both {crawl_a}: give two different crawls")
+    query.choose_engine(engine)
+    with open_index(crawl="", local=local, client_options=client_options, jobs=jobs,
+                    crawls=(crawl_a, crawl_b)) as index:
+        missing = [c for c in (crawl_a, crawl_b) if c not in index.crawls]
+        if missing:
+            raise UsageError(f"no columnar index for {', '.join(missing)}")
+        yield from query.run("diff", filters.build(), index, engine=engine, limit=limit or None, jobs=jobs,
+                             crawl_a=crawl_a, crawl_b=crawl_b, explain=explain)

@@ -1,0 +1,133 @@
+"""Operations of the discovery crawl: seed, fetch one URL, run the frontier, and the daily budget.
+
+``crawl.run`` and ``crawl.fetch`` write (WARC files, a state file) and are marked so.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ccrawl.errors import UsageError
+from ccrawl.ops import operation
+
+Record = dict[str, Any]
+Notice = Callable[[str], None]
+
+SEED_COLUMNS = ("url", "host", "harmonic_pos", "tier")
+STATUS_COLUMNS = ("tier", "interval", "criteria", "hosts", "host_visits_per_day", "pages_per_day", "share",
+                  "pages_per_host_visit")
+FETCH_COLUMNS = ("url", "final_url", "status", "content_type", "content_length", "digest", "ip_address",
+                 "fetched_at", "duration_ms", "truncated", "decoded", "redirects", "robots", "error", "warc_file")
+RUN_COLUMNS = ("fetched", "archived", "failed", "robots_skipped", "admitted", "duplicates", "pages_per_second",
+               "seconds", "warc_files", "recovered_done", "requeued", "aborted_files", "total_fetched", "queued",
+               "seen", "finished")
+
+
+@operation("crawl.seed", summary="Seed URLs from the web graph's host rank table, one per host", columns=SEED_COLUMNS)
+def crawl_seed(
+    graph: str | None = None, max_seeds: int = 10_000_000, max_tier: int = 5,
+    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    """Hosts in harmonic order as ``https://host/``, stopping at ``max_seeds`` or past ``max_tier``."""
+    from ccrawl.commoncrawl.webgraph import reverse_host
+    from ccrawl.crawl.tiers import seed_tier
+    from ccrawl.ops.webgraph import host_rank_rows
+
+    if max_tier == 1:
+        raise UsageError(
+            "--max-tier 1: tier 1 needs a measured change rate above 0.8 and a seed has none, so no seed "
+            "can be tier 1; use --max-tier 2 for the top million hosts")
+    if not 2 <= max_tier <= 5:
+        raise UsageError(f"--max-tier {max_tier}: give 2 to 5 (5 = every host)")
+    if max_seeds < 0:
+        raise UsageError("--max-seeds must be >= 0")
+    for count, row in enumerate(host_rank_rows(graph=graph, client_options=client_options, notice=notice)):
+        if max_seeds and count >= max_seeds:
+            return
+        tier = seed_tier(row.harmonic_pos)
+        if tier > max_tier:
+            return  # the table is in harmonic order: every later host is in this tier or a higher one
+        host = reverse_host(row.name_rev)
+        yield {"url": f"https://{host}/", "host": host, "harmonic_pos": row.harmonic_pos, "tier": tier}
+
+
+@operation("crawl.status", summary="Daily page budget across the five recrawl tiers", columns=STATUS_COLUMNS)
+def crawl_status(throughput: float = 10_000.0) -> Iterator[Record]:
+    from ccrawl.crawl.tiers import daily_budget
+
+    yield from daily_budget(throughput)
+
+
+def _iso(ms: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ms / 1000)) if ms else ""
+
+
+@operation("crawl.fetch", summary="Fetch one URL (robots.txt optional) and archive it to WARC",
+           columns=FETCH_COLUMNS, writes=True)
+def crawl_fetch(
+    url: str, robots: bool = False, warc_dir: str | None = None, timeout: float = 30.0,
+    max_body: int = 10 * 1024 * 1024, resolve: Mapping[str, str] | None = None, user_agent: str = "",
+) -> Iterator[Record]:
+    from ccrawl.crawl.warc import WarcFiles, stored_body
+    from ccrawl.fetch import FetchConfig, Fetcher, run
+    from ccrawl.fetch.config import DEFAULT_USER_AGENT
+    from ccrawl.fetch.result import sha1_base32
+
+    config = FetchConfig(delay=0.0, robots=robots, max_redirects=5, timeout=timeout, max_body=max_body,
+                         resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT)
+
+    async def one() -> Any:
+        async with Fetcher(config) as fetcher:
+            return await fetcher.fetch(url)
+
+    result = run(one())
+    record: Record = dict.fromkeys(FETCH_COLUMNS)
+    record.update(url=url, final_url=result.final_url or None, fetched_at=_iso(result.fetched_at) or None,
+                  duration_ms=result.fetch_duration_ms, robots=("checked" if robots else "not checked"),
+                  redirects=list(result.redirects) or None)
+    if not result.ok:
+        record.update(error=result.error, status=None)
+        detail = result.error_detail
+        record["error"] = f"{result.error}: {detail}" if detail else result.error
+        yield record
+        return
+    stored = stored_body(result, max_body)
+    record.update(status=result.status, content_type=result.content_type or None,
+                  content_length=len(stored.body), digest="sha1:" + sha1_base32(stored.body),
+                  ip_address=result.ip_address or None, truncated=stored.truncated, decoded=stored.decoded)
+    if warc_dir:
+        writer = WarcFiles(Path(warc_dir), prefix="ccrawl-fetch", max_body=max_body)
+        writer.write(result)
+        record["warc_file"] = str(writer.directory / writer.seal())
+    yield record
+
+
+@operation("crawl.run", summary="Run or resume a discovery crawl from seeds, with WARC output",
+           columns=RUN_COLUMNS, writes=True)
+def crawl_run(
+    seeds: Iterable[str], state: str, out: str | None = None, delay: float = 1.0, max_depth: int = 0,
+    max_pages: int = 0, same_host: bool = False, robots: bool = True, warc_size: int = 1 << 30,
+    prefix: str = "ccrawl", shard: int = 0, shards: int = 1, workers: int = 64, timeout: float = 30.0,
+    resolve: Mapping[str, str] | None = None, user_agent: str = "", notice: Notice | None = None,
+) -> Iterator[Record]:
+    from ccrawl.crawl.run import CrawlOptions
+    from ccrawl.crawl.run import crawl_run as run_crawl
+    from ccrawl.fetch.config import DEFAULT_USER_AGENT
+
+    options = CrawlOptions(
+        state=Path(state), out=Path(out) if out else None, delay=delay, max_depth=max_depth, max_pages=max_pages,
+        same_host=same_host, robots=robots, warc_size=warc_size, prefix=prefix, shard=shard, shards=shards,
+        workers=workers, timeout=timeout, resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT,
+    )
+    say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    summary = run_crawl(options, seeds, say)
+    if summary.aborted_files:
+        say(f"crawl run: {len(summary.aborted_files)} unsealed WARC file(s) from a killed run renamed *.aborted; "
+            f"their {summary.requeued} URL(s) were queued again")
+    if not robots:
+        say("crawl run: robots.txt was NOT checked (--no-robots)")
+    yield summary.as_record()

@@ -1,0 +1,111 @@
+"""``db.*`` operations: load columnar-index rows into the local DuckDB file, and query it.
+
+The file is ``db_path`` (``CCRAWL_DB_PATH``), else ``<data_dir>/ccrawl.duckdb``. ``db.load`` appends
+the matching rows, every published column plus ``crawl`` and ``subset``, to ``table`` (created on
+first load); a row is written once per load, so loading the same filters twice doubles them (say
+``--table`` to keep loads apart).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ccrawl.errors import UsageError
+from ccrawl.ops import operation
+from ccrawl.ops.columnar import _select_crawls, filters_from, open_index
+
+_TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
+
+
+def db_file(db_path: str | None, data_dir: str | None) -> Path:
+    if db_path:
+        return Path(db_path).expanduser()
+    return Path(data_dir or "~/data/ccrawl").expanduser() / "ccrawl.duckdb"
+
+
+@operation("db.load", summary="Load matching index records into local DuckDB", writes=True,
+           columns=("db", "table", "rows"))
+def db_load(
+    db: str,
+    table: str = "ccindex",
+    domain: list[str] | None = None,
+    host: list[str] | None = None,
+    tld: list[str] | None = None,
+    mime: list[str] | None = None,
+    status: list[str] | None = None,
+    lang: list[str] | None = None,
+    path_prefix: str | None = None,
+    subset: list[str] | None = None,
+    not_tld: list[str] | None = None,
+    not_mime: list[str] | None = None,
+    not_lang: list[str] | None = None,
+    not_status: list[str] | None = None,
+    hosts_file: str | None = None,
+    domains_file: str | None = None,
+    crawl: str = "latest",
+    limit: int | None = None,
+    jobs: int = 4,
+    local: str | None = None,
+    client_options: Mapping[str, Any] | None = None,
+    explain: Any = None,
+) -> Iterator[dict[str, Any]]:
+    from ccrawl.commoncrawl.columnar import native, query
+    from ccrawl.store.duck import connect
+
+    if not _TABLE.match(table):
+        raise UsageError(f"--table {table!r}: use letters, digits and _ (not starting with a digit)")
+    f = filters_from(locals())
+    path = Path(db).expanduser()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    loaded = 0
+    with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
+        f = f.with_crawls(_select_crawls(index, crawl, local))
+        con = connect(str(path))
+        try:
+            stats = explain.stats if explain is not None else None
+            for answer in native.scan(index.source, index.parts, f, "rows", jobs=jobs, limit=limit or None,
+                                      stats=stats):
+                for t in answer.tables:
+                    if limit and loaded >= limit:
+                        break
+                    if limit:
+                        t = t.slice(0, limit - loaded)
+                    con.register("ccrawl_rows", t)
+                    con.execute(f'CREATE TABLE IF NOT EXISTS "{table}" AS SELECT * FROM ccrawl_rows LIMIT 0')
+                    con.execute(f'INSERT INTO "{table}" BY NAME SELECT * FROM ccrawl_rows')
+                    con.unregister("ccrawl_rows")
+                    loaded += t.num_rows
+        finally:
+            con.close()
+        if explain is not None:
+            explain.engine = "native"
+            explain.bytes_read = index.source.stats.bytes_read
+            explain.index_bytes = sum(index.source.size(p.path) for p in index.parts if f.keeps_crawl(p.crawl))
+    _ = query
+    yield {"db": str(path), "table": table, "rows": loaded}
+
+
+@operation("db.sql", summary="Run SQL against the local DuckDB database")
+def db_sql(sql: str, db: str) -> Iterator[dict[str, Any]]:
+    from ccrawl.commoncrawl.columnar.query import _clean
+    from ccrawl.store.duck import connect
+
+    path = Path(db).expanduser()
+    if not path.exists():
+        raise UsageError(f"{path}: no database yet; run `ccrawl db load` first")
+    con = connect(str(path))
+    try:
+        try:
+            cur = con.execute(sql)
+        except Exception as exc:
+            if type(exc).__module__.startswith(("duckdb", "_duckdb")):
+                raise UsageError(f"SQL: {str(exc).splitlines()[0]}") from exc
+            raise
+        names = [d[0] for d in cur.description] if cur.description else []
+        for row in cur.fetchall() if names else []:
+            yield _clean(dict(zip(names, row, strict=True)))
+    finally:
+        con.close()

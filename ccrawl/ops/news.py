@@ -1,0 +1,191 @@
+"""CC-NEWS operations: list, download, search (index or scan) and publish (build the index).
+
+Same conventions as :mod:`ccrawl.ops.commoncrawl`: limits are keywords, ``client_options`` are the
+:class:`~ccrawl.net.client.CCClient` keywords, ``notice`` is where stderr lines go. ``hub`` picks where
+the index repo lives: ``""`` for ``$CCRAWL_HUB`` or else the HuggingFace Hub (``endpoint``), ``"hf"`` for
+the Hub explicitly, or a directory for a local hub.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from ccrawl.ops import operation
+
+Record = dict[str, Any]
+Notice = Callable[[str], None]
+
+LIST_COLUMNS = ("month", "path")
+DOWNLOAD_COLUMNS = ("path", "file", "status", "bytes", "sha256")
+SEARCH_COLUMNS = ("urlkey", "timestamp", "url", "mime", "mime-detected", "status", "digest", "length", "offset",
+                  "filename", "charset", "languages", "redirect")
+PUBLISH_COLUMNS = ("month", "file", "source", "rows", "articles", "bytes_read", "action", "commit")
+
+
+def _say(notice: Notice | None) -> Notice:
+    return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+
+def _options(client_options: Mapping[str, Any] | None, notice: Notice | None) -> dict[str, Any]:
+    options = dict(client_options or {})
+    if notice is not None:
+        options.setdefault("warn", notice)
+    return options
+
+
+def month_paths(year: int, month: int, client_options: Mapping[str, Any] | None = None,
+                notice: Notice | None = None) -> list[str]:
+    """Every archive of one month, from its ``warc.paths.gz``."""
+    from ccrawl.commoncrawl.news.months import check_month, fetch_month_paths
+    from ccrawl.net.client import run
+
+    m = check_month(year, month)
+    return run(lambda cc: fetch_month_paths(cc, m), **_options(client_options, notice))
+
+
+@operation("news.list", summary="CC-NEWS archives of a month, from its warc.paths.gz", columns=LIST_COLUMNS)
+def news_list(year: int, month: int, files: int = 0, client_options: Mapping[str, Any] | None = None,
+              notice: Notice | None = None) -> Iterator[Record]:
+    from ccrawl.commoncrawl.news.months import Month
+
+    paths = month_paths(year, month, client_options, notice)
+    for p in paths[:files] if files else paths:
+        yield {"month": str(Month(year, month)), "path": p}
+
+
+@operation("news.download", summary="Download CC-NEWS archives of a month (resumable)", columns=DOWNLOAD_COLUMNS,
+           writes=True)
+def news_download(year: int, month: int, out: str = ".", files: int = 0, flat: bool = False, workers: int = 4,
+                  client_options: Mapping[str, Any] | None = None, notice: Notice | None = None) -> Iterator[Record]:
+    from ccrawl.commoncrawl.download import download_all
+    from ccrawl.errors import CcrawlError, NothingMatched
+    from ccrawl.net.client import iterate
+
+    paths = month_paths(year, month, client_options, notice)
+    if files:
+        paths = paths[:files]
+    if not paths:
+        raise NothingMatched(f"CC-NEWS {year:04d}/{month:02d} lists no archives")
+    ok = failed = 0
+    for row in iterate(lambda cc: download_all(cc, paths, out_dir=out, flat=flat, workers=workers),
+                       **_options(client_options, notice)):
+        if str(row["status"]).startswith("failed"):
+            failed += 1
+            _say(notice)(f"news download: {row['path']}: {row['status']}")
+        else:
+            ok += 1
+        yield row
+    if ok == 0 and failed:
+        raise CcrawlError(f"every archive failed ({failed}); see the lines above")
+
+
+def _open_read_repo(repo: str, hub: str, endpoint: str) -> Any:
+    import os
+
+    from ccrawl.datasets.hub import HUB_ENV, open_repo
+
+    where = hub or os.environ.get(HUB_ENV, "") or "hf"
+    return open_repo(repo, hub=where, endpoint=endpoint or None)
+
+
+@operation("news.search", summary="A host's CC-NEWS articles in a month, from the index or by scanning",
+           columns=SEARCH_COLUMNS)
+def news_search(host: str, year: int, month: int, repo: str = "open-index/ccrawl-news", hub: str = "",
+                endpoint: str = "", no_index: bool = False, limit: int = 0, workers: int = 0,
+                client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+                report: Any = None) -> Iterator[Record]:
+    """CDX rows; says on ``notice`` which path it took and what it could not search."""
+    import os
+
+    from ccrawl.commoncrawl.news.months import check_month
+    from ccrawl.commoncrawl.news.search import SearchReport, normalize_host, scan_archives, search_index
+    from ccrawl.datasets.hub import HubError
+    from ccrawl.errors import CcrawlError
+    from ccrawl.net.client import iterate
+
+    say = _say(notice)
+    query = normalize_host(host)
+    m = check_month(year, month)
+    workers = workers or max(2, min(8, (os.cpu_count() or 1) * 2))
+    rep = report if report is not None else SearchReport()
+    paths = month_paths(year, month, client_options, notice)
+    rep.manifest_files = len(paths)
+    files: list[Any] = []
+    target = None
+    if not no_index:
+        try:
+            target = _open_read_repo(repo, hub, endpoint)
+            files = [f for f in target.list_files(m.data_dir) if f.path.endswith(".parquet")]
+        except (HubError, CcrawlError) as exc:
+            say(f"news search: cannot read the index {repo} ({exc}); scanning the archives instead")
+            files = []
+    if files:
+        published = {f.path.rsplit("/", 1)[1][: -len(".parquet")] for f in files}
+        from ccrawl.commoncrawl.news.months import source_name
+
+        rep.missing = [p for p in paths if source_name(p) not in published]
+        say(f"news search: reading the index {repo} for {m}: {len(files)} shard(s) "
+            f"of {len(paths)} archive(s) in the month")
+        if rep.missing:
+            say(f"news search: {m} is partly indexed: {len(rep.missing)} of {len(paths)} archive(s) are not "
+                "published yet and were not searched; the answer covers the published part only "
+                "(--no-index scans them all)")
+        yield from search_index(target, m, query, files=files, limit=limit, workers=workers, report=rep)
+        for bad in rep.unreadable:
+            say(f"news search: skipped an unreadable shard, so the answer is partial: {bad}")
+        pct = 100.0 * rep.bytes_read / rep.index_bytes if rep.index_bytes else 0.0
+        say(f"news search: {rep.matches} match(es); read {rep.bytes_read:,} of {rep.index_bytes:,} index bytes "
+            f"({pct:.1f}%), opened {rep.shards_opened} of {rep.shards} shard(s) past the host column")
+        return
+    why = "--no-index" if no_index else f"{m} is not indexed in {repo}"
+    say(f"news search: scanning {len(paths)} archive(s) of {m} ({why})")
+    yield from iterate(lambda cc: scan_archives(cc, paths, query, limit=limit, workers=workers, report=rep,
+                                                notice=say), **_options(client_options, notice))
+    say(f"news search: {rep.matches} match(es); scanned {rep.archives_scanned} archive(s), "
+        f"{rep.bytes_read:,} bytes")
+
+
+def open_news_repo(repo_id: str, *, hub: str = "", endpoint: str = "", no_push: bool = False) -> Any:
+    """The repo ``news publish`` writes to; a push to the Hub without a token fails here (exit 4)."""
+    from ccrawl.ops.publish import open_publish_repo
+
+    return open_publish_repo(repo_id, hub=hub, endpoint=endpoint, no_push=no_push)
+
+
+@operation("news.publish", summary="Build the CC-NEWS index and mirror it to a dataset repo",
+           columns=PUBLISH_COLUMNS, writes=True)
+def news_publish(months: str, repo: str = "open-index/ccrawl-news", files: int = 0, commit_every: int = 8,
+                 workers: int = 0, private: bool = False, keep: bool = False, min_free_gb: float = 0.0,
+                 max_stall: float = 600.0, no_push: bool = False, hub: str = "", endpoint: str = "",
+                 staging: str = "", client_options: Mapping[str, Any] | None = None,
+                 notice: Notice | None = None, stats: Any = None) -> Iterator[Record]:
+    """One record per archive: committed, staged (``no_push``), exists (on the hub already) or failed."""
+    from pathlib import Path
+
+    from ccrawl.commoncrawl.news.months import Month, parse_months
+    from ccrawl.datasets.publish_news import NewsPublisher, NewsPublishOptions, summary_line
+
+    say = _say(notice)
+    opts = NewsPublishOptions(
+        parse_months(months), repo_id=repo, files=files, commit_every=commit_every, workers=workers,
+        private=private, keep=keep, min_free_gb=min_free_gb, max_stall=max_stall, no_push=no_push,
+        staging=Path(staging) if staging else Path("news-staging") / repo.replace("/", "__"),
+        client_options=dict(client_options or {}),
+    )
+    target = open_news_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
+
+    def paths_of(m: Month) -> list[str]:
+        return month_paths(m.year, m.month, client_options, notice)
+
+    publisher = NewsPublisher(opts, target, month_paths=paths_of, log=say)
+    yield from publisher.run()
+    if stats is not None:
+        stats.update(publisher.stats.as_dict())
+    say(summary_line(publisher.stats, no_push=no_push))
+    if publisher.stats.failed:
+        from ccrawl.errors import CcrawlError
+
+        raise CcrawlError(f"news publish: {publisher.stats.failed} archive(s) failed (named above) and are not "
+                          "in the index; run again to retry them")

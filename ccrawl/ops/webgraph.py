@@ -1,0 +1,318 @@
+"""Operations over Common Crawl's web graph: rank lookups, host records, degrees, tier assignment.
+
+Every host command yields the same record (:data:`HOST_COLUMNS`); each fills the part it measured
+and leaves the rest None, which the renderers omit in JSON and leave blank in csv/table. A count
+that was measured and came out zero is 0. ``host cdx`` (and the CDX columns) belong to the
+columnar index operations; ``host enrich --cdx`` calls the ``host.cdx`` operation when it exists.
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any
+
+from ccrawl.errors import NothingMatched, UsageError
+from ccrawl.ops import operation
+
+Record = dict[str, Any]
+Notice = Callable[[str], None]
+
+RANK_COLUMNS = ("host", "host_rev", "tld", "registered_domain", "harmonic_pos", "harmonic_val", "pagerank_pos",
+                "pagerank_val")
+DEGREE_COLUMNS = ("in_degree", "out_degree")
+#: Filled by ``host cdx`` / ``host enrich --cdx`` (the columnar index operations name them).
+CDX_COLUMNS = ("cdx_captures", "cdx_urls")
+HOST_COLUMNS = RANK_COLUMNS + DEGREE_COLUMNS + CDX_COLUMNS
+DOMAIN_COLUMNS = ("domain", "domain_rev", "tld", "harmonic_pos", "harmonic_val", "pagerank_pos", "pagerank_val",
+                  "n_hosts", "graph")
+VERTEX_COLUMNS = ("id", "host_rev", "host")
+SCHED_COLUMNS = ("host", "harmonic_pos", "change_rate", "tier", "interval")
+
+
+def _say(notice: Notice | None) -> Notice:
+    return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
+
+
+def _options(client_options: Mapping[str, Any] | None, notice: Notice | None) -> dict[str, Any]:
+    options = dict(client_options or {})
+    if notice is not None:
+        options.setdefault("warn", notice)
+    return options
+
+
+def host_record(row: Any) -> Record:
+    """The host record of a rank-table row: rank signals set, every other count None (unmeasured)."""
+    from ccrawl.commoncrawl.webgraph import reverse_host
+    from ccrawl.url.domain import registered_domain
+
+    host = reverse_host(row.name_rev)
+    record: Record = dict.fromkeys(HOST_COLUMNS)
+    record.update(
+        host=host,
+        host_rev=row.name_rev,
+        tld=host.rsplit(".", 1)[-1],
+        registered_domain=registered_domain(host),
+        harmonic_pos=row.harmonic_pos,
+        harmonic_val=row.harmonic_val,
+        pagerank_pos=row.pagerank_pos,
+        pagerank_val=row.pagerank_val,
+    )
+    return record
+
+
+def _tld_ok(name_rev: str, tld: str | None) -> bool:
+    return not tld or name_rev.split(".", 1)[0] == tld.lower().lstrip(".")
+
+
+def host_rank_rows(
+    *, graph: str | None = None, table: str | None = None, tld: str | None = None,
+    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Any]:
+    """RankRows of the host table of ``graph`` (newest by default) or of ``table``, streamed."""
+    from ccrawl.commoncrawl import webgraph as wg
+    from ccrawl.net.client import CCClient, iterate
+
+    async def rows(cc: CCClient) -> AsyncIterator[Any]:
+        url = table or cc.data_url(wg.host_table(await wg.release(cc, graph)))
+        async for row in wg.rank_rows(cc, url):
+            if _tld_ok(row.name_rev, tld):
+                yield row
+
+    yield from iterate(rows, **_options(client_options, notice))
+
+
+def _check_table_graph(graph: str | None, table: str | None) -> None:
+    if graph and table:
+        raise UsageError("--graph and --table both name the table: give one")
+
+
+@operation("rank.host", summary="Rank of a host in the web graph's host table", columns=HOST_COLUMNS)
+def rank_host(
+    host: str, graph: str | None = None, table: str | None = None,
+    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    from ccrawl.commoncrawl.webgraph import reverse_host
+
+    _check_table_graph(graph, table)
+    want = reverse_host(host.strip().lower().rstrip("."))
+    for row in host_rank_rows(graph=graph, table=table, client_options=client_options, notice=notice):
+        if row.name_rev == want:
+            yield host_record(row)
+            return
+    raise NothingMatched(f"{host} is not in the host rank table")
+
+
+@operation("rank.domain", summary="Rank of a registered domain in the web graph's domain table",
+           columns=DOMAIN_COLUMNS)
+def rank_domain(
+    domain: str, graph: str | None = None, table: str | None = None,
+    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    from ccrawl.commoncrawl import webgraph as wg
+    from ccrawl.net.client import CCClient, iterate
+
+    _check_table_graph(graph, table)
+    want = wg.reverse_host(domain.strip().lower().rstrip("."))
+
+    async def find(cc: CCClient) -> AsyncIterator[Record]:
+        if table:
+            rel_id, url = None, table
+        else:
+            rel, url = await wg.domain_table(cc, graph, warn=_say(notice))
+            rel_id = rel.id
+        async for row in wg.rank_rows(cc, url):
+            if row.name_rev == want:
+                yield {
+                    "domain": wg.reverse_host(row.name_rev), "domain_rev": row.name_rev,
+                    "tld": row.name_rev.split(".", 1)[0], "harmonic_pos": row.harmonic_pos,
+                    "harmonic_val": row.harmonic_val, "pagerank_pos": row.pagerank_pos,
+                    "pagerank_val": row.pagerank_val, "n_hosts": row.n_hosts, "graph": rel_id,
+                }
+                return
+
+    found = False
+    for record in iterate(find, **_options(client_options, notice)):
+        found = True
+        yield record
+    if not found:
+        raise NothingMatched(f"{domain} is not in the domain rank table")
+
+
+@operation("rank.all", summary="Every host in a rank table, most central first", columns=HOST_COLUMNS)
+def rank_all(
+    graph: str | None = None, table: str | None = None, tld: str | None = None, limit: int = 0,
+    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    _check_table_graph(graph, table)
+    if limit < 0:
+        raise UsageError(f"-n {limit}: must be 0 (all) or more")
+    rows = host_rank_rows(graph=graph, table=table, tld=tld, client_options=client_options, notice=notice)
+    for count, row in enumerate(rows, start=1):
+        yield host_record(row)
+        if limit and count >= limit:
+            return
+
+
+@operation("host.get", summary="Host record for one host: rank signals, and CDX counts with cdx=True",
+           columns=HOST_COLUMNS)
+def host_get(
+    hostname: str, graph: str | None = None, cdx: bool = False,
+    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    records = [dict(r) for r in rank_host(hostname, graph=graph, client_options=client_options, notice=notice)]
+    if cdx:
+        _add_cdx(records, client_options=client_options, notice=notice)
+    yield from records
+
+
+@operation("host.vertices", summary="Vertex id to host name mapping of a web-graph release",
+           columns=VERTEX_COLUMNS)
+def host_vertices(
+    graph: str | None = None, client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    from ccrawl.commoncrawl import webgraph as wg
+    from ccrawl.net.client import CCClient, iterate
+
+    async def rows(cc: CCClient) -> AsyncIterator[Record]:
+        rel = await wg.release(cc, graph)
+        async for vid, rev in wg.vertices(cc, rel):
+            yield {"id": vid, "host_rev": rev, "host": wg.reverse_host(rev)}
+
+    yield from iterate(rows, **_options(client_options, notice))
+
+
+def count_degrees(edge_pairs: Iterator[tuple[int, int]], *, sparse: bool = False) -> tuple[Any, Any]:
+    """(in, out) degree counts: two uint32 arrays indexed by vertex id, or two dicts when ``sparse``.
+
+    Memory is 8 bytes per vertex, never per edge: the edge files stream by. ``sparse`` is for
+    pairs already filtered to a few vertices (``host enrich``): dicts over the ids that show up.
+    """
+    if sparse:
+        din: dict[int, int] = {}
+        dout: dict[int, int] = {}
+        for a, b in edge_pairs:
+            dout[a] = dout.get(a, 0) + 1
+            din[b] = din.get(b, 0) + 1
+        return din, dout
+    ain, aout = array("I"), array("I")
+    for a, b in edge_pairs:
+        top = max(a, b)
+        if top >= len(ain):
+            grow = max(top + 1, len(ain) * 2) - len(ain)
+            ain.extend(array("I", bytes(4 * grow)))
+            aout.extend(array("I", bytes(4 * grow)))
+        aout[a] += 1
+        ain[b] += 1
+    return ain, aout
+
+
+@operation("host.degrees", summary="In- and out-degree of every host, streamed from the edge files",
+           columns=("id", *HOST_COLUMNS))
+def host_degrees(
+    graph: str | None = None, client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    """Two passes: the edges (counted into per-vertex arrays), then the vertices (joined by id)."""
+    from ccrawl.commoncrawl import webgraph as wg
+    from ccrawl.net.client import CCClient, iterate
+
+    options = _options(client_options, notice)
+    graph_id: list[wg.GraphRelease] = []
+
+    async def edge_stream(cc: CCClient) -> AsyncIterator[tuple[int, int]]:
+        rel = await wg.release(cc, graph)
+        graph_id.append(rel)
+        async for pair in wg.edges(cc, rel):
+            yield pair
+
+    din, dout = count_degrees(iterate(edge_stream, **options))
+
+    async def vertex_stream(cc: CCClient) -> AsyncIterator[tuple[int, str]]:
+        async for item in wg.vertices(cc, graph_id[0]):
+            yield item
+
+    for vid, rev in iterate(vertex_stream, **options):
+        host = wg.reverse_host(rev)
+        record: Record = {"id": vid, **dict.fromkeys(HOST_COLUMNS)}
+        record.update(host=host, host_rev=rev, tld=host.rsplit(".", 1)[-1], registered_domain=_registered(host),
+                      in_degree=din[vid] if vid < len(din) else 0, out_degree=dout[vid] if vid < len(dout) else 0)
+        yield record
+
+
+def _registered(host: str) -> str | None:
+    from ccrawl.url.domain import registered_domain
+
+    return registered_domain(host)
+
+
+def _add_degrees(records: list[Record], graph: str | None, options: dict[str, Any]) -> None:
+    from ccrawl.commoncrawl import webgraph as wg
+    from ccrawl.net.client import CCClient, iterate
+
+    by_rev = {r["host_rev"]: r for r in records}
+    ids: dict[int, Record] = {}
+
+    async def pairs(cc: CCClient) -> AsyncIterator[tuple[int, int]]:
+        rel = await wg.release(cc, graph)
+        async for vid, rev in wg.vertices(cc, rel):
+            if rev in by_rev:
+                ids[vid] = by_rev[rev]
+        async for a, b in wg.edges(cc, rel):
+            if a in ids or b in ids:
+                yield a, b
+
+    din, dout = count_degrees(iterate(pairs, **options), sparse=True)
+    for vid, record in ids.items():
+        record["in_degree"] = din.get(vid, 0)
+        record["out_degree"] = dout.get(vid, 0)
+
+
+def _add_cdx(records: list[Record], *, client_options: Mapping[str, Any] | None, notice: Notice | None) -> None:
+    from ccrawl import ops
+
+    try:
+        cdx = ops.get("host.cdx")
+    except KeyError:
+        raise UsageError("--cdx needs the host cdx operation (the columnar index), which this build lacks") from None
+    for record in records:
+        # the query ran: a host with no capture in the index is a measured zero, not a blank
+        record.update(cdx_captures=0, cdx_urls=0)
+        for row in cdx(filter=record["host"], client_options=client_options):
+            record["cdx_captures"] = int(record["cdx_captures"]) + int(row.get("captures") or 0)
+            record["cdx_urls"] = int(record["cdx_urls"]) + int(row.get("urls") or 0)
+
+
+@operation("host.enrich", summary="Host records: rank, then degrees and CDX counts when asked", columns=HOST_COLUMNS)
+def host_enrich(
+    graph: str | None = None, limit: int = 20, degrees: bool = False, cdx: bool = False,
+    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    """Phase 1-2 the rank table's top ``limit`` hosts; phase 3 their degrees; phase 4 their CDX counts."""
+    if limit <= 0:
+        raise UsageError("host enrich needs -n > 0: the degree and CDX phases hold the hosts they enrich")
+    records = [dict(r) for r in rank_all(graph=graph, limit=limit, client_options=client_options, notice=notice)]
+    if degrees:
+        _add_degrees(records, graph, _options(client_options, notice))
+    if cdx:
+        _add_cdx(records, client_options=client_options, notice=notice)
+    yield from records
+
+
+@operation("sched.assign", summary="Recrawl tier of each host from harmonic rank and change rate",
+           columns=SCHED_COLUMNS)
+def sched_assign(
+    graph: str | None = None, change_rate: float = 0.5, limit: int = 0,
+    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+) -> Iterator[Record]:
+    from ccrawl.commoncrawl.webgraph import reverse_host
+    from ccrawl.crawl.tiers import check_change_rate, tier_of
+
+    check_change_rate(change_rate)
+    rows = host_rank_rows(graph=graph, client_options=client_options, notice=notice)
+    for count, row in enumerate(rows, start=1):
+        tier = tier_of(row.harmonic_pos, change_rate)
+        yield {"host": reverse_host(row.name_rev), "harmonic_pos": row.harmonic_pos, "change_rate": change_rate,
+               "tier": tier.number, "interval": tier.interval}
+        if limit and count >= limit:
+            return

@@ -1,0 +1,160 @@
+"""The frontier on its own: admission, seen set, politeness order, bounds, persistence, locking."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ccrawl.crawl.frontier import Frontier, FrontierConfig, Item, url_key
+from ccrawl.crawl.state import StateFile
+from ccrawl.errors import UsageError
+from ccrawl.url.canon import canonicalize
+from ccrawl.url.domain import shard_of
+
+
+def _frontier(tmp_path: Path, **cfg: object) -> Frontier:
+    return Frontier(StateFile(tmp_path / "state.db"), FrontierConfig(**cfg))  # type: ignore[arg-type]
+
+
+def _drain(f: Frontier, now: float) -> list[Item]:
+    out = []
+    while True:
+        got = f.take(now)
+        if not isinstance(got, Item):
+            return out
+        out.append(got)
+
+
+def test_seen_keys_are_ten_bytes_of_blake3_of_the_canonical_url(tmp_path: Path) -> None:
+    f = _frontier(tmp_path)
+    assert f.add("HTTP://Example.COM:80/a/./b?utm_source=x&id=1#frag", 0, seed=True)
+    assert f.add("http://example.com/a/b?id=1", 0, seed=True)  # same canonical URL: dropped at flush
+    f.flush()
+    keys = [r[0] for r in f.state.db.execute("SELECT key FROM seen")]
+    assert keys == [url_key(canonicalize("http://example.com/a/b?id=1"))] and len(keys[0]) == 10
+    assert f.admitted == 1 and f.dropped["seen"] == 1
+    assert not f.add("mailto:x@example.com", 0)
+
+
+def test_one_url_per_host_at_a_time_and_politeness_spacing(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, delay=2.0, max_depth=1)
+    for i in range(3):
+        f.add(f"http://a.example/{i}", 0, seed=True)
+        f.add(f"http://b.example/{i}", 0, seed=True)
+    first = _drain(f, 100.0)
+    assert sorted(i.host for i in first) == ["a.example", "b.example"]  # one per host, hosts in parallel
+    for item in first:
+        f.done(item, started=100.0, file=None)
+    assert f.take(101.0) == pytest.approx(1.0)  # both hosts wait for their clock
+    again = _drain(f, 102.0)
+    assert sorted(i.host for i in again) == ["a.example", "b.example"]
+    f.done(again[0], started=102.0, file=None, crawl_delay=10.0)  # Crawl-delay longer than --delay wins
+    f.done(again[1], started=102.0, file=None)
+    third = _drain(f, 104.0)
+    assert [i.host for i in third] == [again[1].host]
+
+
+def test_depth_filter_and_priority_by_depth(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, delay=0.0, max_depth=1)
+    f.add("http://a.example/deep", 1)
+    f.add("http://a.example/seed", 0, seed=True)
+    assert not f.add("http://a.example/too-deep", 2)
+    got = f.take(0.0)
+    assert isinstance(got, Item) and got.url == "http://a.example/seed"
+
+
+def test_same_host_and_shard_filters(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, same_host=True, max_depth=1)
+    f.add("http://a.example/", 0, seed=True)
+    assert f.add("http://a.example/x", 1)
+    assert not f.add("http://other.example/", 1) and f.dropped["host"] == 1
+    g = Frontier(StateFile(tmp_path / "s2.db"), FrontierConfig(shard=1, shards=3))
+    hosts = [f"www.d{i}.co.uk" for i in range(30)] + [f"x.d{i}.com" for i in range(30)]
+    kept = [h for h in hosts if g.add(f"http://{h}/", 0, seed=True)]
+    assert kept == [h for h in hosts if shard_of(h, 3) == 1] and 0 < len(kept) < len(hosts)
+    # the key is the registered domain: every host of one site lands on one shard
+    site = {g.add(f"http://{h}.example.co.uk/", 0, seed=True) for h in ("a", "b.c", "www")}
+    assert len(site) == 1
+
+
+def test_memory_holds_at_most_max_active_hosts(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, delay=0.0, max_active=8, window=2)
+    for h in range(50):
+        for p in range(5):
+            f.add(f"http://h{h}.example/{p}", 0, seed=True)
+    fetched = 0
+    now = 0.0
+    while True:
+        got = f.take(now)
+        assert len(f._hosts) <= 8 and all(len(h.items) <= 2 for h in f._hosts.values())
+        if got is None:
+            break
+        if isinstance(got, float):
+            now += got
+            continue
+        f.done(got, started=now, file=None)
+        fetched += 1
+    assert fetched == 250
+
+
+def test_state_survives_reopen_with_clocks_and_queue(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, delay=5.0)
+    for i in range(4):
+        f.add(f"http://a.example/{i}", 0, seed=True)
+    item = f.take(1000.0)
+    assert isinstance(item, Item)
+    f.done(item, started=1000.0, file="x.warc.gz")
+    f.flush()
+    f.state.close()
+    state = StateFile(tmp_path / "state.db")
+    assert state.recover(lambda name: name == "x.warc.gz") == (1, 0)  # sealed: forgotten for good
+    g = Frontier(state, FrontierConfig(delay=5.0))
+    assert g.take(1002.0) == pytest.approx(3.0)  # the politeness clock came back from disk
+    rest = _drain(g, 1005.0)
+    assert [i.url for i in rest] == ["http://a.example/1"]
+    assert g.fetched == 1
+
+
+def test_unsealed_rows_are_queued_again(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, delay=0.0)
+    f.add("http://a.example/0", 0, seed=True)
+    item = f.take(0.0)
+    assert isinstance(item, Item)
+    f.done(item, started=0.0, file="lost.warc.gz")
+    f.flush()
+    f.state.close()
+    state = StateFile(tmp_path / "state.db")
+    assert state.recover(lambda name: False) == (0, 1)
+    again = Frontier(state, FrontierConfig(delay=0.0)).take(0.0)
+    assert isinstance(again, Item) and again.url == "http://a.example/0"
+
+
+def test_two_processes_on_one_state_file_is_refused(tmp_path: Path) -> None:
+    first = StateFile(tmp_path / "state.db")
+    with pytest.raises(UsageError, match="another crawl run"):
+        StateFile(tmp_path / "state.db")
+    first.close()
+    StateFile(tmp_path / "state.db").close()
+
+
+def test_state_file_that_is_not_sqlite_is_a_usage_error(tmp_path: Path) -> None:
+    bad = tmp_path / "state.db"
+    bad.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(UsageError, match="not a crawl state file"):
+        StateFile(bad)
+
+
+def test_hosts_ready_at_once_go_in_seed_order(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, delay=0.0, max_active=3)
+    order = ["zeta.example", "alpha.example", "mid.example", "beta.example", "omega.example"]
+    for host in order:  # a rank table's order, not the alphabet's
+        f.add(f"http://{host}/", 0, seed=True)
+    taken, now = [], 0.0
+    while (got := f.take(now)) is not None:
+        if isinstance(got, float):
+            now += got
+            continue
+        taken.append(got.host)
+        f.done(got, started=now, file=None)
+    assert taken == order

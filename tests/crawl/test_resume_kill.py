@@ -1,0 +1,88 @@
+"""A crawl killed with SIGKILL ten times, then finished: no page twice in sealed WARCs, none lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ccrawl.crawl.run import CrawlOptions, crawl_run
+from ccrawl.testing.synthweb import SynthWeb, SynthWebThread
+
+from .test_crawl_run import warc_targets
+
+
+@pytest.fixture(scope="module")
+def big_web() -> Iterator[SynthWeb]:
+    with SynthWebThread(hosts=30, pages=30, page_bytes=3000, link_port=True) as synth:
+        yield synth
+
+
+def _cmd(web: SynthWeb, tmp_path: Path, seeds: Path) -> list[str]:
+    return [sys.executable, "-m", "ccrawl", "crawl", "run", "--seeds", str(seeds), "--out", str(tmp_path / "warc"),
+            "--state", str(tmp_path / "state.db"), "--delay", "200ms", "--max-depth", "50", "--warc-size", "150KB",
+            "--resolve", "*.test=127.0.0.1", "-j", "16", "-o", "json"]
+
+
+@pytest.mark.slow
+def test_ten_sigkills_then_finish(big_web: SynthWeb, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(big_web.url("site0.test") + "\n")
+    reference = crawl_run(CrawlOptions(state=tmp_path / "ref.db", out=tmp_path / "ref", delay=0.0, max_depth=50,
+                                       workers=16, resolve=big_web.resolve), [big_web.url("site0.test")])
+    expected = set(warc_targets(tmp_path / "ref"))
+    assert reference.finished and len(expected) > 300
+
+    rng = random.Random(18)
+    kills = 0
+    for _ in range(10):
+        left = set((tmp_path / "warc").glob("*.open"))  # the last run's, renamed *.aborted by this one
+        proc = subprocess.Popen(_cmd(big_web, tmp_path, seeds), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # kill while the crawl is working: once it has a WARC file of its own open, at a random moment after
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline and not (
+            set((tmp_path / "warc").glob("*.open")) - left
+        ):
+            time.sleep(0.01)
+        time.sleep(rng.uniform(0.05, 0.6))
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.communicate(timeout=60)
+    final = subprocess.run(_cmd(big_web, tmp_path, seeds), capture_output=True, timeout=300)
+    assert final.returncode == 0, final.stderr.decode()[-2000:]
+    summary = json.loads(final.stdout)
+    assert summary["finished"] is True and summary["queued"] == 0
+
+    sealed = Counter(warc_targets(tmp_path / "warc"))
+    # 200 ms per host and 30 pages a host: at least 6 s of crawling, far more than ten runs of under a second
+    assert kills >= 5, "the crawl finished before it could be killed: make the web bigger"
+    assert [u for u, n in sealed.items() if n > 1] == []  # no page archived twice in sealed files
+    assert set(sealed) == expected  # none lost
+    assert list((tmp_path / "warc").glob("*.open")) == []
+    assert len(list((tmp_path / "warc").glob("*.aborted"))) >= 5, "kills must land while a WARC file is open"
+
+
+def test_sigterm_stops_cleanly_and_seals(big_web: SynthWeb, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(big_web.url("site3.test") + "\n")
+    proc = subprocess.Popen(_cmd(big_web, tmp_path, seeds), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline and not list((tmp_path / "warc").glob("*.open")):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()[-1000:]
+    summary = json.loads(out)
+    assert summary["finished"] is False and summary["queued"] > 0
+    assert list((tmp_path / "warc").glob("*.open")) == []
+    assert len(warc_targets(tmp_path / "warc")) == summary["archived"]
