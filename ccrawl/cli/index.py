@@ -31,12 +31,16 @@ def _dir(run: Run, given: str | None) -> str:
               help="Fetch concurrency for --urls")
 @click.option("--heap-mb", type=click.IntRange(16, 4096), default=128, show_default=True,
               help="Writer memory: segments are flushed when it is reached")
-def build(run: Run, directory: str | None, input_: str | None, urls: str | None, workers: int, heap_mb: int) -> None:
+@click.option("--resolve", multiple=True, help="For --urls: resolver override HOST=IP or '*.suffix=IP' (repeatable)")
+def build(run: Run, directory: str | None, input_: str | None, urls: str | None, workers: int, heap_mb: int,
+          resolve: tuple[str, ...]) -> None:
     from ccrawl import ops
+    from ccrawl.fetch.config import parse_resolve
 
     op = ops.get("index.build")
     url_list = [u.strip() for u in (urls or "").split(",") if u.strip()]
-    live: dict[str, object] = {"timeout": float(run.settings.timeout or 30.0), "delay": 0.0}
+    live: dict[str, object] = {"timeout": float(run.settings.timeout or 30.0), "delay": 0.0,
+                               "resolve": parse_resolve(resolve)}
     records = op(dir=_dir(run, directory), input=input_, urls=url_list, workers=workers, heap_mb=heap_mb,
                  live=live, notice=run.warn)
     run.emit(records, columns=op.columns, single=True)

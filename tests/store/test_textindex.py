@@ -125,3 +125,22 @@ def test_memory_stays_bounded_while_documents_stream(tmp_path: Path) -> None:
     assert stats.documents == 60_000
     assert len(Searcher.open(tmp_path).search("w1 w2", limit=10)) == 10
     assert textindex.SNIPPET_CHARS > 0
+
+
+def test_urls_are_fetched_extracted_and_indexed(tmp_path: Path) -> None:
+    from ccrawl.testing.synthweb import SynthWebThread
+
+    with SynthWebThread(hosts=3, pages=2, page_bytes=4_000) as web:
+        urls = [web.url(f"site{i}.test") for i in range(3)]
+        pin = ["--resolve", "*.test=127.0.0.1"]
+        r = _ccrawl("index", "build", "--dir", str(tmp_path), "--urls", ",".join([*urls, "http://nowhere.invalid/"]),
+                    "-j", "3", *pin, "-o", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["documents"] == 3
+    assert "nowhere.invalid" in r.stderr and "not indexed" in r.stderr  # a failed fetch is named, the rest indexed
+    s = Searcher.open(tmp_path)
+    from ccrawl.testing.synthweb.pages import _WORDS
+
+    # every page holds words of the synthetic web's vocabularies: ORed, they find every indexed page
+    indexed = {row["url"] for row in s.search(" ".join(w for text in _WORDS.values() for w in text.split()), 10)}
+    assert indexed == set(urls)
