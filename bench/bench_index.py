@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--pages", type=int, default=400, help="corpus pages to draw text from")
     parser.add_argument("--heap-mb", type=int, default=128)
+    parser.add_argument("--reuse", action="store_true", help="keep an existing docs.jsonl of --out (same --docs)")
     ns = parser.parse_args()
     if not (ns.corpus / "html-eval").is_dir():
         ns.corpus = REPO.parent.parent / "shared" / "corpus"
@@ -86,7 +87,10 @@ def main() -> None:
     docs = ns.out / "docs.jsonl"
     texts = corpus_texts(ns.corpus, ns.pages)
     t0 = time.monotonic()
-    size = write_docs(docs, texts, ns.docs)
+    if ns.reuse and docs.exists():
+        size = docs.stat().st_size
+    else:
+        size = write_docs(docs, texts, ns.docs)
     print(f"documents: {ns.docs:,} from {len(texts)} corpus pages, {size / 1e6:.0f} MB of JSONL "
           f"(made in {time.monotonic() - t0:.1f} s)", flush=True)
     ccrawl = [sys.executable, "-m", "ccrawl"]

@@ -71,3 +71,17 @@ def test_a_long_answer_is_cut_and_says_it_is_partial() -> None:
     res = anyio.run(_session, ["--max-records", "3"], fn)
     lines = [json.loads(x) for x in res.content[0].text.splitlines()]
     assert lines[:3] == [{"value": "x"}] * 3 and lines[3]["partial"] is True and len(lines) == 4
+
+
+def test_global_flags_are_the_tools_defaults(tmp_path: Path) -> None:
+    from ccrawl.store.textindex import Document, build
+
+    build(tmp_path / "index", [Document("http://go.test/", "golang web server", "Go")])
+
+    async def fn(session: ClientSession) -> Any:
+        # no `dir`: the index under --data-dir is the default, as `ccrawl index search` would use
+        return await session.call_tool("index_search", {"query": "golang"})
+
+    res = anyio.run(_session, ["--data-dir", str(tmp_path)], fn)
+    assert not res.is_error, res.content[0].text
+    assert json.loads(res.content[0].text)["url"] == "http://go.test/"
