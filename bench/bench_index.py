@@ -87,10 +87,7 @@ def main() -> None:
     docs = ns.out / "docs.jsonl"
     texts = corpus_texts(ns.corpus, ns.pages)
     t0 = time.monotonic()
-    if ns.reuse and docs.exists():
-        size = docs.stat().st_size
-    else:
-        size = write_docs(docs, texts, ns.docs)
+    size = docs.stat().st_size if ns.reuse and docs.exists() else write_docs(docs, texts, ns.docs)
     print(f"documents: {ns.docs:,} from {len(texts)} corpus pages, {size / 1e6:.0f} MB of JSONL "
           f"(made in {time.monotonic() - t0:.1f} s)", flush=True)
     ccrawl = [sys.executable, "-m", "ccrawl"]
