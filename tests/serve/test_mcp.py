@@ -85,3 +85,13 @@ def test_global_flags_are_the_tools_defaults(tmp_path: Path) -> None:
     res = anyio.run(_session, ["--data-dir", str(tmp_path)], fn)
     assert not res.is_error, res.content[0].text
     assert json.loads(res.content[0].text)["url"] == "http://go.test/"
+
+
+def test_without_the_sdk_mcp_says_how_to_install_it_in_one_line() -> None:
+    import subprocess
+
+    blocked = "import sys; sys.modules['mcp'] = None; from ccrawl.cli.main import main; sys.exit(main(['mcp']))"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CCRAWL_CONFIG_DIR": "/nonexistent-ccrawl-config"}
+    done = subprocess.run([sys.executable, "-c", blocked], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 2 and "pip install 'ccrawl[mcp]'" in done.stderr
+    assert done.stderr.strip().count("\n") == 0 and "Traceback" not in done.stderr

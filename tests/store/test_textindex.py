@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -144,3 +145,23 @@ def test_urls_are_fetched_extracted_and_indexed(tmp_path: Path) -> None:
     # every page holds words of the synthetic web's vocabularies: ORed, they find every indexed page
     indexed = {row["url"] for row in s.search(" ".join(w for text in _WORDS.values() for w in text.split()), 10)}
     assert indexed == set(urls)
+
+
+def test_a_parsed_wet_file_pipes_into_build(tmp_path: Path) -> None:
+    # the seed's pipeline: ccrawl parse X.warc.wet.gz -o jsonl | ccrawl index build --input -
+    from warcio.warcwriter import WARCWriter
+
+    wet = tmp_path / "x.warc.wet.gz"
+    with wet.open("wb") as out:
+        writer = WARCWriter(out, gzip=True)
+        for i, text in enumerate(["rivers and mountains of the north", "a harbour town by the sea"]):
+            record = writer.create_warc_record(f"http://h{i}.test/", "conversion", payload=io.BytesIO(text.encode()),
+                                               warc_content_type="text/plain",
+                                               warc_headers_dict={"WARC-Identified-Content-Language": "eng"})
+            writer.write_record(record)
+    parsed = _ccrawl("parse", str(wet), "-o", "jsonl")
+    assert parsed.returncode == 0, parsed.stderr
+    r = _ccrawl("index", "build", "--dir", str(tmp_path / "idx"), "--input", "-", "-o", "json", stdin=parsed.stdout)
+    assert r.returncode == 0 and json.loads(r.stdout)["documents"] == 2, r.stderr
+    rows = Searcher.open(tmp_path / "idx").search("harbour")
+    assert [row["url"] for row in rows] == ["http://h1.test/"] and rows[0]["language"] == "eng"
