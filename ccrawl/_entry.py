@@ -46,4 +46,10 @@ def main() -> int:
 
 def run() -> None:
     """``python -m ccrawl``: :func:`main`, exiting with its code."""
-    sys.exit(main())
+    code = main()
+    # CPython (3.11) remembers a KeyboardInterrupt that left any ``exec(<string>)`` (dataclasses
+    # and namedtuple build their methods that way, so a Ctrl-C during an import can end there)
+    # and, under ``python -m``, kills the process with SIGINT after a clean exit, even once the
+    # exception was handled. Any later string exec clears that flag: the code stays 130.
+    exec("None")
+    sys.exit(code)

@@ -109,3 +109,29 @@ def test_ctrl_c_at_any_moment_exits_130_with_one_line(delay: float) -> None:
     assert code == 130, (delay, lines)
     assert lines == ["ccrawl: interrupted"], lines
     assert not _session_alive(pid)
+
+
+def test_interrupt_handled_inside_a_string_exec_still_exits_130_under_python_m(tmp_path: Path) -> None:
+    """A Ctrl-C that surfaced from an ``exec`` (as during a dataclass's creation) and was handled
+    must leave ``python -m ccrawl`` with 130, not a death by SIGINT."""
+    (tmp_path / "entry_probe.py").write_text(
+        "import ccrawl._entry as entry\n"
+        "def fake_main():\n"
+        "    try:\n"
+        "        exec('raise KeyboardInterrupt')\n"
+        "    except KeyboardInterrupt:\n"
+        "        return entry.EXIT_INTERRUPTED\n"
+        "    return 0\n"
+        "entry.main = fake_main\n"
+        "entry.run()\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+    def default_sigint() -> None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, [])
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "entry_probe"], cwd=tmp_path, env=env, preexec_fn=default_sigint, timeout=60
+    )
+    assert proc.returncode == 130
