@@ -23,7 +23,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ccrawl.errors import CcrawlError, InputError, NothingMatched, UsageError
+from ccrawl.errors import CcrawlError, InputError, NothingMatched, TemporaryFailure, UsageError
 from ccrawl.net.client import CCClient, HTTPStatusError
 
 GRAPH_ROOT = "projects/hyperlinkgraph"
@@ -141,35 +141,51 @@ async def domain_table(cc: CCClient, graph: str | None, warn: Warn | None = None
     raise NothingMatched("no web-graph release has a domain table")
 
 
-async def gz_blocks(cc: CCClient, url: str) -> AsyncIterator[bytes]:
+async def gz_blocks(cc: CCClient, url: str, *, resumes: int = 5) -> AsyncIterator[bytes]:
     """The decompressed bytes of a (multi-member) gzip file at ``url``, in blocks as they stream.
 
     Empty members are skipped; a file that ends inside a member raises, because a rank table cut
-    short would otherwise read as a complete, shorter one.
+    short would otherwise read as a complete, shorter one. A connection dropped mid-body is picked up
+    where it stopped (a ranged request from the bytes already decompressed), up to ``resumes`` times in
+    a row without progress; past that the run fails with exit 75, to be run again.
     """
-    async with cc.stream(url) as stream:
-        decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        in_member = False
-        async for chunk in stream.chunks():
-            data = chunk
-            while data:
-                try:
-                    out = decomp.decompress(data, 1 << 22)
-                except zlib.error as exc:
-                    raise CcrawlError(f"{url}: not gzip data ({exc})") from exc
-                in_member = True
-                if out:
-                    yield out
-                if decomp.eof:
-                    data = decomp.unused_data
-                    decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
-                    in_member = False
-                elif decomp.unconsumed_tail:
-                    data = decomp.unconsumed_tail
-                else:
-                    data = b""
-        if in_member and not decomp.eof:
-            raise CcrawlError(f"{url}: the gzip stream ends mid-member (truncated download)")
+    from ccrawl.net.client import TruncatedBody
+
+    decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    in_member = False
+    received = 0
+    failures = 0
+    while True:
+        try:
+            async with cc.stream(url, start=received) as stream:
+                async for chunk in stream.chunks():
+                    received += len(chunk)
+                    failures = 0
+                    data = chunk
+                    while data:
+                        try:
+                            out = decomp.decompress(data, 1 << 22)
+                        except zlib.error as exc:
+                            raise CcrawlError(f"{url}: not gzip data ({exc})") from exc
+                        in_member = True
+                        if out:
+                            yield out
+                        if decomp.eof:
+                            data = decomp.unused_data
+                            decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                            in_member = False
+                        elif decomp.unconsumed_tail:
+                            data = decomp.unconsumed_tail
+                        else:
+                            data = b""
+            break
+        except TruncatedBody as exc:
+            failures += 1
+            if failures > resumes:
+                raise TemporaryFailure(f"{url}: the connection dropped {failures} times at byte {received:,} "
+                                       f"({exc}); run again to resume") from exc
+    if in_member and not decomp.eof:
+        raise CcrawlError(f"{url}: the gzip stream ends mid-member (truncated download)")
 
 
 async def gz_lines(cc: CCClient, url: str) -> AsyncIterator[str]:

@@ -61,6 +61,17 @@ def shard_index(path: str) -> int | None:
     return int(digits) if digits.isdigit() else None
 
 
+def _with_last(shards: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any, bool]]:
+    """(index, table, is it the last) with a one-shard lookahead."""
+    held: tuple[int, Any] | None = None
+    for item in shards:
+        if held is not None:
+            yield held[0], held[1], False
+        held = item
+    if held is not None:
+        yield held[0], held[1], True
+
+
 # -- the ledger --------------------------------------------------------------------------------------
 
 
@@ -342,8 +353,10 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
             yield from reader.finish()
 
         last = lead - 1
-        for index, table in cut_shards(tables(), self.opts.shard_rows, first_index=lead):
+        for index, table, final in _with_last(cut_shards(tables(), self.opts.shard_rows, first_index=lead)):
             last = index
+            if final:  # known before the last shard is committed, so its commit marks the release complete
+                self._final = index + 1
             self.clock.progressed()  # a shard's worth of rows read is progress
             job = DomainShard(self.release, index, shard_path(self.release, index),
                               self.opts.staging / shard_path(self.release, index), table)
