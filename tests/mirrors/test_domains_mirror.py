@@ -17,7 +17,7 @@ from ccrawl.commoncrawl.webgraph import release_sort_key, reverse_host
 from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, unreverse
 from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, shard_path
-from ccrawl.errors import CcrawlError, InputError, UsageError
+from ccrawl.errors import InputError, UsageError
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.webgraph import DOMAIN_LAPSED, ROOT
 from ccrawl.testing.fakehub import planted
