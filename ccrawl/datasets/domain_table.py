@@ -1,9 +1,10 @@
-"""A web-graph domain rank table read as Arrow tables: blocks of whole lines parsed by pyarrow, keys un-reversed.
+"""A web-graph domain rank table cut into shards of whole lines, each parsed by pyarrow with its key un-reversed.
 
 The source (``<release>-domain-ranks.txt.gz``) is gzip text, a header line then one tab-separated row
-per domain in harmonic-centrality order. :class:`RankTableReader` parses each decompressed block's
-whole lines with pyarrow's CSV reader (no Python per row), :func:`unreverse` turns the reversed host
-key around with Arrow kernels, and :func:`cut_shards` cuts the stream into fixed-size shards in order.
+per domain in harmonic-centrality order. :class:`RankTableReader` turns decompressed blocks into runs of
+whole lines and :func:`cut_shards` cuts them into shards of a fixed number of lines, both by counting
+newlines (no parsing, no Python per row); :func:`parse_rows` parses one shard's lines with pyarrow's CSV
+reader and :func:`unreverse` turns the reversed host key around with Arrow kernels.
 """
 
 from __future__ import annotations
@@ -31,35 +32,39 @@ def domain_schema() -> Any:
 def unreverse(names: Any) -> Any:
     """``com.example.www`` -> ``www.example.com`` for a whole Arrow string array, with Arrow kernels.
 
-    Split on dots, reverse each list by a computed permutation of the flat values, join with dots:
-    no Python per row. The same output as :func:`ccrawl.commoncrawl.webgraph.reverse_host`.
+    Reversing a name's characters reverses the order of its labels and spells each label backwards;
+    splitting on dots and reversing each label's characters again leaves the labels in reversed order,
+    spelled right, and joining them with dots is the answer. No Python per row; the same output as
+    :func:`ccrawl.commoncrawl.webgraph.reverse_host`. ASCII names (the web graph's are: IDNs are
+    punycode) take Arrow's byte reverse; anything else the UTF-8 one.
     """
-    import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if isinstance(names, pa.ChunkedArray):
         names = names.combine_chunks()
-    lists = pc.split_pattern(names, ".")
-    offsets = lists.offsets.to_numpy().astype(np.int64)
-    lengths = np.diff(offsets)
-    starts = np.repeat(offsets[:-1], lengths)
-    ends = np.repeat(offsets[1:], lengths)
-    flat = np.arange(offsets[0], offsets[-1], dtype=np.int64)
-    taken = lists.values.take(pa.array(starts + ends - 1 - flat))
-    rebuilt = pa.ListArray.from_arrays(pa.array(offsets - offsets[0], pa.int32()), taken)
+
+    def backwards(values: Any) -> Any:
+        try:
+            return pc.ascii_reverse(values)
+        except pa.ArrowInvalid:  # a non-ASCII name
+            return pc.utf8_reverse(values)
+
+    labels = pc.split_pattern(backwards(names), ".")
+    flat = labels.values.slice(labels.offsets[0].as_py(), labels.offsets[-1].as_py() - labels.offsets[0].as_py())
+    offsets = pc.subtract(labels.offsets, labels.offsets[0])
+    rebuilt = pa.ListArray.from_arrays(offsets, backwards(flat), mask=labels.is_null())
     return pc.binary_join(rebuilt, ".")
 
 
-# -- reading the rank table ----------------------------------------------------------------------------
-
-
 class RankTableReader:
-    """Turn decompressed blocks of a domain rank table into Arrow tables of :data:`DOMAIN_COLUMNS`.
+    """Cut decompressed blocks of a domain rank table into runs of whole lines, without parsing them.
 
-    :meth:`feed` takes a block and returns the tables of the whole lines it completed (the header line
-    is checked and dropped); :meth:`finish` returns the last line when the file did not end in a newline.
-    ``skip`` data rows at the top are counted and dropped without being parsed.
+    :meth:`feed` takes a block and returns the text of the whole lines it completed (the header line is
+    checked and dropped, blank lines squeezed out, so one line is one row); :meth:`finish` returns the last
+    line when the file did not end in a newline. ``skip`` rows at the top are counted and dropped. The
+    rows are parsed later, a shard at a time, by :func:`parse_rows` (in a writer thread: pyarrow parses
+    without the GIL, so the stream keeps moving while shards are parsed and encoded).
     """
 
     def __init__(self, where: str, *, skip: int = 0) -> None:
@@ -69,7 +74,7 @@ class RankTableReader:
         self._tail = b""
         self._header = False
 
-    def feed(self, block: bytes) -> list[Any]:
+    def feed(self, block: bytes) -> list[bytes]:
         data = self._tail + block
         cut = data.rfind(b"\n")
         if cut < 0:
@@ -78,13 +83,13 @@ class RankTableReader:
         self._tail = data[cut + 1 :]
         return self._lines(data[: cut + 1])
 
-    def finish(self) -> list[Any]:
+    def finish(self) -> list[bytes]:
         data, self._tail = self._tail, b""
         if not self._header and not data.strip():
             raise InputError(f"{self.where}: the domain rank table is empty (no header line)")
         return self._lines(data + b"\n") if data.strip() else []
 
-    def _lines(self, data: bytes) -> list[Any]:
+    def _lines(self, data: bytes) -> list[bytes]:
         if not self._header:
             first, _, data = data.partition(b"\n")
             got = tuple(first.decode("utf-8", "replace").rstrip("\r").split("\t"))
@@ -92,61 +97,70 @@ class RankTableReader:
                 raise InputError(f"{self.where}: not a domain rank table (header {first[:120]!r}, expected "
                                  f"{chr(9).join(SOURCE_HEADER)!r})")
             self._header = True
+        while b"\n\n" in data:
+            data = data.replace(b"\n\n", b"\n")
+        data = data.removeprefix(b"\n")  # a blank line across the cut of two blocks
+        n = data.count(b"\n")
         if self.skip > 0 and data:
-            n = data.count(b"\n")
             if n <= self.skip:
                 self.skip -= n
                 self.rows_seen += n
                 return []
-            pos = -1
-            for _ in range(self.skip):
-                pos = data.index(b"\n", pos + 1)
+            data = data[nth_newline(data, self.skip) + 1 :]
             self.rows_seen += self.skip
-            data = data[pos + 1 :]
+            n -= self.skip
             self.skip = 0
-        if not data:
-            return []
-        table = self._parse(data)
-        self.rows_seen += table.num_rows
-        return [table]
-
-    def _parse(self, data: bytes) -> Any:
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
-
-        names = [n for n, _ in DOMAIN_COLUMNS]
-        types = {n: pa.type_for_alias(t) for n, t in DOMAIN_COLUMNS}
-        try:
-            table = pacsv.read_csv(
-                pa.py_buffer(data),
-                read_options=pacsv.ReadOptions(column_names=names, block_size=max(1 << 20, len(data) + 1),
-                                               use_threads=False),
-                parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
-                                                 double_quote=False),
-                convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                                     quoted_strings_can_be_null=False),
-            )
-        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-            raise InputError(f"{self.where}: a rank table row does not parse: {exc}") from exc
-        return table.set_column(names.index("domain"), "domain", unreverse(table.column("domain")))
+        self.rows_seen += n
+        return [data] if data else []
 
 
-def cut_shards(tables: Iterator[Any], shard_rows: int, *, first_index: int = 0) -> Iterator[tuple[int, Any]]:
-    """(shard index, table of ``shard_rows`` rows) in order; the last shard holds what is left."""
+def nth_newline(data: bytes, n: int) -> int:
+    """The offset of the ``n``-th newline (1-based) in ``data``, found without a Python loop per line."""
+    import numpy as np
+
+    return int(np.flatnonzero(np.frombuffer(data, np.uint8) == 10)[n - 1])
+
+
+def parse_rows(data: bytes, where: str) -> Any:
+    """Whole lines of a domain rank table as an Arrow table of :data:`DOMAIN_COLUMNS`, the key un-reversed."""
     import pyarrow as pa
+    import pyarrow.csv as pacsv
 
+    names = [n for n, _ in DOMAIN_COLUMNS]
+    types = {n: pa.type_for_alias(t) for n, t in DOMAIN_COLUMNS}
+    try:
+        table = pacsv.read_csv(
+            pa.py_buffer(data),
+            read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
+            parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
+                                             double_quote=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=False),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise InputError(f"{where}: a rank table row does not parse: {exc}") from exc
+    table = table.combine_chunks()
+    return table.set_column(names.index("domain"), "domain", unreverse(table.column("domain")))
+
+
+def cut_shards(runs: Iterator[bytes], shard_rows: int, *, first_index: int = 0) -> Iterator[tuple[int, bytes, int]]:
+    """(shard index, its lines, how many) in order from runs of whole lines; the last holds what is left."""
     index = first_index
-    held: list[Any] = []
+    held: list[bytes] = []
     count = 0
-    for table in tables:
-        while table.num_rows:
-            take = min(table.num_rows, shard_rows - count)
-            held.append(table.slice(0, take))
-            count += take
-            table = table.slice(take)
-            if count == shard_rows:
-                yield index, pa.concat_tables(held).combine_chunks()
-                index += 1
-                held, count = [], 0
+    for run in runs:
+        while run:
+            n = run.count(b"\n")
+            need = shard_rows - count
+            if n < need:
+                held.append(run)
+                count += n
+                break
+            cut = nth_newline(run, need) + 1
+            held.append(run[:cut])
+            yield index, b"".join(held), shard_rows
+            index += 1
+            held, count = [], 0
+            run = run[cut:]
     if count:
-        yield index, pa.concat_tables(held).combine_chunks()
+        yield index, b"".join(held), count

@@ -6,15 +6,17 @@ Layout of the mirror (``open-index/ccrawl-domains``)::
     stats.csv                         one row per release: shards, rows, bytes, shard_rows, complete
     README.md                         the card, rebuilt from stats.csv on every commit (data: Parquet only)
 
-The source (``<release>-domain-ranks.txt.gz``) is gzip text in harmonic-centrality order; it is read
-block by block into Arrow tables with the host key un-reversed (``com.example`` -> ``example.com``; see
-:mod:`ccrawl.datasets.domain_table`), and the rows are cut into shards of ``shard_rows`` in the order
-they came: ``part-000`` holds the most central domains. Columns: the source's, in its order, with the one
-edit (:data:`~ccrawl.datasets.domain_table.DOMAIN_COLUMNS`).
+The source (``<release>-domain-ranks.txt.gz``) is gzip text in harmonic-centrality order. The stream is
+decompressed and cut into shards of ``shard_rows`` lines in the order they came, by counting newlines;
+each shard's lines are then parsed by pyarrow, the host key un-reversed (``com.example`` ->
+``example.com``) and the shard encoded, in ``workers`` threads while the stream moves on (see
+:mod:`ccrawl.datasets.domain_table`). ``part-000`` holds the most central domains. Columns: the
+source's, in its order, with the one edit (:data:`~ccrawl.datasets.domain_table.DOMAIN_COLUMNS`). A
+row that does not parse stops the run (exit 1): the source is wrong, and a rerun would read it again.
 
 Resume asks the hub: the shards of the release already there are listed once and skipped. A gzip
 stream cannot seek, so the run reads the table from the top again, but the rows of the shards already
-published are counted (newlines, at C speed) rather than parsed. A shard is named by its position, so a
+published are counted (newlines) rather than parsed. A shard is named by its position, so a
 rerun cuts the same rows into the same names; ``shard_rows`` is recorded in the ledger and a rerun with
 another value is refused (it would cut different rows under the same names). A release is
 ``complete`` once the stream has been read to its end and every shard up to the last is on the hub.
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards
+from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards, parse_rows
 from ccrawl.datasets.hub import Add, DatasetRepo
 from ccrawl.datasets.staged import StagedPublisher, check_upkeep, spawn
 from ccrawl.errors import InputError, NothingMatched, UsageError
@@ -61,15 +63,15 @@ def shard_index(path: str) -> int | None:
     return int(digits) if digits.isdigit() else None
 
 
-def _with_last(shards: Iterator[tuple[int, Any]]) -> Iterator[tuple[int, Any, bool]]:
-    """(index, table, is it the last) with a one-shard lookahead."""
-    held: tuple[int, Any] | None = None
+def _with_last(shards: Iterator[tuple[int, bytes, int]]) -> Iterator[tuple[int, bytes, int, bool]]:
+    """(index, lines, rows, is it the last) with a one-shard lookahead."""
+    held: tuple[int, bytes, int] | None = None
     for item in shards:
         if held is not None:
-            yield held[0], held[1], False
+            yield (*held, False)
         held = item
     if held is not None:
-        yield held[0], held[1], True
+        yield (*held, True)
 
 
 # -- the ledger --------------------------------------------------------------------------------------
@@ -153,24 +155,30 @@ def read_ledger(repo: DatasetRepo) -> DomainLedger:
 
 @dataclass(slots=True)
 class DomainShard:
-    """A shard cut from the stream (a job), and once written, its file and size (a sealed shard)."""
+    """A shard cut from the stream (a job: its lines), and once written, its file and size (a sealed shard)."""
 
     release: str
     index: int
     shard: str
     local: Path
-    table: Any = None
+    text: bytes = b""
     rows: int = 0
     first_pos: int = 0
     size: int = 0
     error: str = ""
+    bad_data: bool = False
 
 
 def write_shard(job: DomainShard, source: str) -> DomainShard:
-    """Write ``job.table`` to ``job.local`` (``.tmp`` then renamed, fsynced), with its provenance."""
+    """Parse ``job.text`` and write it to ``job.local`` (``.tmp`` then renamed, fsynced), with its provenance."""
     import pyarrow.parquet as pq
 
-    table = job.table
+    try:
+        table = parse_rows(job.text, f"{source} ({job.shard})")
+    except InputError as exc:
+        job.error, job.bad_data, job.text = str(exc), True, b""
+        return job
+    job.text = b""
     job.rows = table.num_rows
     job.first_pos = int(table.column("harmonic_pos")[0].as_py()) if job.rows else 0
     meta = {"release": job.release, "shard": job.index, "rows": job.rows, "first_pos": job.first_pos,
@@ -186,7 +194,6 @@ def write_shard(job: DomainShard, source: str) -> DomainShard:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         job.error = str(exc)
-    job.table = None
     job.size = job.local.stat().st_size if not job.error else 0
     return job
 
@@ -347,28 +354,28 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
             lead += 1
         reader = RankTableReader(self.source, skip=lead * self.opts.shard_rows)
 
-        def tables() -> Iterator[Any]:
+        def runs() -> Iterator[bytes]:
             for block in self.blocks():
                 yield from reader.feed(block)
             yield from reader.finish()
 
         last = lead - 1
-        for index, table, final in _with_last(cut_shards(tables(), self.opts.shard_rows, first_index=lead)):
+        for index, text, rows, final in _with_last(cut_shards(runs(), self.opts.shard_rows, first_index=lead)):
             last = index
             if final:  # known before the last shard is committed, so its commit marks the release complete
                 self._final = index + 1
             self.clock.progressed()  # a shard's worth of rows read is progress
             job = DomainShard(self.release, index, shard_path(self.release, index),
-                              self.opts.staging / shard_path(self.release, index), table)
+                              self.opts.staging / shard_path(self.release, index), text)
             if index in there:
                 self.stats.existing += 1
                 self.drop_local(job.local)
                 self._skipped.append(self.record(job, "exists", ""))
                 continue
             got = sealed_shard(job.local, self.release, index, self.opts.shard_rows)
-            if got is not None and got[0] == table.num_rows:
+            if got is not None and got[0] == rows:
                 self.stats.reused += 1
-                job.table, (job.rows, job.first_pos, job.size) = None, got
+                job.text, (job.rows, job.first_pos, job.size) = b"", got
                 self._reused.append(job)
                 continue
             yield job
@@ -385,6 +392,8 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
         return spawn(lambda: write_shard(job, self.source), name=f"ccrawl-domains-{job.index}")
 
     def _accept(self, job: DomainShard, res: DomainShard) -> tuple[DomainShard | None, dict[str, Any] | None]:
+        if res.bad_data:
+            raise InputError(res.error)  # the source is wrong: another run would read the same rows
         if res.error:
             # A gap would shift nothing (shards are named by position) but the release cannot complete
             # without it: the next run writes it again.

@@ -14,7 +14,7 @@ import pytest
 
 from ccrawl import ops
 from ccrawl.commoncrawl.webgraph import release_sort_key, reverse_host
-from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, unreverse
+from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards, parse_rows, unreverse
 from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, shard_path
 from ccrawl.errors import InputError, UsageError
@@ -69,7 +69,7 @@ def test_unreverse_is_reverse_host_for_every_shape_of_name() -> None:
     import pyarrow as pa
 
     rng = random.Random(7)
-    labels = ["com", "example", "www", "co", "uk", "", "xn--bcher-kva", "a"]
+    labels = ["com", "example", "www", "co", "uk", "", "xn--bcher-kva", "a", "bücher"]  # ASCII and not
     names = ["", ".", "com", "com.example", ".com.", "uk.co.example.www", "a..b"]
     names += [".".join(rng.choice(labels) for _ in range(rng.randint(1, 6))) for _ in range(500)]
     got = unreverse(pa.array(names)).to_pylist()
@@ -78,19 +78,34 @@ def test_unreverse_is_reverse_host_for_every_shape_of_name() -> None:
     assert unreverse(sliced).to_pylist() == [reverse_host(n) for n in names[3:53]]
 
 
-def test_reader_checks_the_header_and_blames_a_bad_row() -> None:
+def test_reader_checks_the_header_cuts_whole_lines_and_parse_blames_a_bad_row() -> None:
     with pytest.raises(InputError, match="not a domain rank table"):
         RankTableReader("t").feed(b"#harmonicc_pos\t#harmonicc_val\t#pr_pos\t#pr_val\t#host_rev\n1\t2\t3\t4\tcom.a\n")
     header = "\t".join(["#harmonicc_pos", "#harmonicc_val", "#pr_pos", "#pr_val", "#host_rev", "#n_hosts"])
     with pytest.raises(InputError, match="does not parse"):
-        RankTableReader("t").feed(f"{header}\n1\t2.0\t3\t4.0\tcom.a\tmany\n".encode())
+        parse_rows(b"1\t2.0\t3\t4.0\tcom.a\tmany\n", "t")
     reader = RankTableReader("t", skip=2)
-    tables = reader.feed(f"{header}\n1\t1.0\t1\t1.0\tcom.a\t1\n2\t1.0\t2\t1.0\tcom.b\t1\n3\t1".encode())
-    tables += reader.feed(b".0\t3\t1.0\tcom.c\t2")  # the last line has no newline
-    tables += reader.finish()
-    assert [t.to_pylist() for t in tables] == [[{"harmonic_pos": 3, "harmonic_val": 1.0, "pagerank_pos": 3,
-                                                 "pagerank_val": 1.0, "domain": "c.com", "n_hosts": 2}]]
-    assert reader.rows_seen == 3
+    runs = reader.feed(f"{header}\n1\t1.0\t1\t1.0\tcom.a\t1\n\n2\t1.0\t2\t1.0\tcom.b\t1\n3\t1".encode())
+    runs += reader.feed(b".0\t3\t1.0\tcom.c\t2\n\n4\t1.0\t4\t1.0\tcom.d\t1")  # blank lines; no final newline
+    runs += reader.finish()
+    assert reader.rows_seen == 4
+    shards = list(cut_shards(iter(runs), 1, first_index=2))
+    assert [(i, n) for i, _, n in shards] == [(2, 1), (3, 1)]  # the two rows after the two skipped
+    assert [parse_rows(text, "t").to_pylist() for _, text, _ in shards] == [
+        [{"harmonic_pos": 3, "harmonic_val": 1.0, "pagerank_pos": 3, "pagerank_val": 1.0, "domain": "c.com",
+          "n_hosts": 2}],
+        [{"harmonic_pos": 4, "harmonic_val": 1.0, "pagerank_pos": 4, "pagerank_val": 1.0, "domain": "d.com",
+          "n_hosts": 1}]]
+
+
+def test_a_row_that_does_not_parse_stops_the_run(tmp_path: Path) -> None:
+    header = "\t".join(["#harmonicc_pos", "#harmonicc_val", "#pr_pos", "#pr_val", "#host_rev", "#n_hosts"])
+    text = f"{header}\n1\t1.0\t1\t1.0\tcom.a\t1\n2\tnot-a-number\t2\t1.0\tcom.b\t1\n".encode()
+    repo = LocalRepo(tmp_path / "hub", REPO)
+    pub = DomainsPublisher(DomainsPublishOptions(repo_id=REPO, shard_rows=1, staging=tmp_path / "st"), repo, OLDEST,
+                           "t.txt.gz", lambda: iter([text]))
+    with pytest.raises(InputError, match="does not parse"):
+        list(pub.run())
 
 
 def test_release_ids_sort_by_date() -> None:
