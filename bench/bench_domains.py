@@ -57,7 +57,9 @@ def build_table(dest: Path, rows: int, seed: int, *, drop_every: int = 0) -> Non
 
 def blocks_of(path: Path) -> Iterator[bytes]:
     """The file decompressed in blocks the way ``gz_blocks`` hands them over (1 MiB in, up to 4 MiB out)."""
-    decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    from ccrawl.commoncrawl.webgraph import _inflate_module
+
+    decomp = _inflate_module().decompressobj(16 + zlib.MAX_WBITS)
     with path.open("rb") as fh:
         while chunk := fh.read(1 << 20):
             data = chunk
