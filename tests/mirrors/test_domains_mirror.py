@@ -156,6 +156,18 @@ def _arm_after_lookup(server: FakeCCServer, release: str, times: int) -> Any:
     return notice
 
 
+def test_the_domain_mirror_loads_with_datasets_by_its_card(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
+    datasets = pytest.importorskip("datasets", reason="the datasets library is an optional extra")
+    publish(mirrorcc, tmp_path, graph=OLDEST)
+    publish(mirrorcc, tmp_path, graph=NEWEST)
+    snap = LocalRepo(tmp_path / "hub", REPO).snapshot_dir()
+    ds = datasets.load_dataset(str(snap), split="train", cache_dir=str(tmp_path / "hfcache"))  # the default config
+    assert ds.column_names == [n for n, _ in DOMAIN_COLUMNS]
+    assert ds["domain"] == [r["domain"] for r in source_rows(mirrorcc, NEWEST)]  # the newest release, in order
+    old = datasets.load_dataset(str(snap), OLDEST, split="train", cache_dir=str(tmp_path / "hfcache"))
+    assert len(old) == len(source_rows(mirrorcc, OLDEST))
+
+
 def test_a_dropped_stream_is_picked_up_and_one_that_keeps_dropping_exits_75(mirrorcc: FakeCCServer,
                                                                              tmp_path: Path) -> None:
     from ccrawl.errors import TemporaryFailure
