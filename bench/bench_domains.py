@@ -13,8 +13,8 @@ reversed names, gzip) in a temporary directory, then, interleaved, ``--rounds`` 
 4. **python rows** (``--python-rows`` of them): the per-row way (``parse_rank_line`` + ``reverse_host``
    + ``Table.from_pylist``), for scale.
 
-Then two releases (the second drops and adds 1% of the domains) are published to a local hub and
-``domains diff`` reports its bytes read against the bytes the two releases hold.
+Then two releases (the older lacks 1% of the newer's domains and has 1% of its own) are published to a
+local hub; ``domains diff`` and ``publish verify --graph`` report their bytes read against the bytes held.
 
     python bench/bench_domains.py --rows 2000000 --shard-rows 500000 --rounds 3
 """
@@ -191,6 +191,14 @@ def main() -> None:
         print(f"domains diff: +{rec['added']:,} -{rec['removed']:,} ={rec['shared']:,} in {dt:.2f}s; read "
               f"{rec['bytes_read']:,} of {rec['dataset_bytes']:,} bytes "
               f"({100 * rec['bytes_read'] / rec['dataset_bytes']:.1f}%)")
+        reports: list[object] = []
+        t0 = time.perf_counter()
+        list(ops.get("publish.verify")(graph="cc-main-2025-26-dec-jan-feb", repo="bench/domains",
+                                       hub=str(work / "hub"), notice=lambda _m: None, report=reports))
+        dt = time.perf_counter() - t0
+        read = sum(r.bytes_read for r in reports)  # type: ignore[attr-defined]
+        held = sum(r.dataset_bytes for r in reports)  # type: ignore[attr-defined]
+        print(f"publish verify --graph: {dt:.2f}s, read {read:,} of {held:,} bytes ({100 * read / held:.3f}%)")
 
 
 if __name__ == "__main__":
