@@ -15,13 +15,13 @@ recrawl feeder walks a Hub release exactly as it walks a local directory:
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ccrawl.datasets.hub import DatasetRepo
 from ccrawl.errors import InputError, UsageError
+from ccrawl.net.rangefile import RangeFile as _RangeFile
 from ccrawl.recrawl.worklist import COLUMN_SHORTHANDS, Part, cell_text, check_column_type, part_sort_key
 
 #: Read-ahead past each read: one ranged request serves pyarrow's footer probe and the footer, and a
@@ -29,62 +29,16 @@ from ccrawl.recrawl.worklist import COLUMN_SHORTHANDS, Part, cell_text, check_co
 BLOCK_SIZE = 64 * 1024
 
 
-class RangeFile(io.RawIOBase):
+class RangeFile(_RangeFile):
     """A read-only, seekable view of one file on a hub, read by ranged requests with a little read-ahead."""
 
     def __init__(self, repo: DatasetRepo, path: str, size: int, *, block_size: int = BLOCK_SIZE) -> None:
-        import fsspec.caching
-
-        super().__init__()
+        super().__init__(
+            lambda start, length: repo.read_range(path, start, length), size,
+            name=f"{repo.repo_id}/{path}", block_size=block_size,
+        )
         self.repo = repo
         self.path = path
-        self.size = size
-        self._pos = 0
-        self.requests = 0
-        self.bytes_fetched = 0
-        self._cache = fsspec.caching.BytesCache(block_size, self._fetch, size)
-
-    def _fetch(self, start: int, end: int) -> bytes:
-        self.requests += 1
-        data = self.repo.read_range(self.path, start, end - start)
-        self.bytes_fetched += len(data)
-        if len(data) != min(end, self.size) - start:
-            raise InputError(f"{self.repo.repo_id}/{self.path}: asked {end - start} bytes at {start}, got {len(data)}")
-        return data
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self.size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def readinto(self, buffer: Any) -> int:
-        view = memoryview(buffer).cast("B")
-        end = min(self.size, self._pos + len(view))
-        if end <= self._pos:
-            return 0
-        data = self._cache._fetch(self._pos, end)
-        view[: len(data)] = data
-        self._pos += len(data)
-        return len(data)
-
-    def read(self, size: int = -1) -> bytes:
-        end = self.size if size is None or size < 0 else min(self.size, self._pos + size)
-        if end <= self._pos:
-            return b""
-        data = bytes(self._cache._fetch(self._pos, end))
-        self._pos += len(data)
-        return data
-
-    readall = read
 
 
 def list_releases(repo: DatasetRepo, under: str = "") -> list[str]:

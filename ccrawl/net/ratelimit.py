@@ -73,6 +73,8 @@ class GlobalRateLimiter:
         self._fallback: ProcessRateLimiter | None = None
         self._fd: int | None = None
         self.fallback_reason: str | None = None
+        #: The wall-clock time (seconds) of the last host-wide slot this process was granted.
+        self.last_slot = 0.0
 
     @property
     def shared(self) -> bool:
@@ -122,6 +124,7 @@ class GlobalRateLimiter:
             os.pwrite(fd, _SLOT.pack(slot + step, step), 0)
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
+        self.last_slot = slot / 1e9
         return (slot - now) / 1e9
 
     async def acquire(self) -> None:

@@ -60,6 +60,15 @@ def open_index(
         index.source.close()
 
 
+@contextmanager
+def open_filtered(
+    f: Any, *, crawl: str, local: str | None, client_options: Mapping[str, Any] | None, jobs: int
+) -> Iterator[tuple[Any, Any]]:
+    """The index of ``crawl`` and the filters ``f`` narrowed to the crawls selected in it."""
+    with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
+        yield index, f.with_crawls(_select_crawls(index, crawl, local))
+
+
 def _select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
     """With a local copy, ``crawl`` is matched against the crawls present (``latest`` = the newest)."""
     if not local:
@@ -107,8 +116,7 @@ def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
         params = locals()
         f = filters_from(params)
         query.choose_engine(engine)
-        with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
-            f = f.with_crawls(_select_crawls(index, crawl, local))
+        with open_filtered(f, crawl=crawl, local=local, client_options=client_options, jobs=jobs) as (index, f):
             yield from query.run(kind, f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
 
     op.__name__ = f"columnar_{kind}"
@@ -129,6 +137,7 @@ def columnar_query(
     client_options: Mapping[str, Any] | None = None,
 ) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar import duck, query
+    from ccrawl.store.duck import duck_errors
 
     query.choose_engine(engine, raw_sql=True)
     if engine == "print":
@@ -138,13 +147,8 @@ def columnar_query(
         keep = set(_select_crawls(index, crawl, local))
         con = duck.connect_index(index.source, [p for p in index.parts if p.crawl in keep], threads=jobs)
         try:
-            names, rows = duck.run_sql(con, sql)
-        except Exception as exc:  # DuckDB's own errors: a bad query, said in one line
-            from ccrawl.errors import UsageError
-
-            if type(exc).__module__.startswith(("duckdb", "_duckdb")):
-                raise UsageError(f"SQL: {str(exc).splitlines()[0]}") from exc
-            raise
+            with duck_errors("SQL"):  # a bad query, said in one line
+                names, rows = duck.run_sql(con, sql)
         finally:
             con.close()
         for row in rows:
@@ -177,8 +181,7 @@ def host_cdx(
 
     f = filters.build(host=[filter] if filter else ())
     query.choose_engine(engine)
-    with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
-        f = f.with_crawls(_select_crawls(index, crawl, local))
+    with open_filtered(f, crawl=crawl, local=local, client_options=client_options, jobs=jobs) as (index, f):
         yield from query.run("hostcdx", f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
 
 

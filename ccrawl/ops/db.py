@@ -15,7 +15,7 @@ from typing import Any
 
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
-from ccrawl.ops.columnar import _select_crawls, filters_from, open_index
+from ccrawl.ops.columnar import filters_from, open_filtered
 
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -61,8 +61,7 @@ def db_load(
     path = Path(db).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
     loaded = 0
-    with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
-        f = f.with_crawls(_select_crawls(index, crawl, local))
+    with open_filtered(f, crawl=crawl, local=local, client_options=client_options, jobs=jobs) as (index, f):
         con = connect(str(path))
         try:
             stats = explain.stats if explain is not None else None
@@ -91,19 +90,15 @@ def db_load(
 @operation("db.sql", summary="Run SQL against the local DuckDB database")
 def db_sql(sql: str, db: str) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar.query import _clean
-    from ccrawl.store.duck import connect
+    from ccrawl.store.duck import connect, duck_errors
 
     path = Path(db).expanduser()
     if not path.exists():
         raise UsageError(f"{path}: no database yet; run `ccrawl db load` first")
     con = connect(str(path))
     try:
-        try:
+        with duck_errors("SQL"):
             cur = con.execute(sql)
-        except Exception as exc:
-            if type(exc).__module__.startswith(("duckdb", "_duckdb")):
-                raise UsageError(f"SQL: {str(exc).splitlines()[0]}") from exc
-            raise
         names = [d[0] for d in cur.description] if cur.description else []
         for row in cur.fetchall() if names else []:
             yield _clean(dict(zip(names, row, strict=True)))

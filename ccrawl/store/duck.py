@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from ccrawl.errors import UsageError
+from ccrawl.errors import CcrawlError, UsageError
 
 _BATCH = 5_000
 
@@ -21,6 +22,17 @@ def connect(path: str = ":memory:", *, read_only: bool = False) -> Any:
 
     config: dict[str, Any] = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
     return duckdb.connect(path, read_only=read_only, config=config)
+
+
+@contextmanager
+def duck_errors(say: str, error: type[CcrawlError] = UsageError) -> Iterator[None]:
+    """DuckDB's own exceptions inside the block become one line, ``<say>: <DuckDB's first line>``."""
+    try:
+        yield
+    except Exception as exc:
+        if type(exc).__module__.startswith(("duckdb", "_duckdb")):
+            raise error(f"{say}: {str(exc).splitlines()[0]}") from exc
+        raise
 
 
 def table_name_for(command_path: str) -> str:

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
-from ccrawl.commoncrawl.columnar.source import RangeSource, SparseFile, cached
+from ccrawl.commoncrawl.columnar.source import RangeSource, SparseFile
 from ccrawl.errors import InputError
+from ccrawl.net.rangefile import cached
 
 DICTIONARY_COLUMNS = (
     "url_host_name",
@@ -225,7 +226,7 @@ class _PartFile:
 
         self.blocks: dict[int, bytes] = {}
         fh = SparseFile(source, part.path, self.blocks)
-        self.size = fh.size()
+        self.size = fh.size
         footer = source.footer(part.path)
         # pyarrow would read a speculative 64 KiB from the end; hand it the footer we already have.
         try:

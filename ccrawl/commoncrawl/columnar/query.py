@@ -141,18 +141,15 @@ def _duckdb(kind: str, f: Filters, index: Index, *, limit: int | None, jobs: int
     parts = _selected(index.parts, f, kind, crawl_a, crawl_b)
     text = sql.build(kind, f, limit=limit, crawl_a=crawl_a, crawl_b=crawl_b)
     explain.sql = text
-    try:
+    from ccrawl.errors import InputError
+    from ccrawl.store.duck import duck_errors
+
+    with duck_errors("DuckDB could not read the index", InputError):
         con = duck.connect_index(index.source, parts, threads=jobs)
         try:
             names, rows = duck.run_sql(con, text)
         finally:
             con.close()
-    except Exception as exc:
-        if type(exc).__module__.startswith(("duckdb", "_duckdb")):
-            from ccrawl.errors import InputError
-
-            raise InputError(f"DuckDB could not read the index: {str(exc).splitlines()[0]}") from exc
-        raise
     if kind == "count":
         names = ["count"]
     for row in rows:

@@ -15,8 +15,6 @@ on-disk cache still apply: a part's tail is cached (parts never change once publ
 from __future__ import annotations
 
 import asyncio
-import io
-import os
 import re
 import threading
 from collections.abc import Callable, Mapping
@@ -25,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ccrawl.errors import InputError
+from ccrawl.net.rangefile import RangeFile
 
 #: The first read of a part: its last 16 KiB, which holds a small footer whole; a bigger footer
 #: costs one more read of exactly the rest (:meth:`RangeSource.footer`).
@@ -218,55 +217,17 @@ class HttpSource(RangeSource):
         self.loop.close()
 
 
-class SparseFile(io.RawIOBase):
-    """A read-only file over a :class:`RangeSource` part: each ``read`` becomes one ranged read."""
+class SparseFile(RangeFile):
+    """A read-only file over a :class:`RangeSource` part: each ``read`` becomes one ranged read.
+
+    ``blocks`` are bytes already fetched, by start offset (filled by a prefetch); reads inside one are free.
+    """
 
     def __init__(self, source: RangeSource, part: str, blocks: dict[int, bytes] | None = None) -> None:
-        super().__init__()
+        super().__init__(lambda start, length: source.read(part, start, length), source.size(part), name=part,
+                         blocks=blocks)
         self.source = source
         self.part = part
-        #: Bytes already fetched, by start offset (filled by a prefetch); reads inside one are free.
-        self.blocks = blocks if blocks is not None else {}
-        self._size = source.size(part)
-        self._pos = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, offset: int, whence: int = os.SEEK_SET) -> int:
-        base = {os.SEEK_SET: 0, os.SEEK_CUR: self._pos, os.SEEK_END: self._size}[whence]
-        self._pos = max(0, base + offset)
-        return self._pos
-
-    def size(self) -> int:
-        return self._size
-
-    def read(self, size: int = -1) -> bytes:
-        end = self._size if size is None or size < 0 else min(self._size, self._pos + size)
-        data = cached(self.blocks, self._pos, end - self._pos)
-        if data is None:
-            data = self.source.read(self.part, self._pos, end - self._pos) if end > self._pos else b""
-        self._pos += len(data)
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        buffer[: len(data)] = data
-        return len(data)
-
-
-def cached(blocks: dict[int, bytes], start: int, length: int) -> bytes | None:
-    """``length`` bytes from ``start`` when one fetched block holds them all."""
-    for begin, data in blocks.items():
-        if begin <= start and start + length <= begin + len(data):
-            return data[start - begin : start - begin + length]
-    return None
 
 
 def fsspec_filesystem(source: RangeSource, protocol: str = "ccrange") -> Any:

@@ -17,7 +17,6 @@ offset, so ``-o jsonl`` pipes straight into ``ccrawl fetch -``.
 from __future__ import annotations
 
 import asyncio
-import io
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +27,7 @@ from ccrawl.commoncrawl.news.months import Month
 from ccrawl.commoncrawl.news.rows import response_host, row_of
 from ccrawl.commoncrawl.news.schema import cdx_row
 from ccrawl.commoncrawl.news.stream import WarcStream
+from ccrawl.net.rangefile import RangeFile
 
 #: Bytes read from a shard's end on opening: the footer of any shard this tool writes, in one request.
 TAIL = 16 * 1024
@@ -69,69 +69,10 @@ class SearchReport:
     unreadable: list[str] = field(default_factory=list)
 
 
-class RangeFile(io.RawIOBase):
-    """A read-only file over ``repo.read_range``, its tail fetched on the first read; counts bytes."""
-
-    def __init__(self, repo: Any, path: str, size: int, counter: Callable[[int], None]) -> None:
-        super().__init__()
-        self.repo = repo
-        self.path = path
-        self.size = size
-        self.pos = 0
-        self.counter = counter
-        start = max(0, size - TAIL)
-        self._tail_start = start
-        self._tail = self._fetch(start, size - start) if size else b""
-
-    def metadata(self) -> Any:
-        """The footer, parsed from the tail already read (one more request only for a footer past it).
-
-        Handed to ``ParquetFile(metadata=...)`` so pyarrow does not read its own 64 KB from the end.
-        """
-        import struct
-
-        import pyarrow.parquet as pq
-
-        if self.size < 12 or not self._tail.endswith(b"PAR1"):
-            from ccrawl.errors import InputError
-
-            raise InputError(f"{self.path}: not a Parquet file (no PAR1 trailer)")
-        (footer_len,) = struct.unpack("<I", self._tail[-8:-4])
-        need = footer_len + 8
-        footer = self._tail[-need:] if need <= len(self._tail) else self._fetch(self.size - need, need)
-        return pq.read_metadata(io.BytesIO(b"PAR1" + footer))
-
-    def _fetch(self, start: int, length: int) -> bytes:
-        data: bytes = self.repo.read_range(self.path, start, length)
-        self.counter(len(data))
-        return data
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self.pos
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        base = {0: 0, 1: self.pos, 2: self.size}[whence]
-        self.pos = max(0, base + offset)
-        return self.pos
-
-    def readinto(self, buffer: Any) -> int:
-        n = min(len(buffer), max(0, self.size - self.pos))
-        if n <= 0:
-            return 0
-        if self.pos >= self._tail_start:
-            i = self.pos - self._tail_start
-            data = self._tail[i : i + n]
-        else:
-            data = self._fetch(self.pos, n)
-        buffer[: len(data)] = data
-        self.pos += len(data)
-        return len(data)
+def _open_shard(repo: Any, path: str, size: int, counter: Callable[[int], None]) -> RangeFile:
+    """A shard over ``repo.read_range``, its tail fetched on opening; every byte read goes to ``counter``."""
+    return RangeFile(lambda start, length: repo.read_range(path, start, length), size, name=path, tail=TAIL,
+                     on_bytes=counter)
 
 
 def _search_shard(
@@ -141,8 +82,8 @@ def _search_shard(
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    raw = RangeFile(repo, path, size, counter)
-    pf = pq.ParquetFile(raw, metadata=raw.metadata())
+    raw = _open_shard(repo, path, size, counter)
+    pf = pq.ParquetFile(raw, metadata=raw.parquet_metadata())
     rows: list[dict[str, Any]] = []
     opened = False
     prefix = surt_prefix(query)
