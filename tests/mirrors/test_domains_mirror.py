@@ -328,3 +328,18 @@ def test_recrawl_run_reads_the_published_domains(mirrorcc: FakeCCServer, tmp_pat
     rows = [r for f in sorted(out.rglob("*.parquet")) for r in pq.read_table(f, columns=["url", "host"]).to_pylist()]
     assert sorted(r["host"] for r in rows) == sorted(r["domain"] for r in source_rows(mirrorcc, NEWEST))
     assert all(r["url"] == f"https://{r['host']}/" or r["url"] == f"http://{r['host']}/" for r in rows)
+
+
+def test_cli_publish_no_push_rows_and_low_disk_exits_75(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
+    env = cli_env(mirrorcc, tmp_path)
+    base = ["domains", "publish", "--graph", OLDEST, "--repo", REPO, "--hub", str(tmp_path / "hub"),
+            "--shard-rows", "10", "--staging", str(tmp_path / "st")]
+    staged = run_cli([*base, "--no-push", "-o", "jsonl"], env)
+    assert staged.returncode == 0, staged.stderr.decode()
+    rows = [json.loads(line) for line in staged.stdout.decode().splitlines()]
+    assert [r["action"] for r in rows] == ["staged"] * 4 and [r["first_pos"] for r in rows] == [1, 11, 21, 31]
+    assert b"staged 4 with 33 rows" in staged.stderr and not (tmp_path / "hub").exists()
+    low = run_cli([*base, "--min-free-gb", "1e9", "--max-stall", "1s"], env)
+    assert low.returncode == 75 and b"free disk under" in low.stderr and b"Traceback" not in low.stderr
+    bad = run_cli([*base, "--shard-rows", "0"], env)
+    assert bad.returncode == 2 and b"--shard-rows" in bad.stderr
