@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from ccrawl.cli.common import Run, command
-from ccrawl.cli.urls import client, seconds
+from ccrawl.cli.urls import client, seconds, upkeep_options
 
 
 def _echo(message: str) -> None:
@@ -40,14 +40,7 @@ def domains() -> None:
 @click.option("--workers", type=int, default=0, help="Shards encoded at once (0 picks a default from CPU count)")
 @click.option("--shard-rows", type=int, default=1_000_000, show_default=True,
               help="Domains per shard (a release keeps the value it was started with)")
-@click.option("--private", is_flag=True, help="Create the dataset repo private")
-@click.option("--keep", is_flag=True, help="Keep local shards after commit instead of deleting them")
-@click.option("--min-free-gb", type=float, default=0.0, help="Pause new work when free disk is under this many GB")
-@click.option("--max-stall", default="10m", show_default=True,
-              help="Restart the run (exit 75) after this long with no progress")
-@click.option("--no-push", is_flag=True, help="Scan and stage but skip the upload")
-@click.option("--hub", default="", help="A directory to publish to a local hub instead (default $CCRAWL_HUB, "
-                                        "else the Hub)")
+@upkeep_options("work")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where shards are sealed before commit (default <data-dir>/domains-staging/<repo>)")
 def domains_publish_cmd(run: Run, graph: str, repo: str, commit_every: int, workers: int, shard_rows: int,

@@ -83,6 +83,26 @@ def spawn(fn: Callable[[], X], *, name: str) -> Future[X]:
     return fut
 
 
+def write_staged_commit(where: Path, number: int, adds: Sequence[Add], message: str, repo_id: str) -> str:
+    """A ``--no-push`` commit: its files under ``where/commit-<time>-<number>/`` (hard links where the
+    filesystem allows) and a ``commit.json`` manifest (message, repo, paths); returns the directory's name."""
+    name = f"commit-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{number:04d}"
+    target = where / name
+    for add in adds:
+        dest = target / add.path_in_repo
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(add.source, bytes):
+            dest.write_bytes(add.source)
+        else:
+            try:
+                os.link(add.source, dest)
+            except OSError:
+                shutil.copyfile(add.source, dest)
+    manifest = {"message": message, "repo": repo_id, "adds": [a.path_in_repo for a in adds]}
+    (target / "commit.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    return name
+
+
 def check_upkeep(opts: UpkeepOptions, *, default_workers: int) -> None:
     """Validate the shared knobs (a one-line UsageError each) and fill the default worker count."""
     if opts.commit_every < 1:
@@ -307,21 +327,7 @@ class StagedPublisher(Generic[R, L]):
     def stage(self, adds: list[Add], message: str) -> str:
         """Write the would-be commit under ``<staging>/commits`` instead of uploading it."""
         self._staged += 1
-        name = f"commit-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{self._staged:04d}"
-        target = self.upkeep.staging / "commits" / name
-        for add in adds:
-            dest = target / add.path_in_repo
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(add.source, bytes):
-                dest.write_bytes(add.source)
-            else:
-                try:
-                    os.link(add.source, dest)
-                except OSError:
-                    shutil.copyfile(add.source, dest)
-        manifest = {"message": message, "repo": self.upkeep.repo_id, "adds": [a.path_in_repo for a in adds]}
-        (target / "commit.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        return name
+        return write_staged_commit(self.upkeep.staging / "commits", self._staged, adds, message, self.upkeep.repo_id)
 
     @contextlib.contextmanager
     def staging_lock(self) -> Iterator[None]:

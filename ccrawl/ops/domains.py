@@ -8,11 +8,11 @@ where stderr lines go.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.webgraph import _options, _say  # the web-graph operations' client options and stderr
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -22,17 +22,6 @@ PUBLISH_COLUMNS = ("release", "shard", "rows", "first_pos", "bytes", "action", "
 RECOUNT_COLUMNS = ("release", "field", "was", "now")
 DIFF_COLUMNS = ("from", "to", "from_domains", "to_domains", "added", "removed", "shared", "bytes_read",
                 "dataset_bytes")
-
-
-def _say(notice: Notice | None) -> Notice:
-    return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
-
-
-def _options(client_options: Mapping[str, Any] | None, notice: Notice | None) -> dict[str, Any]:
-    options = dict(client_options or {})
-    if notice is not None:
-        options.setdefault("warn", notice)
-    return options
 
 
 def domain_table(graph: str, client_options: Mapping[str, Any] | None, notice: Notice | None) -> tuple[str, str]:
