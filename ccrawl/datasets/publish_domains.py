@@ -37,7 +37,7 @@ from typing import Any
 
 from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards, parse_rows
 from ccrawl.datasets.hub import Add, DatasetRepo
-from ccrawl.datasets.staged import StagedPublisher, check_upkeep, spawn
+from ccrawl.datasets.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
 from ccrawl.errors import InputError, NothingMatched, UsageError
 
 STATS = "stats.csv"
@@ -218,22 +218,14 @@ def sealed_shard(path: Path, release: str, index: int, shard_rows: int) -> tuple
 # -- the publisher -------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class DomainsPublishOptions:
+@dataclass(slots=True, kw_only=True)
+class DomainsPublishOptions(UpkeepOptions):
     """Every knob of ``domains publish``; the CLI passes its flags straight through."""
 
     repo_id: str = "open-index/ccrawl-domains"
     commit_every: int = 8
-    workers: int = 0
     shard_rows: int = SHARD_ROWS
-    private: bool = False
-    keep: bool = False
-    min_free_gb: float = 0.0
-    max_stall: float = 600.0
-    no_push: bool = False
     staging: Path = Path("domains-staging")
-    backoff: float = 1.0
-    backoff_max: float = 60.0
 
     def __post_init__(self) -> None:
         if self.shard_rows < 1:

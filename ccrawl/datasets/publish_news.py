@@ -35,31 +35,23 @@ from ccrawl.commoncrawl.news.shard import ShardResult, index_file, shard_metadat
 from ccrawl.datasets.hub import Add, DatasetRepo
 from ccrawl.datasets.news_card import render_news_card
 from ccrawl.datasets.news_ledger import LANGUAGES, STATS, Ledgers
-from ccrawl.datasets.staged import StagedPublisher, check_upkeep
+from ccrawl.datasets.staged import StagedPublisher, UpkeepOptions, check_upkeep
 from ccrawl.errors import EXIT_TEMPORARY, EXIT_UNREACHABLE, TemporaryFailure, UsageError
 
 COLUMNS = ("month", "file", "source", "rows", "articles", "bytes_read", "action", "commit")
 
 
-@dataclass(slots=True)
-class NewsPublishOptions:
+@dataclass(slots=True, kw_only=True)
+class NewsPublishOptions(UpkeepOptions):
     """Every knob of ``news publish``; the CLI passes its flags straight through."""
 
-    months: list[Month]
+    months: list[Month] = field(kw_only=False)
     repo_id: str = "open-index/ccrawl-news"
     files: int = 0
     commit_every: int = 8
-    workers: int = 0
-    private: bool = False
-    keep: bool = False
-    min_free_gb: float = 0.0
-    max_stall: float = 600.0
-    no_push: bool = False
     staging: Path = Path("news-staging")
     client_options: dict[str, Any] = field(default_factory=dict)
     languages: bool = True
-    backoff: float = 1.0
-    backoff_max: float = 60.0
 
     def __post_init__(self) -> None:
         if not self.months:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ccrawl.datasets.hub import Add, DatasetRepo
-from ccrawl.datasets.staged import StagedPublisher, check_upkeep, spawn
+from ccrawl.datasets.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
 from ccrawl.errors import InputError, NothingMatched
 
 #: The URL-level columns of the cc-index-table the mirror keeps, in the source's order.
@@ -227,22 +227,14 @@ def sealed_shard(path: Path, part: str) -> tuple[int, int] | None:
 # -- the publisher ---------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class UrlsPublishOptions:
+@dataclass(slots=True, kw_only=True)
+class UrlsPublishOptions(UpkeepOptions):
     """Every knob of ``urls publish``; the CLI passes its flags straight through."""
 
     repo_id: str = "open-index/ccrawl-urls"
     commit_every: int = 16
-    workers: int = 0
     whole: bool = False
-    private: bool = False
-    keep: bool = False
-    min_free_gb: float = 0.0
-    max_stall: float = 600.0
-    no_push: bool = False
     staging: Path = Path("urls-staging")
-    backoff: float = 1.0
-    backoff_max: float = 60.0
 
     def __post_init__(self) -> None:
         check_upkeep(self, default_workers=min(8, (os.cpu_count() or 1) * 2))

@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
@@ -43,20 +44,25 @@ X = TypeVar("X")  # what a worker hands back for a job
 L = TypeVar("L")  # the ledger
 
 
-class UpkeepOptions(Protocol):
-    """The knobs every mirror publisher has (``--commit-every``, ``--workers``, ``--keep``, ...)."""
+@dataclass(slots=True, kw_only=True)
+class UpkeepOptions:
+    """The knobs every mirror publisher has (``--commit-every``, ``--workers``, ``--keep``, ...).
 
-    repo_id: str
-    commit_every: int
-    workers: int
-    private: bool
-    keep: bool
-    min_free_gb: float
-    max_stall: float
-    no_push: bool
-    staging: Path
-    backoff: float
-    backoff_max: float
+    A publisher's options subclass it, overriding the defaults that differ (``repo_id``, ``staging``,
+    ``commit_every``) and adding their own; their ``__post_init__`` calls :func:`check_upkeep`.
+    """
+
+    repo_id: str = ""
+    commit_every: int = 8
+    workers: int = 0
+    private: bool = False
+    keep: bool = False
+    min_free_gb: float = 0.0
+    max_stall: float = 600.0
+    no_push: bool = False
+    staging: Path = Path("staging")
+    backoff: float = 1.0
+    backoff_max: float = 60.0
 
 
 class CommitCounts(Protocol):
