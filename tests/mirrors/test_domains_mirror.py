@@ -343,3 +343,54 @@ def test_cli_publish_no_push_rows_and_low_disk_exits_75(mirrorcc: FakeCCServer, 
     assert low.returncode == 75 and b"free disk under" in low.stderr and b"Traceback" not in low.stderr
     bad = run_cli([*base, "--shard-rows", "0"], env)
     assert bad.returncode == 2 and b"--shard-rows" in bad.stderr
+
+
+def test_sigkill_then_resume_no_gap_no_double_upload(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
+    """A real ``domains publish`` killed with SIGKILL after its first commit, then run again to the end."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import duckdb
+
+    env = dict(os.environ)
+    env.pop("CCRAWL_HUB", None)
+    env.update(cli_env(mirrorcc, tmp_path))
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    hub = tmp_path / "hub"
+    cmd = [sys.executable, "-m", "ccrawl", "domains", "publish", "--graph", OLDEST, "--repo", REPO, "--hub", str(hub),
+           "--staging", str(tmp_path / "st"), "--shard-rows", "1", "--commit-every", "1", "--workers", "1",
+           "-o", "jsonl"]
+    repo = LocalRepo(hub, REPO)
+    want = source_rows(mirrorcc, OLDEST)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if repo.exists_repo() and repo.head() and repo.list_files("data"):
+                break
+            time.sleep(0.01)
+        else:
+            pytest.fail("the first commit never landed")
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    first = {f.path for f in repo.list_files("data")}
+    assert 1 <= len(first) < len(want), "the kill must land mid-run for this test to mean anything"
+    done = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr.decode()
+    assert b"resuming" in done.stderr
+    rows = [json.loads(line) for line in done.stdout.decode().splitlines()]
+    assert {r["shard"] for r in rows if r["action"] == "exists"} == first
+    assert sorted(f.path for f in repo.list_files("data")) == [shard_path(OLDEST, i) for i in range(len(want))]
+    assert all(n == 1 for p, n in _added_by_commit(repo).items() if p.startswith("data/"))  # none uploaded twice
+    snap = repo.snapshot_dir()
+    got = duckdb.connect().execute(f"SELECT list(domain ORDER BY harmonic_pos) FROM '{snap}/data/{OLDEST}/*.parquet'"
+                                   ).fetchone()
+    assert got is not None and got[0] == [r["domain"] for r in want]  # no gap, no duplicate, in rank order
+    row = next(csv.DictReader(io.StringIO((snap / "stats.csv").read_text())))
+    assert (row["rows"], row["shards"], row["complete"]) == (str(len(want)), str(len(want)), "true")
