@@ -94,6 +94,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
     "news": ("ccrawl.cli.news:news", "Work with the continuous CC-NEWS dataset"),
     "urls": ("ccrawl.cli.urls:urls", "Mirror the Common Crawl URL index to a HuggingFace dataset"),
+    "domains": ("ccrawl.cli.domains:domains", "Mirror the Common Crawl domain ranks to a HuggingFace dataset"),
     "publish": ("ccrawl.cli.publish_maint:publish", "Maintenance for the published Common Crawl datasets"),
     "url": ("ccrawl.cli.url:url", "URL toolkit: SURT, canonical form, URL key, registered domain, shard"),
     "index": ("ccrawl.cli.index:index", "Build and query a local BM25 full-text search index"),

@@ -27,7 +27,8 @@ def publish() -> None:
 
 @command("verify", help="Check that the published shards are readable, complete, and the schema they claim.")
 @click.option("--graph", default="", help="Verify a web-graph release of the domains dataset instead of URL crawls")
-@click.option("--repo", default="", help="HuggingFace dataset repo (default: the dataset the unit belongs to)")
+@click.option("--repo", default="", help="HuggingFace dataset repo (default: the dataset the unit belongs to; with "
+                                         "neither -c nor --graph, a news or recrawl repo to verify whole)")
 @click.option("--sample", type=int, default=0, help="Rows to decode from each shard's last row group "
                                                     "(0 reads the footer alone)")
 @click.option("--workers", type=int, default=0, help="Shards checked at once (0 picks a default from CPU count)")
@@ -46,10 +47,19 @@ def verify_cmd(run: Run, graph: str, repo: str, sample: int, workers: int, repai
         from ccrawl.errors import UsageError
 
         raise UsageError("--sample must be 0 (footer only) or more")
+    # -c names a URL crawl; without it, --graph names a domain release, and a bare --repo is verified whole
+    # (a news or recrawl dataset, told apart by its ledgers); with none of the three, the default crawl.
+    crawl = str(run.flags.get("crawl") or "")
+    if not crawl and not graph and not repo:
+        crawl = str(run.settings.crawl or "")
+    if not repo and graph:
+        from ccrawl.cli.domains import domains_repo
+
+        repo = domains_repo(run, repo)
     repo = urls_repo(run, repo)
     op = ops.get("publish.verify")
     reports: list[object] = []
-    rows = op(crawl=run.settings.crawl or "", graph=graph, repo=repo, sample=sample, workers=workers, repair=repair,
+    rows = op(crawl=crawl, graph=graph, repo=repo, sample=sample, workers=workers, repair=repair,
               no_push=no_push, hub=hub, endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""),
               staging=str(staging_for(run, repo, staging)), client_options=client(run), notice=_echo,
               report=reports)
@@ -67,7 +77,7 @@ def verify_cmd(run: Run, graph: str, repo: str, sample: int, workers: int, repai
     verdicts: dict[str, int] = {}
     for rec in records:
         verdicts[str(rec["verdict"])] = verdicts.get(str(rec["verdict"]), 0) + 1
-    doc = {"repo": repo, "crawl": run.settings.crawl, "ok": failure is None, "verdicts": verdicts,
+    doc = {"repo": repo, "crawl": crawl or None, "graph": graph or None, "ok": failure is None, "verdicts": verdicts,
            "bytes_read": read, "dataset_bytes": total, "shards": records}
     click.echo(json.dumps(doc, indent=1, default=str))
     if failure is not None:

@@ -6,12 +6,15 @@ Parsing and rendering only: the work is in :mod:`ccrawl.ops.mirrors` and
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
 from ccrawl.cli.common import Run, command
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _echo(message: str) -> None:
@@ -48,6 +51,30 @@ def staging_for(run: Run, repo: str, staging: Path | None) -> Path:
     return data_dir / "urls-staging" / repo.replace("/", "__")
 
 
+def upkeep_options(paused: str) -> Callable[[F], F]:
+    """The flags every mirror publisher shares (``urls publish``, ``domains publish``); ``paused`` names
+    what ``--min-free-gb`` holds back (the seed's words: downloads, work)."""
+    def apply(func: F) -> F:
+        return _upkeep_options(func, paused)
+    return apply
+
+
+def _upkeep_options(func: F, paused: str) -> F:
+    for option in reversed((
+        click.option("--private", is_flag=True, help="Create the dataset repo private"),
+        click.option("--keep", is_flag=True, help="Keep local shards after commit instead of deleting them"),
+        click.option("--min-free-gb", type=float, default=0.0,
+                     help=f"Pause new {paused} when free disk is under this many GB"),
+        click.option("--max-stall", default="10m", show_default=True,
+                     help="Restart the run (exit 75) after this long with no progress"),
+        click.option("--no-push", is_flag=True, help="Scan and stage but skip the upload"),
+        click.option("--hub", default="", help="A directory to publish to a local hub instead (default "
+                                               "$CCRAWL_HUB, else the Hub)"),
+    )):
+        func = option(func)
+    return func
+
+
 @click.group("urls", help="Mirror the Common Crawl URL index to a HuggingFace dataset.")
 def urls() -> None:
     pass
@@ -59,14 +86,7 @@ def urls() -> None:
 @click.option("--commit-every", type=int, default=16, show_default=True, help="Shards per HuggingFace commit")
 @click.option("--workers", type=int, default=0, help="Download-and-convert workers (0 picks a default from CPU count)")
 @click.option("--whole", is_flag=True, help="Download each part whole before reading (for range-hostile mirrors)")
-@click.option("--private", is_flag=True, help="Create the dataset repo private")
-@click.option("--keep", is_flag=True, help="Keep local shards after commit instead of deleting them")
-@click.option("--min-free-gb", type=float, default=0.0, help="Pause new downloads when free disk is under this many GB")
-@click.option("--max-stall", default="10m", show_default=True,
-              help="Restart the run (exit 75) after this long with no progress")
-@click.option("--no-push", is_flag=True, help="Scan and stage but skip the upload")
-@click.option("--hub", default="", help="A directory to publish to a local hub instead (default $CCRAWL_HUB, "
-                                        "else the Hub)")
+@upkeep_options("downloads")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where shards are sealed before commit (default <data-dir>/urls-staging/<repo>)")
 def urls_publish_cmd(run: Run, repo: str, commit_every: int, workers: int, whole: bool, private: bool, keep: bool,

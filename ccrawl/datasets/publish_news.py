@@ -21,71 +21,44 @@ committed are reused from the staging directory rather than indexed again.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import json
 import multiprocessing
 import os
-import shutil
 import time
-from collections import deque
-from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ccrawl.commoncrawl.news.months import Month
 from ccrawl.commoncrawl.news.shard import ShardResult, index_file, shard_metadata
-from ccrawl.datasets.hub import Add, CommitConflict, DatasetRepo, HubError
+from ccrawl.datasets.hub import Add, DatasetRepo
 from ccrawl.datasets.news_card import render_news_card
 from ccrawl.datasets.news_ledger import LANGUAGES, STATS, Ledgers
-from ccrawl.datasets.stall import StallClock
-from ccrawl.errors import (
-    EXIT_TEMPORARY,
-    EXIT_UNREACHABLE,
-    CredentialMissing,
-    NothingMatched,
-    TemporaryFailure,
-    UsageError,
-)
+from ccrawl.datasets.staged import StagedPublisher, UpkeepOptions, check_upkeep
+from ccrawl.errors import EXIT_TEMPORARY, EXIT_UNREACHABLE, TemporaryFailure, UsageError
 
 COLUMNS = ("month", "file", "source", "rows", "articles", "bytes_read", "action", "commit")
 
 
-@dataclass(slots=True)
-class NewsPublishOptions:
+@dataclass(slots=True, kw_only=True)
+class NewsPublishOptions(UpkeepOptions):
     """Every knob of ``news publish``; the CLI passes its flags straight through."""
 
-    months: list[Month]
+    months: list[Month] = field(kw_only=False)
     repo_id: str = "open-index/ccrawl-news"
     files: int = 0
     commit_every: int = 8
-    workers: int = 0
-    private: bool = False
-    keep: bool = False
-    min_free_gb: float = 0.0
-    max_stall: float = 600.0
-    no_push: bool = False
     staging: Path = Path("news-staging")
     client_options: dict[str, Any] = field(default_factory=dict)
     languages: bool = True
-    backoff: float = 1.0
-    backoff_max: float = 60.0
 
     def __post_init__(self) -> None:
         if not self.months:
             raise UsageError("--months is empty: give one or more months as YYYY/MM")
         if self.files < 0:
             raise UsageError("--files must be 0 (the whole month) or more")
-        if self.commit_every < 1:
-            raise UsageError("--commit-every must be at least 1")
-        if self.workers < 0:
-            raise UsageError("--workers must be 0 (a default from the CPU count) or more")
-        if self.workers == 0:
-            self.workers = max(1, os.cpu_count() or 1)
-        if self.max_stall <= 0 or self.min_free_gb < 0:
-            raise UsageError("--max-stall must be > 0 and --min-free-gb >= 0")
-        self.staging = Path(self.staging)
+        check_upkeep(self, default_workers=os.cpu_count() or 1)
 
 
 @dataclass(slots=True)
@@ -120,8 +93,14 @@ class _Job:
     local: Path
 
 
-class NewsPublisher:
+#: A sealed shard waiting for its commit: the job, what indexing it produced, and how (indexed or reused).
+Sealed = tuple[_Job, ShardResult, str]
+
+
+class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
     """Indexes months and publishes the shards; see the module docstring."""
+
+    what = "news publish"
 
     def __init__(
         self,
@@ -132,67 +111,61 @@ class NewsPublisher:
         log: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        if repo is None and not opts.no_push:
-            raise UsageError("publishing needs a hub; pass --no-push to rehearse without one")
-        self.opts = opts
-        self.repo = repo
-        self.month_paths = month_paths
-        self.log = log or (lambda _msg: None)
-        self.sleep = sleep
         self.stats = NewsPublishStats()
-        self.ledgers = Ledgers()
-        self.clock = StallClock(opts.max_stall, backoff=opts.backoff, backoff_max=opts.backoff_max, sleep=sleep,
-                                log=self.log, what="news publish")
+        super().__init__(opts, repo, Ledgers(), self.stats, log=log, sleep=sleep)
+        self.opts = opts
+        self.month_paths = month_paths
         self._totals: dict[str, int] = {}
-        self._staged = 0
-        self._lock_fd = -1
+
+    @property
+    def ledgers(self) -> Ledgers:
+        return self.ledger
+
+    # -- the hooks of StagedPublisher ------------------------------------------------------------------
+
+    def read_ledger(self) -> Ledgers:
+        repo = self.repo
+        if repo is None:
+            return self.ledger.copy()
+        return Ledgers.parse(self.read_text(STATS), self.read_text(LANGUAGES), repo=repo.repo_id)
+
+    def shard_of(self, item: Sealed) -> str:
+        return item[0].shard_path
+
+    def local_of(self, item: Sealed) -> Path:
+        return item[0].local
+
+    def build_commit(self, base: Ledgers, new: Sequence[Sealed]) -> tuple[Ledgers, list[Add], str]:
+        ledgers = base.copy()
+        for m, total in self._totals.items():
+            ledgers.set_total(m, total)
+        for j, r, _ in new:
+            ledgers.add(str(j.month), r, self._totals.get(str(j.month), 0))
+        stats_csv, langs_csv = ledgers.render()
+        card = render_news_card(self.opts.repo_id, ledgers.stats, ledgers.languages)
+        files = [Add(STATS, stats_csv), Add(LANGUAGES, langs_csv), Add("README.md", card.encode())]
+        rows = sum(r.rows for _, r, _ in new)
+        months = ", ".join(sorted({str(j.month) for j, _, _ in new}))
+        return ledgers, files, f"news: {len(new)} shard(s), {rows:,} rows ({months})"
+
+    def record(self, item: Sealed, action: str, commit: str) -> dict[str, Any]:
+        j, r, _ = item
+        return self._record(j.month, j.shard_path, j.warc_path, None if action == "exists" else r, action, commit)
+
+    def counted(self, item: Sealed) -> None:
+        self.stats.rows += item[1].rows
+        self.stats.bytes_read += item[1].bytes_read
 
     # -- hub ---------------------------------------------------------------------------------------
 
     def resume(self) -> None:
         """Create the repo when needed and read both ledgers from the hub (the source of truth)."""
-        repo = self.repo
-        if repo is None:
+        if not self.open_hub():
             return
-        if self.opts.no_push:
-            try:
-                exists = self.clock.bounded("repo info", repo.exists_repo)
-            except (HubError, CredentialMissing) as exc:
-                self.log(f"news publish: --no-push: cannot read {repo.repo_id} ({exc}); rehearsing without it")
-                self.repo = None
-                return
-            if not exists:
-                self.repo = None
-                return
-        elif not self.clock.retrying("repo info", repo.exists_repo):
-            self.clock.retrying("create repo", lambda: repo.create(private=self.opts.private))
-            self.log(f"news publish: created {repo.repo_id}{' (private)' if self.opts.private else ''}")
-        self.ledgers = self._read_ledgers()
-        if self.ledgers.stats:
-            done = sum(int(r["files"]) for r in self.ledgers.stats.values())
-            self.log(f"news publish: resuming {repo.repo_id}: {done} shard(s) already counted in {STATS}")
-
-    def _read_ledgers(self) -> Ledgers:
-        repo = self.repo
-        if repo is None:
-            return Ledgers()
-
-        def read(path: str) -> str | None:
-            try:
-                return self.clock.retrying(f"read {path}", lambda: repo.read_text(path))
-            except NothingMatched:
-                return None
-
-        return Ledgers.parse(read(STATS), read(LANGUAGES), repo=repo.repo_id)
-
-    def _exists(self, paths: list[str]) -> dict[str, bool]:
-        repo = self.repo
-        if repo is None or not paths:
-            return {}
-        try:
-            return self.clock.retrying("existence check", lambda: repo.exists(paths))
-        except NothingMatched:
-            return {}
+        self.ledger = self.read_ledger()
+        if self.ledger.stats:
+            done = sum(int(r["files"]) for r in self.ledger.stats.values())
+            self.log(f"news publish: resuming {self.opts.repo_id}: {done} shard(s) already counted in {STATS}")
 
     # -- planning ----------------------------------------------------------------------------------
 
@@ -204,11 +177,11 @@ class NewsPublisher:
             paths = self.month_paths(month)
             self.clock.progressed()  # a manifest read is progress
             self._totals[str(month)] = len(paths)
-            self.ledgers.set_total(str(month), len(paths))
+            self.ledger.set_total(str(month), len(paths))
             if self.opts.files:
                 paths = paths[: self.opts.files]
             wanted = {p: month.shard_path(p) for p in paths}
-            there = self._exists(list(wanted.values()))  # one request for the whole month
+            there = self.exists(list(wanted.values()))  # one request for the whole month
             for p, shard in wanted.items():
                 if there.get(shard):
                     self.stats.existing += 1
@@ -230,12 +203,6 @@ class NewsPublisher:
 
     # -- running -----------------------------------------------------------------------------------
 
-    def _disk_low(self) -> bool:
-        if self.opts.min_free_gb <= 0:
-            return False
-        self.opts.staging.mkdir(parents=True, exist_ok=True)
-        return shutil.disk_usage(self.opts.staging).free < self.opts.min_free_gb * 1e9
-
     def _reuse(self, job: _Job) -> ShardResult | None:
         """A shard a killed run sealed but did not commit: its counts are in its footer."""
         if not job.local.is_file():
@@ -255,8 +222,7 @@ class NewsPublisher:
 
     def run(self) -> Iterator[dict[str, Any]]:
         """Resume from the hub, index what is left, commit as shards finish."""
-        self.opts.staging.mkdir(parents=True, exist_ok=True)
-        with self._staging_lock():
+        with self.staging_lock():
             try:
                 self.clock.progressed()
                 self.resume()
@@ -266,9 +232,23 @@ class NewsPublisher:
             finally:
                 self.stats.retries = self.clock.retries
 
+    def _accept(self, job: _Job, result: ShardResult) -> tuple[Sealed | None, dict[str, Any] | None]:
+        if result.error:
+            if result.error_code in (EXIT_TEMPORARY, EXIT_UNREACHABLE):
+                raise TemporaryFailure(f"news publish: {job.warc_path}: {result.error}")
+            self.stats.failed += 1
+            self.log(f"news publish: {job.warc_path}: {result.error}; left for the next run")
+            return None, self._record(job.month, job.shard_path, job.warc_path, None, f"failed: {result.error}", "")
+        self.stats.indexed += 1
+        self.stats.resumes += result.resumes
+        if result.truncated_at is not None:
+            self.log(f"news publish: {job.warc_path} ends inside the record at offset "
+                     f"{result.truncated_at}; indexed the {result.rows} whole record(s) before it")
+        return (job, result, "indexed"), None
+
     def _work(self, jobs: list[_Job]) -> Iterator[dict[str, Any]]:
-        ready: list[tuple[_Job, ShardResult, str]] = []
-        queue: deque[_Job] = deque()
+        ready: list[Sealed] = []
+        queue: list[_Job] = []
         for job in jobs:
             reused = self._reuse(job)
             if reused is not None:
@@ -278,166 +258,27 @@ class NewsPublisher:
                 queue.append(job)
         if ready:
             self.log(f"news publish: reusing {len(ready)} shard(s) sealed by an earlier run in {self.opts.staging}")
-        while len(ready) >= self.opts.commit_every:
-            yield from self._commit(ready[: self.opts.commit_every])
-            ready = ready[self.opts.commit_every :]
-        if queue:
-            # fork: a worker needs nothing of the parent but its arguments, and spawn would re-import a
-            # caller's __main__ (which breaks a script or stdin without a main guard)
-            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-            pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, len(queue)), mp_context=ctx,
-                                       initializer=_worker_init, initargs=(self._lock_fd,))
-            inflight: dict[Future[ShardResult], _Job] = {}
-            try:
-                while queue or inflight:
-                    while queue and len(inflight) < self.opts.workers and not self._disk_low():
-                        job = queue.popleft()
-                        fut = pool.submit(index_file, job.warc_path, str(job.local), self.opts.client_options,
-                                          self.opts.languages)
-                        inflight[fut] = job
-                    if not inflight:
-                        if ready:
-                            yield from self._commit(ready)
-                            ready = []
-                            continue
-                        if self.clock.left() <= 0:
-                            raise self.clock.stalled(f"free disk under {self.opts.min_free_gb:g} GB")
-                        self.log(f"news publish: free disk under {self.opts.min_free_gb:g} GB; waiting")
-                        self.sleep(min(5.0, max(0.1, self.clock.left())))
-                        continue
-                    done, _ = wait(list(inflight), timeout=max(0.0, self.clock.left()), return_when=FIRST_COMPLETED)
-                    if not done:
-                        raise self.clock.stalled(f"no archive finished ({len(inflight)} in flight)")
-                    for fut in done:
-                        job = inflight.pop(fut)
-                        result = fut.result()
-                        if result.error:
-                            if result.error_code in (EXIT_TEMPORARY, EXIT_UNREACHABLE):
-                                raise TemporaryFailure(f"news publish: {job.warc_path}: {result.error}")
-                            self.stats.failed += 1
-                            self.log(f"news publish: {job.warc_path}: {result.error}; left for the next run")
-                            yield self._record(job.month, job.shard_path, job.warc_path, None,
-                                               f"failed: {result.error}", "")
-                            continue
-                        self.clock.progressed()
-                        self.stats.indexed += 1
-                        self.stats.resumes += result.resumes
-                        if result.truncated_at is not None:
-                            self.log(f"news publish: {job.warc_path} ends inside the record at offset "
-                                     f"{result.truncated_at}; indexed the {result.rows} whole record(s) before it")
-                        ready.append((job, result, "indexed"))
-                    if len(ready) >= self.opts.commit_every:
-                        yield from self._commit(ready)
-                        ready = []
-            finally:
-                _stop_pool(pool)
-        if ready:
-            yield from self._commit(ready)
-
-    def _commit(self, batch: list[tuple[_Job, ShardResult, str]]) -> Iterator[dict[str, Any]]:
-        """Commit ``batch`` with both ledgers and the card in one commit (see the module docstring)."""
-        repo = self.repo
-        while True:
-            head = self.clock.retrying("repo head", repo.head) if repo is not None and not self.opts.no_push else None
-            base = self._read_ledgers() if repo is not None else self.ledgers
-            there = self._exists([j.shard_path for j, _, _ in batch])
-            new = [(j, r, how) for j, r, how in batch if not there.get(j.shard_path)]
-            for j, _, _ in batch:
-                if there.get(j.shard_path):
-                    self.stats.existing += 1
-                    self._drop_local(j)
-                    yield self._record(j.month, j.shard_path, j.warc_path, None, "exists", "")
-            if not new:
-                return
-            ledgers = base.copy()
-            for m, total in self._totals.items():
-                ledgers.set_total(m, total)
-            for j, r, _ in new:
-                ledgers.add(str(j.month), r, self._totals.get(str(j.month), 0))
-            stats_csv, langs_csv = ledgers.render()
-            card = render_news_card(self.opts.repo_id, ledgers.stats, ledgers.languages)
-            adds = [Add(j.shard_path, j.local) for j, _, _ in new]
-            adds += [Add(STATS, stats_csv), Add(LANGUAGES, langs_csv), Add("README.md", card.encode())]
-            rows = sum(r.rows for _, r, _ in new)
-            months = ", ".join(sorted({str(j.month) for j, _, _ in new}))
-            message = f"news: {len(new)} shard(s), {rows:,} rows ({months})"
-            if self.opts.no_push:
-                commit_id = self._stage(adds, message)
-            else:
-                assert repo is not None
-
-                def send(adds: list[Add] = adds, head: str | None = head, message: str = message) -> str:
-                    assert repo is not None
-                    return repo.commit(adds, message=message, parent=head)
-
-                try:
-                    commit_id = self.clock.retrying("commit", send)
-                except CommitConflict as exc:
-                    self.stats.conflicts += 1
-                    self.log(f"news publish: {exc}; re-reading the ledgers")
-                    if self.clock.left() <= 0:
-                        raise self.clock.stalled("commit conflicts") from exc
-                    continue
-                self.stats.commits += 1
-            self.ledgers = ledgers
-            self.clock.progressed()
-            action = "staged" if self.opts.no_push else "committed"
-            for j, r, _ in new:
-                self.stats.rows += r.rows
-                self.stats.bytes_read += r.bytes_read
-                if self.opts.no_push:
-                    self.stats.staged += 1
-                else:
-                    self.stats.committed += 1
-                    self._drop_local(j)
-                yield self._record(j.month, j.shard_path, j.warc_path, r, action, commit_id)
+        if not queue:
+            yield from self.drain((), _never, self._accept, ready, unit="archive")
             return
+        # fork: a worker needs nothing of the parent but its arguments, and spawn would re-import a
+        # caller's __main__ (which breaks a script or stdin without a main guard)
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, len(queue)), mp_context=ctx,
+                                   initializer=_worker_init, initargs=(self._lock_fd,))
 
-    def _drop_local(self, job: _Job) -> None:
-        if not self.opts.keep and not self.opts.no_push:
-            job.local.unlink(missing_ok=True)
+        def submit(job: _Job) -> Future[ShardResult]:
+            return pool.submit(index_file, job.warc_path, str(job.local), self.opts.client_options,
+                               self.opts.languages)
 
-    def _stage(self, adds: list[Add], message: str) -> str:
-        """Write the would-be commit under ``<staging>/commits`` instead of uploading it."""
-        self._staged += 1
-        name = f"commit-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{self._staged:04d}"
-        target = self.opts.staging / "commits" / name
-        for add in adds:
-            dest = target / add.path_in_repo
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(add.source, bytes):
-                dest.write_bytes(add.source)
-            else:
-                try:
-                    os.link(add.source, dest)
-                except OSError:
-                    shutil.copyfile(add.source, dest)
-        manifest = {"message": message, "repo": self.opts.repo_id, "adds": [a.path_in_repo for a in adds]}
-        (target / "commit.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        return name
+        try:
+            yield from self.drain(queue, submit, self._accept, ready, unit="archive")
+        finally:
+            _stop_pool(pool)
 
-    @contextlib.contextmanager
-    def _staging_lock(self) -> Iterator[None]:
-        lock_path = self.opts.staging / ".news-publish.lock"
-        with lock_path.open("a+") as lock:
-            # Workers of a killed run die with it (PDEATHSIG) but may take a moment: wait briefly for them.
-            deadline = time.monotonic() + 5.0
-            while True:
-                try:
-                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError as exc:
-                    if time.monotonic() > deadline:
-                        raise TemporaryFailure(
-                            f"another news publish holds {lock_path}: one publisher per staging directory"
-                        ) from exc
-                    time.sleep(0.1)
-            self._lock_fd = lock.fileno()
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
-                self._lock_fd = -1
+
+def _never(job: _Job) -> Future[ShardResult]:
+    raise AssertionError(f"no job to submit: {job}")
 
 
 def _worker_init(lock_fd: int) -> None:

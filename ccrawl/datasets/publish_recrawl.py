@@ -31,9 +31,7 @@ import contextlib
 import dataclasses
 import fcntl
 import json
-import os
 import random
-import shutil
 import socket
 import time
 from collections.abc import Callable, Iterator
@@ -53,6 +51,7 @@ from ccrawl.datasets.ledger import (
     shard_stats,
 )
 from ccrawl.datasets.localhub import sha256_file
+from ccrawl.datasets.staged import write_staged_commit
 from ccrawl.datasets.stall import StallClock
 from ccrawl.errors import CredentialMissing, InputError, NothingMatched, TemporaryFailure, UsageError
 
@@ -441,21 +440,7 @@ class Publisher:
         """Write the would-be commit under the staging directory instead of uploading it."""
         assert self.opts.staging is not None
         self._staged_commits += 1
-        name = f"commit-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{self._staged_commits:04d}"
-        target = self.opts.staging / name
-        for add in adds:
-            dest = target / add.path_in_repo
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(add.source, bytes):
-                dest.write_bytes(add.source)
-            else:
-                try:
-                    os.link(add.source, dest)
-                except OSError:
-                    shutil.copyfile(add.source, dest)
-        manifest = {"message": message, "repo": self.opts.repo_id, "adds": [a.path_in_repo for a in adds]}
-        (target / "commit.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        return name
+        return write_staged_commit(self.opts.staging, self._staged_commits, adds, message, self.opts.repo_id)
 
     # -- the whole run ---------------------------------------------------------------------------
 

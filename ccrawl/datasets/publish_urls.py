@@ -20,25 +20,20 @@ shards are deleted once committed (``keep`` keeps them); a shard sealed by a kil
 
 from __future__ import annotations
 
-import contextlib
 import csv
-import fcntl
 import io
-import json
 import os
 import re
-import shutil
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccrawl.datasets.hub import Add, CommitConflict, DatasetRepo, HubError
-from ccrawl.datasets.stall import StallClock
-from ccrawl.errors import CredentialMissing, InputError, NothingMatched, TemporaryFailure, UsageError
+from ccrawl.datasets.hub import Add, DatasetRepo
+from ccrawl.datasets.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
+from ccrawl.errors import InputError, NothingMatched
 
 #: The URL-level columns of the cc-index-table the mirror keeps, in the source's order.
 URL_COLUMNS = (
@@ -232,33 +227,17 @@ def sealed_shard(path: Path, part: str) -> tuple[int, int] | None:
 # -- the publisher ---------------------------------------------------------------------------------------
 
 
-@dataclass(slots=True)
-class UrlsPublishOptions:
+@dataclass(slots=True, kw_only=True)
+class UrlsPublishOptions(UpkeepOptions):
     """Every knob of ``urls publish``; the CLI passes its flags straight through."""
 
     repo_id: str = "open-index/ccrawl-urls"
     commit_every: int = 16
-    workers: int = 0
     whole: bool = False
-    private: bool = False
-    keep: bool = False
-    min_free_gb: float = 0.0
-    max_stall: float = 600.0
-    no_push: bool = False
     staging: Path = Path("urls-staging")
-    backoff: float = 1.0
-    backoff_max: float = 60.0
 
     def __post_init__(self) -> None:
-        if self.commit_every < 1:
-            raise UsageError("--commit-every must be at least 1")
-        if self.workers < 0:
-            raise UsageError("--workers must be 0 (a default from the CPU count) or more")
-        if self.workers == 0:
-            self.workers = max(1, min(8, (os.cpu_count() or 1) * 2))
-        if self.max_stall <= 0 or self.min_free_gb < 0:
-            raise UsageError("--max-stall must be > 0 and --min-free-gb >= 0")
-        self.staging = Path(self.staging)
+        check_upkeep(self, default_workers=min(8, (os.cpu_count() or 1) * 2))
 
 
 @dataclass(slots=True)
@@ -284,66 +263,65 @@ class _Job:
     local: Path
 
 
-class UrlsPublisher:
+class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
     """Converts source parts and publishes the shards; see the module docstring.
 
     ``crawls`` maps each crawl id to its ``subset=warc`` source part paths; ``source`` is a
     :class:`~ccrawl.commoncrawl.columnar.source.RangeSource` the parts are read through.
     """
 
+    what = "urls publish"
+
     def __init__(self, opts: UrlsPublishOptions, repo: DatasetRepo | None, source: Any,
                  crawls: dict[str, list[str]], *, log: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
-        if repo is None and not opts.no_push:
-            raise UsageError("publishing needs a hub; pass --no-push to rehearse without one")
+        self.stats = UrlsPublishStats()
+        super().__init__(opts, repo, UrlLedger(), self.stats, log=log, sleep=sleep)
         self.opts = opts
-        self.repo = repo
         self.source = source
         self.crawls = crawls
-        self.log = log or (lambda _m: None)
-        self.sleep = sleep
-        self.stats = UrlsPublishStats()
-        self.ledger = UrlLedger()
-        self.clock = StallClock(opts.max_stall, backoff=opts.backoff, backoff_max=opts.backoff_max, sleep=sleep,
-                                log=self.log, what="urls publish")
-        self._staged = 0
 
-    def _read_ledger(self) -> UrlLedger:
-        repo = self.repo
-        if repo is None:
+    # -- the hooks of StagedPublisher ------------------------------------------------------------------
+
+    def read_ledger(self) -> UrlLedger:
+        if self.repo is None:
             return self.ledger.copy()
-        return self.clock.retrying(f"read {STATS}", lambda: read_ledger(repo))
+        return UrlLedger.parse(self.read_text(STATS))
 
-    def _exists(self, paths: list[str]) -> dict[str, bool]:
-        repo = self.repo
-        if repo is None or not paths:
-            return {}
-        try:
-            return self.clock.retrying("existence check", lambda: repo.exists(paths))
-        except NothingMatched:
-            return {}
+    def shard_of(self, item: ShardResult) -> str:
+        return item.shard
+
+    def local_of(self, item: ShardResult) -> Path:
+        return Path(item.local)
+
+    def build_commit(self, base: UrlLedger, new: Sequence[ShardResult]) -> tuple[UrlLedger, list[Add], str]:
+        ledger = base.copy()
+        for crawl, parts in self.crawls.items():
+            ledger.row(crawl)["parts"] = len(parts)
+        for r in new:
+            ledger.add(r.crawl, r.rows, r.size)
+        files = [Add(STATS, ledger.render()), Add("README.md", render_card(self.opts.repo_id, ledger).encode())]
+        rows = sum(r.rows for r in new)
+        message = f"urls: {len(new)} shard(s), {rows:,} rows ({', '.join(sorted({r.crawl for r in new}))})"
+        return ledger, files, message
+
+    def record(self, item: ShardResult, action: str, commit: str) -> dict[str, Any]:
+        return self._record(item.crawl, item.shard, item.source, None if action == "exists" else item, action,
+                            commit)
+
+    def counted(self, item: ShardResult) -> None:
+        self.stats.rows += item.rows
+        self.stats.bytes_written += item.size
+
+    # -- the run ---------------------------------------------------------------------------------------
 
     def resume(self) -> None:
-        repo = self.repo
-        if repo is None:
+        if not self.open_hub():
             return
-        if self.opts.no_push:
-            try:
-                exists = self.clock.bounded("repo info", repo.exists_repo)
-            except (HubError, CredentialMissing) as exc:
-                self.log(f"urls publish: --no-push: cannot read {repo.repo_id} ({exc}); rehearsing without it")
-                self.repo = None
-                return
-            if not exists:
-                self.repo = None
-                return
-        elif not self.clock.retrying("repo info", repo.exists_repo):
-            self.clock.retrying("create repo", lambda: repo.create(private=self.opts.private))
-            self.log(f"urls publish: created {repo.repo_id}{' (private)' if self.opts.private else ''}")
-        self.ledger = self._read_ledger()
+        self.ledger = self.read_ledger()
         if self.ledger.rows:
             done = sum(r["shards"] for r in self.ledger.rows.values())
-            self.log(f"urls publish: resuming {repo.repo_id}: {done} shard(s) already counted in {STATS}")
+            self.log(f"urls publish: resuming {self.opts.repo_id}: {done} shard(s) already counted in {STATS}")
 
     def plan(self) -> tuple[list[_Job], list[dict[str, Any]]]:
         jobs: list[_Job] = []
@@ -353,7 +331,7 @@ class UrlsPublisher:
             wanted = {p: shard_path(crawl, p) for p in parts}
             if len(set(wanted.values())) != len(wanted):
                 raise InputError(f"{crawl}: two source parts share a part number; cannot name one shard per part")
-            there = self._exists(list(wanted.values()))
+            there = self.exists(list(wanted.values()))
             for p, shard in wanted.items():
                 if there.get(shard):
                     self.stats.existing += 1
@@ -384,25 +362,18 @@ class UrlsPublisher:
 
     def _spawn(self, job: _Job) -> Future[ShardResult]:
         """Convert ``job`` on a daemon thread: a stalled run exits 75 at once, not after its stuck reads."""
-        fut: Future[ShardResult] = Future()
+        return spawn(lambda: self._convert(job), name=f"ccrawl-urls-{job.shard}")
 
-        def target() -> None:
-            try:
-                fut.set_result(self._convert(job))
-            except BaseException as exc:  # handed to the waiting run, which raises it
-                fut.set_exception(exc)
-
-        threading.Thread(target=target, name=f"ccrawl-urls-{job.shard}", daemon=True).start()
-        return fut
-
-    def _disk_low(self) -> bool:
-        if self.opts.min_free_gb <= 0:
-            return False
-        return shutil.disk_usage(self.opts.staging).free < self.opts.min_free_gb * 1e9
+    def _accept(self, job: _Job, res: ShardResult) -> tuple[ShardResult | None, dict[str, Any] | None]:
+        if res.error:
+            self.stats.failed += 1
+            self.log(f"urls publish: {job.part}: {res.error}; left for the next run")
+            return None, self._record(job.crawl, job.shard, job.part, None, f"failed: {res.error}", "")
+        self.stats.converted += 1
+        return res, None
 
     def run(self) -> Iterator[dict[str, Any]]:
-        self.opts.staging.mkdir(parents=True, exist_ok=True)
-        with _staging_lock(self.opts.staging / ".urls-publish.lock"):
+        with self.staging_lock():
             self.clock.progressed()
             self.resume()
             jobs, records = self.plan()
@@ -420,140 +391,7 @@ class UrlsPublisher:
                 ready.append(ShardResult(job.crawl, job.part, job.shard, str(job.local), got[0], got[1]))
             else:
                 queue.append(job)
-        queue.reverse()
-        inflight: dict[Future[ShardResult], _Job] = {}
-        while queue or inflight or len(ready) >= self.opts.commit_every:
-            if len(ready) >= self.opts.commit_every:
-                yield from self._commit(ready[: self.opts.commit_every])
-                ready = ready[self.opts.commit_every :]
-                continue
-            while queue and len(inflight) < self.opts.workers and not self._disk_low():
-                job = queue.pop()
-                inflight[self._spawn(job)] = job
-            if not inflight:
-                if ready:
-                    yield from self._commit(ready)
-                    ready = []
-                    continue
-                if self.clock.left() <= 0:
-                    raise self.clock.stalled(f"free disk under {self.opts.min_free_gb:g} GB")
-                self.log(f"urls publish: free disk under {self.opts.min_free_gb:g} GB; waiting")
-                self.sleep(min(5.0, max(0.1, self.clock.left())))
-                continue
-            done, _ = wait(list(inflight), timeout=max(0.0, self.clock.left()), return_when=FIRST_COMPLETED)
-            if not done:
-                raise self.clock.stalled(f"no part finished converting ({len(inflight)} in flight)")
-            for fut in done:
-                job = inflight.pop(fut)
-                res = fut.result()
-                if res.error:
-                    self.stats.failed += 1
-                    self.log(f"urls publish: {job.part}: {res.error}; left for the next run")
-                    yield self._record(job.crawl, job.shard, job.part, None, f"failed: {res.error}", "")
-                    continue
-                self.clock.progressed()
-                self.stats.converted += 1
-                ready.append(res)
-        if ready:
-            yield from self._commit(ready)
-
-    def _commit(self, batch: Sequence[ShardResult]) -> Iterator[dict[str, Any]]:
-        repo = self.repo
-        while True:
-            head = self.clock.retrying("repo head", repo.head) if repo is not None and not self.opts.no_push else None
-            base = self._read_ledger()
-            there = self._exists([r.shard for r in batch])
-            new = [r for r in batch if not there.get(r.shard)]
-            for r in batch:
-                if there.get(r.shard):
-                    self.stats.existing += 1
-                    self._drop_local(r)
-                    yield self._record(r.crawl, r.shard, r.source, None, "exists", "")
-            if not new:
-                return
-            ledger = base.copy()
-            for crawl, parts in self.crawls.items():
-                ledger.row(crawl)["parts"] = len(parts)
-            for r in new:
-                ledger.add(r.crawl, r.rows, r.size)
-            adds = [Add(r.shard, Path(r.local)) for r in new]
-            adds += [Add(STATS, ledger.render()), Add("README.md", render_card(self.opts.repo_id, ledger).encode())]
-            rows = sum(r.rows for r in new)
-            message = f"urls: {len(new)} shard(s), {rows:,} rows ({', '.join(sorted({r.crawl for r in new}))})"
-            if self.opts.no_push:
-                commit_id = self._stage(adds, message)
-            else:
-                assert repo is not None
-
-                def send(adds: list[Add] = adds, head: str | None = head, message: str = message) -> str:
-                    assert repo is not None
-                    return repo.commit(adds, message=message, parent=head)
-
-                try:
-                    commit_id = self.clock.retrying("commit", send)
-                except CommitConflict as exc:
-                    self.stats.conflicts += 1
-                    self.log(f"urls publish: {exc}; re-reading {STATS}")
-                    if self.clock.left() <= 0:
-                        raise self.clock.stalled("commit conflicts") from exc
-                    continue
-                self.stats.commits += 1
-            self.ledger = ledger
-            self.clock.progressed()
-            for r in new:
-                self.stats.rows += r.rows
-                self.stats.bytes_written += r.size
-                if self.opts.no_push:
-                    self.stats.staged += 1
-                else:
-                    self.stats.committed += 1
-                    self._drop_local(r)
-                yield self._record(r.crawl, r.shard, r.source, r, "staged" if self.opts.no_push else "committed",
-                                   commit_id)
-            return
-
-    def _drop_local(self, r: ShardResult) -> None:
-        if not self.opts.keep and not self.opts.no_push:
-            Path(r.local).unlink(missing_ok=True)
-
-    def _stage(self, adds: list[Add], message: str) -> str:
-        """Write the would-be commit under ``<staging>/commits`` instead of uploading it."""
-        self._staged += 1
-        name = f"commit-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}-{self._staged:04d}"
-        target = self.opts.staging / "commits" / name
-        for add in adds:
-            dest = target / add.path_in_repo
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(add.source, bytes):
-                dest.write_bytes(add.source)
-            else:
-                try:
-                    os.link(add.source, dest)
-                except OSError:
-                    shutil.copyfile(add.source, dest)
-        manifest = {"message": message, "repo": self.opts.repo_id, "adds": [a.path_in_repo for a in adds]}
-        (target / "commit.json").write_text(json.dumps(manifest, indent=1) + "\n")
-        return name
-
-
-@contextlib.contextmanager
-def _staging_lock(lock_path: Path) -> Iterator[None]:
-    with lock_path.open("a+") as lock:
-        deadline = time.monotonic() + 5.0
-        while True:
-            try:
-                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError as exc:
-                if time.monotonic() > deadline:
-                    raise TemporaryFailure(
-                        f"another urls publish holds {lock_path}: one publisher per staging directory"
-                    ) from exc
-                time.sleep(0.1)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+        yield from self.drain(queue, self._spawn, self._accept, ready, unit="part")
 
 
 def summary_line(stats: UrlsPublishStats, *, no_push: bool) -> str:

@@ -5,7 +5,8 @@ This is the hub side of ``recrawl run --from domains|urls|<repo>``. :class:`HubW
 recrawl feeder walks a Hub release exactly as it walks a local directory:
 
 * releases are the directories of the repo that hold ``.parquet`` files, listed once, never guessed;
-  the newest is the last in name order (``CC-MAIN-2026-25`` and dates sort by time);
+  the newest is the last in name order (``CC-MAIN-2026-25`` and dates sort by time), web-graph release
+  ids by their date;
 * parts are listed, sorted by the number in their name (``part-000`` and ``part-00000`` both work);
 * a part is opened through :class:`RangeFile`, a seekable file whose reads are ranged requests through
   an ``fsspec`` read-ahead cache, so pyarrow fetches the footer and the one column's chunks and nothing
@@ -41,9 +42,15 @@ class RangeFile(_RangeFile):
 
 
 def list_releases(repo: DatasetRepo, under: str = "") -> list[str]:
-    """Directories of ``repo`` (below ``under``) that hold ``.parquet`` files, in name order."""
+    """Directories of ``repo`` (below ``under``) that hold ``.parquet`` files, oldest first.
+
+    Name order, except that web-graph release ids sort by their date (``cc-main-2025-26-dec-jan-feb``
+    is newer than ``cc-main-2025-sep-oct-nov``, which name order gets wrong).
+    """
+    from ccrawl.commoncrawl.webgraph import release_sort_key
+
     dirs = {f.path.rsplit("/", 1)[0] for f in repo.list_files(under) if f.path.endswith(".parquet") and "/" in f.path}
-    return sorted(dirs)
+    return sorted(dirs, key=release_sort_key)
 
 
 def newest_release(repo: DatasetRepo, under: str = "") -> str:

@@ -139,14 +139,18 @@ def publish_verify(crawl: str = "", graph: str = "", repo: str = "", sample: int
     )
 
     say = _say(notice)
-    if graph:
-        raise UsageError("publish verify --graph needs the web-graph domain mirror (domains publish), which this "
-                         "build does not have yet")
-    if not crawl:
-        raise UsageError("publish verify needs -c CRAWL (a crawl of the URL mirror)")
-    repo = repo or URLS_REPO
+    if graph and crawl:
+        raise UsageError("publish verify: -c names a crawl of the URL mirror and --graph a release of the domain "
+                         "mirror: give one")
+    repo = repo or ("open-index/ccrawl-domains" if graph else URLS_REPO)
     workers = workers or max(1, min(8, (os.cpu_count() or 1) * 2))
     target = open_repo(repo, hub=hub or None, endpoint=endpoint or None)
+    if graph or not crawl:
+        from ccrawl.datasets.verify_kinds import verify_other
+
+        yield from verify_other(target, graph=graph, sample=sample, workers=workers, repair=repair, no_push=no_push,
+                                client_options=client_options, say=say, report=report)
+        return
     source: Any = None
     expected: dict[str, str] = {}
     crawls = [crawl]

@@ -50,6 +50,12 @@ HOSTS = (
 #: Hosts with no edges at all in any release: a measured zero degree.
 ISOLATED = ("tiny.example.com",)
 
+#: How the oldest release's domain table differs from its hosts' domains, as the web changes between
+#: graphs: a domain not linked yet (dropped) and one that has since lapsed (ranked last), so
+#: ``domains diff`` between the two older releases has one domain added and one removed.
+DOMAIN_DROPPED = {"cc-main-2025-sep-oct-nov": ("vnexpress.net",)}
+DOMAIN_LAPSED = {"cc-main-2025-sep-oct-nov": ("gone-away.com",)}
+
 HOST_HEADER = "#harmonicc_pos\t#harmonicc_val\t#pr_pos\t#pr_val\t#host_rev"
 DOMAIN_HEADER = HOST_HEADER + "\t#n_hosts"
 ROOT = "projects/hyperlinkgraph"
@@ -157,7 +163,11 @@ def build_webgraph(root: Path) -> None:
             for host in rel.hosts:
                 d = _registered(host)
                 domains[d] = domains.get(d, 0) + 1
-            ordered = list(dict.fromkeys(_registered(h) for h in rel.hosts))
+            ordered = [d for d in dict.fromkeys(_registered(h) for h in rel.hosts)
+                       if d not in DOMAIN_DROPPED.get(rel.id, ())]
+            for lapsed in DOMAIN_LAPSED.get(rel.id, ()):
+                ordered.append(lapsed)
+                domains[lapsed] = 1
             _write_gz(
                 base / "domain" / f"{rel.id}-domain-ranks.txt.gz",
                 [DOMAIN_HEADER, *_rank_lines(ordered, domains, index + 100)],

@@ -74,12 +74,14 @@ def bad_page(repo: DatasetRepo, path: str) -> None:
     repo.commit([Add(path, bytes(data))], message=f"plant: bad pages in {path}")
 
 
-def ledger_drift(repo: DatasetRepo, crawl: str, *, rows: int = 1000, path: str = "stats.csv") -> None:
+def ledger_drift(repo: DatasetRepo, crawl: str, *, rows: int = 1000, path: str = "stats.csv", key: str = "crawl",
+                 field: str = "rows") -> None:
+    """Add ``rows`` to the ``field`` of the ledger row whose ``key`` column is ``crawl`` (a month, a release)."""
     text = repo.read_text(path) or ""
     out_rows = list(csv.DictReader(io.StringIO(text)))
     for r in out_rows:
-        if r["crawl"] == crawl:
-            r["rows"] = str(int(r["rows"]) + rows)
+        if r[key] == crawl:
+            r[field] = str(int(r[field]) + rows)
     out = io.StringIO()
     if out_rows:
         w = csv.DictWriter(out, fieldnames=list(out_rows[0]), lineterminator="\n")

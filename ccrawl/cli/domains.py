@@ -1,0 +1,99 @@
+"""``ccrawl domains publish|recount|diff``: the web-graph domain ranks mirrored to a dataset repo, in rank order.
+
+Parsing and rendering only: the work is in :mod:`ccrawl.ops.domains`, :mod:`ccrawl.datasets.publish_domains`
+and :mod:`ccrawl.datasets.domain_diff`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ccrawl.cli.common import Run, command
+from ccrawl.cli.urls import client, seconds, upkeep_options
+
+
+def _echo(message: str) -> None:
+    click.echo(message, err=True)
+
+
+def domains_repo(run: Run, repo: str) -> str:
+    return repo or str(getattr(run.settings, "domains_repo", "") or "open-index/ccrawl-domains")
+
+
+def _endpoint(run: Run) -> str:
+    return str(getattr(run.settings, "hf_endpoint", "") or "")
+
+
+@click.group("domains", help="Mirror the Common Crawl domain ranks to a HuggingFace dataset.")
+def domains() -> None:
+    pass
+
+
+@command("publish", help="Mirror the domain ranks to a HuggingFace dataset, in rank order.")
+@click.option("--graph", default="", metavar="RELEASE",
+              help="Web-graph release id (default: the newest release with a domain table)")
+@click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
+                                         "CCRAWL_DOMAINS_REPO)")
+@click.option("--commit-every", type=int, default=8, show_default=True, help="Shards per HuggingFace commit")
+@click.option("--workers", type=int, default=0, help="Shards encoded at once (0 picks a default from CPU count)")
+@click.option("--shard-rows", type=int, default=1_000_000, show_default=True,
+              help="Domains per shard (a release keeps the value it was started with)")
+@upkeep_options("work")
+@click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where shards are sealed before commit (default <data-dir>/domains-staging/<repo>)")
+def domains_publish_cmd(run: Run, graph: str, repo: str, commit_every: int, workers: int, shard_rows: int,
+                        private: bool, keep: bool, min_free_gb: float, max_stall: str, no_push: bool, hub: str,
+                        staging: Path | None) -> None:
+    from ccrawl import ops
+
+    repo = domains_repo(run, repo)
+    if staging is None:
+        data_dir = Path(str(getattr(run.settings, "data_dir", "") or "~/data/ccrawl")).expanduser()
+        staging = data_dir / "domains-staging" / repo.replace("/", "__")
+    op = ops.get("domains.publish")
+    rows = op(graph=graph, repo=repo, commit_every=commit_every, workers=workers, shard_rows=shard_rows,
+              private=private, keep=keep, min_free_gb=min_free_gb, max_stall=seconds("--max-stall", max_stall),
+              no_push=no_push, hub=hub, endpoint=_endpoint(run), staging=str(staging), client_options=client(run),
+              notice=_echo)
+    run.emit(rows, columns=op.columns)
+
+
+@command("recount", help="Repair drifted release totals in stats.csv from the hub.")
+@click.option("--graph", default="", metavar="RELEASE", help="Only these releases (comma-separated; default all)")
+@click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
+                                         "CCRAWL_DOMAINS_REPO)")
+@click.option("--no-push", is_flag=True, help="Report the drift but commit nothing")
+@click.option("--hub", default="", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
+def domains_recount_cmd(run: Run, graph: str, repo: str, no_push: bool, hub: str) -> None:
+    from ccrawl import ops
+
+    op = ops.get("domains.recount")
+    rows = op(repo=domains_repo(run, repo), graph=graph, no_push=no_push, hub=hub, endpoint=_endpoint(run),
+              notice=_echo)
+    run.emit(rows, columns=op.columns)
+
+
+@command("diff", help="Count domains added, removed, and shared between two published releases.")
+@click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
+                                         "CCRAWL_DOMAINS_REPO)")
+@click.option("--from", "from_release", default="", help="Older web-graph release id (default: second-newest "
+                                                         "complete release published)")
+@click.option("--to", "to_release", default="", help="Newer web-graph release id (default: newest complete)")
+@click.option("--added-out", type=click.Path(dir_okay=False), default="",
+              help="Write the domains new in the later release to this file, one per line")
+@click.option("--workers", type=int, default=0, help="Concurrent shard readers (0 picks a default from CPU count)")
+@click.option("--hub", default="", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
+def domains_diff_cmd(run: Run, repo: str, from_release: str, to_release: str, added_out: str, workers: int,
+                     hub: str) -> None:
+    from ccrawl import ops
+
+    op = ops.get("domains.diff")
+    rows = op(from_release=from_release, to_release=to_release, repo=domains_repo(run, repo), added_out=added_out,
+              workers=workers, hub=hub, endpoint=_endpoint(run), notice=_echo)
+    run.emit(rows, columns=op.columns, single=True)
+
+
+for _cmd in (domains_publish_cmd, domains_recount_cmd, domains_diff_cmd):
+    domains.add_command(_cmd)
