@@ -16,9 +16,9 @@ from __future__ import annotations
 import datetime as dt
 from collections import deque
 from collections.abc import Iterable, Iterator
-from itertools import islice
 from concurrent.futures import Future
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -155,10 +155,19 @@ class Converter:
             # costs more CPU than batches of either (caches and allocator warm for one kind of work;
             # bench/README.md, "markdown export overhead"). The batch is the pool's, so memory is as bounded.
             it = iter(docs)
-            while batch := list(islice(it, INLINE_BATCH)):
-                for doc in batch:
+            while True:
+                ahead: list[SourceDoc] = []
+                failed: BaseException | None = None
+                try:
+                    ahead.extend(islice(it, INLINE_BATCH))
+                except Exception as exc:  # a bad record: the documents read before it are converted first
+                    failed = exc
+                for doc in ahead:
                     yield convert_doc(self.engine, doc)
-            return
+                if failed is not None:
+                    raise failed
+                if len(ahead) < INLINE_BATCH:
+                    return
         pending: deque[Future[list[ConvertedDoc]]] = deque()
         batch: list[SourceDoc] = []
         limit = 2 * self.workers

@@ -78,7 +78,7 @@ class ShardWriter:
         self._cols: list[list[Any]] = [[] for _ in self._names]
 
     def add(self, row: Mapping[str, Any]) -> None:
-        for col, name in zip(self._cols, self._names):
+        for col, name in zip(self._cols, self._names, strict=True):
             col.append(row[name])
 
     def _table(self) -> Any:
@@ -87,7 +87,8 @@ class ShardWriter:
         import pyarrow.compute as pc
 
         cols, self._cols = self._cols, [[] for _ in self._names]
-        table = pa.Table.from_arrays([pa.array(c, f.type) for c, f in zip(cols, self.schema)], schema=self.schema)
+        arrays = [pa.array(c, f.type) for c, f in zip(cols, self.schema, strict=True)]
+        table = pa.Table.from_arrays(arrays, schema=self.schema)
         if table.num_rows < 2:
             return table
         # Arrow compares strings bytewise, which for UTF-8 is Python's code-point order.
