@@ -111,7 +111,13 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--engines", default="h2m,readability,raw,wet")
     ap.add_argument("--out", type=Path, default=Path("/tmp/md-bench"))
+    ap.add_argument("--inline-batch", type=int, default=0,
+                    help="documents read ahead before converting in-process (default: the code's; 1 = one by one)")
     args = ap.parse_args()
+    if args.inline_batch:
+        from ccrawl.markdown import convert
+
+        convert.INLINE_BATCH = args.inline_batch
 
     import subprocess
     import sys

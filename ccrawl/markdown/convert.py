@@ -18,11 +18,14 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
+from itertools import islice
 from typing import Any
 from urllib.parse import urlsplit
 
 #: Documents per pool task: large enough to amortise the hop, small enough to keep cores busy.
 BATCH = 32
+#: Documents read ahead before converting them in this process (``workers <= 1``).
+INLINE_BATCH = 32
 
 
 @dataclass(slots=True)
@@ -111,8 +114,10 @@ def convert_doc(engine: str, doc: SourceDoc) -> ConvertedDoc:
     except Exception as exc:  # a pathological page must not take the shard down with it
         out.error = f"{type(exc).__name__}: {exc}"
         return out
-    out.markdown = result.markdown
-    out.markdown_length = len(result.markdown.encode("utf-8", "surrogatepass"))
+    md = result.markdown
+    out.markdown = md
+    # An ASCII string's UTF-8 length is its length (``isascii`` is O(1)): no encoded copy needed.
+    out.markdown_length = len(md) if md.isascii() else len(md.encode("utf-8", "surrogatepass"))
     out.language, out.language_confidence = result.language, result.language_confidence
     out.extractor = result.extractor
     out.simhash = result.simhash
@@ -146,9 +151,23 @@ class Converter:
     def convert(self, docs: Iterable[SourceDoc]) -> Iterator[ConvertedDoc]:
         """Every document converted, in input order."""
         if self._pool is None:
-            for doc in docs:
-                yield convert_doc(self.engine, doc)
-            return
+            # Read a batch, then convert it: interleaving one record's read with one page's extraction
+            # costs more CPU than batches of either (caches and allocator warm for one kind of work;
+            # bench/README.md, "markdown export overhead"). The batch is the pool's, so memory is as bounded.
+            it = iter(docs)
+            while True:
+                ahead: list[SourceDoc] = []
+                failed: BaseException | None = None
+                try:
+                    ahead.extend(islice(it, INLINE_BATCH))
+                except Exception as exc:  # a bad record: the documents read before it are converted first
+                    failed = exc
+                for doc in ahead:
+                    yield convert_doc(self.engine, doc)
+                if failed is not None:
+                    raise failed
+                if len(ahead) < INLINE_BATCH:
+                    return
         pending: deque[Future[list[ConvertedDoc]]] = deque()
         batch: list[SourceDoc] = []
         limit = 2 * self.workers

@@ -90,7 +90,9 @@ class Source:
         return True
 
     def take(self, start: int, end: int) -> bytes:
-        return bytes(self.buf[start - self.base : end - self.base])
+        # Through a memoryview: one copy (a bytearray slice would copy once more before bytes()).
+        # The view lives only for this expression, so the buffer can grow or shrink again after.
+        return bytes(memoryview(self.buf)[start - self.base : end - self.base])
 
     def find(self, needle: bytes, start: int, limit: int) -> int:
         """Logical position of ``needle`` at or after ``start`` and before ``limit``, else -1."""

@@ -33,6 +33,8 @@ TEXT_WINDOW = 128 * 1024
 #: Bytes of collapsed visible text given to the language identifier.
 SAMPLE_BYTES = 2048
 _HTTP_HEAD = 65536
+#: charset_from_meta reads the first 4 KB; it is handed no more than that.
+_META_SCAN = 4096
 
 _HTML_LANG = re.compile(rb"""<html\b[^>]*?\slang\s*=\s*["']?\s*([A-Za-z]{1,8}(?:[-_][A-Za-z0-9]{1,8})*)""", re.I)
 _HTMLISH = (b"<!doctype html", b"<html", b"<head", b"<body", b"<script", b"<title", b"<meta", b"<div", b"<p>")
@@ -51,11 +53,13 @@ def parse_warc_head(data: bytes) -> tuple[dict[str, str], int] | None:
     return fields, end + 4
 
 
-def sniff_mime(body: bytes) -> str | None:
-    """The body's type from its first bytes (WHATWG-style magic numbers, then markup), None when empty."""
-    if not body:
+def sniff_mime(body: bytes, start: int = 0, end: int | None = None) -> str | None:
+    """The type of ``body[start:end]`` from its first bytes (WHATWG-style magic numbers, then markup),
+    None when empty. The bounds let a caller sniff a body inside a whole record without copying it."""
+    stop = len(body) if end is None else min(end, len(body))
+    if start >= stop:
         return None
-    head = body[:1024].lstrip(b" \t\r\n\xef\xbb\xbf")
+    head = body[start : min(stop, start + 1024)].lstrip(b" \t\r\n\xef\xbb\xbf")
     low = head[:512].lower()
     for magic, mime in (
         (b"%pdf-", "application/pdf"), (b"\xff\xd8\xff", "image/jpeg"), (b"\x89png\r\n\x1a\n", "image/png"),
@@ -83,9 +87,10 @@ def sniff_mime(body: bytes) -> str | None:
     return "text/plain"
 
 
-def text_sample(body: bytes, charset: str = "") -> str:
-    """A few KB of the page's visible text, for the language identifier (see the module doc)."""
-    text = visible_text(body, 0, TEXT_WINDOW, SAMPLE_BYTES)
+def text_sample(body: bytes, charset: str = "", start: int = 0, end: int | None = None) -> str:
+    """A few KB of the visible text of ``body[start:end]``, for the language identifier (module doc)."""
+    stop = len(body) if end is None else min(end, len(body))
+    text = visible_text(body, start, min(TEXT_WINDOW, max(stop - start, 0)), SAMPLE_BYTES)
     low = charset.lower()
     codec = "utf-8" if low in ("", "utf-8", "utf8") else (normalise_label(charset) or "utf-8")
     try:
@@ -95,9 +100,11 @@ def text_sample(body: bytes, charset: str = "") -> str:
     return html.unescape(out) if "&" in out else out
 
 
-def declared_language(body: bytes) -> str | None:
-    """The ``<html lang>`` value (BCP-47 as written, ``_`` made ``-``), None when there is none."""
-    m = _HTML_LANG.search(body, 0, 16384)
+def declared_language(body: bytes, start: int = 0, end: int | None = None) -> str | None:
+    """The ``<html lang>`` value of ``body[start:end]`` (BCP-47 as written, ``_`` made ``-``), None when
+    there is none."""
+    stop = len(body) if end is None else min(end, len(body))
+    m = _HTML_LANG.search(body, start, min(stop, start + 16384))
     return m.group(1).decode("ascii").replace("_", "-") if m else None
 
 
@@ -152,7 +159,10 @@ def row_of(filename: str, offset: int, length: int, data: bytes, *, languages: b
     hlen = 0
     if parsed is not None:
         status, http_headers, hlen = parsed
-    payload = data[start + hlen : end]
+    # The body is addressed in place (``data[bstart:bend]``): copying it cost more than all the columns
+    # that read it, and only a content- or transfer-encoded body (undone below) needs bytes of its own.
+    bstart = min(start + hlen, end)
+    content_length = end - bstart
 
     def header(name: str) -> str | None:
         for k, v in http_headers or ():
@@ -163,18 +173,21 @@ def row_of(filename: str, offset: int, length: int, data: bytes, *, languages: b
     ctype = header("content-type")
     mime = ctype.split(";", 1)[0].strip().lower() if ctype else None
     charset = charset_from_content_type(ctype) or None
-    body = payload
+    body, bend = data, end
     if header("content-encoding") or header("transfer-encoding"):
+        payload = data[bstart:end]
         rec = Record(filename, offset, length, "response", [], b"", status, http_headers, payload)
         body = decode_payload(rec)
-    detected = sniff_mime(body)
+        bstart, bend = 0, len(body)
+    detected = sniff_mime(body, bstart, bend)
     lang: str | None = None
     confidence: float | None = None
     declared_lang: str | None = None
     if detected in ("text/html", "application/xhtml+xml"):
-        declared_lang = declared_language(body)
+        declared_lang = declared_language(body, bstart, bend)
         if languages:
-            code, conf = detect_language(text_sample(body, charset or charset_from_meta(body)))
+            cs = charset or charset_from_meta(body[bstart : min(bend, bstart + _META_SCAN)])
+            code, conf = detect_language(text_sample(body, cs, bstart, bend))
             lang, confidence = (code or None), conf
     host, domain, tld, protocol = host_fields(url)
     try:
@@ -205,7 +218,7 @@ def row_of(filename: str, offset: int, length: int, data: bytes, *, languages: b
         "warc_record_length": length,
         "content_language_confidence": confidence,
         "content_language_declared": declared_lang,
-        "content_length": len(payload),
+        "content_length": content_length,
         "warc_record_id": fields.get("warc-record-id"),
     }
 

@@ -72,23 +72,37 @@ class ShardWriter:
         dest.parent.mkdir(parents=True, exist_ok=True)
         self.schema = arrow_schema()
         self.row_group = row_group
-        self._rows: list[Mapping[str, Any]] = []
+        # One list per column, filled as rows arrive: the Arrow arrays are built from these at close,
+        # never by looking each value up again in a dict per row.
+        self._names = tuple(self.schema.names)
+        self._cols: list[list[Any]] = [[] for _ in self._names]
 
     def add(self, row: Mapping[str, Any]) -> None:
-        self._rows.append(row)
+        for col, name in zip(self._cols, self._names, strict=True):
+            col.append(row[name])
+
+    def _table(self) -> Any:
+        """The rows as one Arrow table sorted by (SURT key, None as "", then record offset)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        cols, self._cols = self._cols, [[] for _ in self._names]
+        arrays = [pa.array(c, f.type) for c, f in zip(cols, self.schema, strict=True)]
+        table = pa.Table.from_arrays(arrays, schema=self.schema)
+        if table.num_rows < 2:
+            return table
+        # Arrow compares strings bytewise, which for UTF-8 is Python's code-point order.
+        keys = pa.table({"k": pc.fill_null(table["url_surtkey"], ""), "o": table["warc_record_offset"]})
+        return table.take(pc.sort_indices(keys, sort_keys=[("k", "ascending"), ("o", "ascending")]))
 
     def close(self, metadata: Mapping[str, Any]) -> int:
-        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        rows = sorted(self._rows, key=lambda r: (r["url_surtkey"] or "", r["warc_record_offset"]))
-        self._rows = []
         try:
+            table = self._table()
             with pq.ParquetWriter(self.tmp, self.schema, compression="zstd", write_statistics=True) as writer:
-                for i in range(0, max(len(rows), 1), self.row_group):
-                    part = rows[i : i + self.row_group]
-                    arrays = [pa.array([r[f.name] for r in part], f.type) for f in self.schema]
-                    writer.write_table(pa.Table.from_arrays(arrays, schema=self.schema))
+                for i in range(0, max(table.num_rows, 1), self.row_group):
+                    writer.write_table(table.slice(i, self.row_group))
                 writer.add_key_value_metadata(
                     {METADATA_KEY: json.dumps(dict(metadata), sort_keys=True).encode()})
             with open(self.tmp, "rb") as fh:
@@ -100,7 +114,7 @@ class ShardWriter:
         return self.dest.stat().st_size
 
     def abort(self) -> None:
-        self._rows = []
+        self._cols = [[] for _ in self._names]
         self.tmp.unlink(missing_ok=True)
 
 
