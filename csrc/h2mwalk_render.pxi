@@ -253,7 +253,7 @@ cdef class Renderer:
         if has_break:
             md = _breaks(md, "\\\n")
             tx = _breaks(tx, "\n")
-        if self.prune and len(tx) < 80 and not self.in_table and _maybe_metadata(tx) and is_metadata_line(tx):
+        if self.prune and len(tx) < _METADATA_MAX and not self.in_table and _maybe_metadata(tx) and is_metadata_line(tx):
             return 0
         if (md[0] in u"#>+=-0123456789" or has_break) and _maybe_line_starts(md):
             md = escape_line_starts(md)
@@ -660,6 +660,7 @@ cdef class Renderer:
 # Bound from render.py's constants at import (see _bind_twin).
 cdef Py_ssize_t _TEASER_AFTER = 0
 cdef Py_ssize_t _TEASER_TEXT = 0
+cdef Py_ssize_t _METADATA_MAX = 0
 
 
 cdef bint _link_dense(Py_ssize_t chars, Py_ssize_t link_chars, Py_ssize_t links, bint heading):

@@ -102,10 +102,22 @@ _METADATA_LINE = re.compile(f"^{_METADATA_WORDS}|{_METADATA_DATES}", re.IGNORECA
 _METADATA_START = re.compile(_METADATA_WORDS, re.IGNORECASE)
 _METADATA_DATE = re.compile(_METADATA_DATES, re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
+# A picture credit inside a caption ("The new plant. (Photo: Getty)", "... © CAE"): lines up to
+# _METADATA_MAX characters; the date and credit-first forms above only under 80.
+_CREDIT_INSIDE = re.compile(r"\b(?:foto|fotos|photo|photos|bild|credit|credits)\s*:|©|getty images", re.IGNORECASE)
+_METADATA_MAX = 120
 
 
 def is_metadata_line(text: str) -> bool:
-    """True when ``text`` is a date stamp or a picture credit (``_METADATA_LINE`` matches)."""
+    """True when ``text`` is a date stamp or a picture credit.
+
+    Under 80 characters: ``_METADATA_LINE`` matches, or a credit appears anywhere
+    (``_CREDIT_INSIDE``); from 80 on only the latter.
+    """
+    if _CREDIT_INSIDE.search(text) is not None:
+        return True
+    if len(text) >= 80:
+        return False
     if _METADATA_START.match(text) is not None:
         return True
     return _DIGIT.search(text) is not None and _METADATA_DATE.search(text) is not None
@@ -305,7 +317,7 @@ class Renderer:
             md = _BREAKS.sub("\\\\\n", md)
             tx = _BREAKS.sub("\n", tx)
         # (A date in a table cell is data, not a dateline.)
-        if self.prune and len(tx) < 80 and not self.in_table and is_metadata_line(tx):
+        if self.prune and len(tx) < _METADATA_MAX and not self.in_table and is_metadata_line(tx):
             return
         if md[0] in _LINE_START_CHARS or "\n" in md:
             md = escape_line_starts(md)
