@@ -92,9 +92,8 @@ _WORD = re.compile(r"[a-z]+")
 
 def _group(carrier: str) -> str:
     """tag and the class/id words: ``div.share-box#x12`` -> ``div share box x``."""
-    tag, _, rest = carrier.partition(".")
-    tag = tag.partition("#")[0]
-    words = sorted(set(_WORD.findall(carrier[len(tag):].lower())))
+    tag = carrier.partition(".")[0].partition("#")[0]
+    words = sorted(set(_WORD.findall(carrier[len(tag) :].lower())))
     return tag + (" " + " ".join(words[:4]) if words else "")
 
 
@@ -143,8 +142,10 @@ def main() -> int:
                     "path": path[:6],
                 }
             )
-    print(f"{len(rows)} {'missed with' if args.missed else 'leaked without'} snippets on "
-          f"{len({r['file'] for r in rows})} pages")
+    print(
+        f"{len(rows)} {'missed with' if args.missed else 'leaked without'} snippets on "
+        f"{len({r['file'] for r in rows})} pages"
+    )
     print("by where:", dict(Counter(r["where"] for r in rows).most_common()))
     print("by carrier tag:", dict(Counter(r["group"].split(" ")[0] for r in rows).most_common(15)))
     words = Counter(w for r in rows for w in set(r["group"].split(" ")[1:]))

@@ -134,11 +134,15 @@ def finish_blocks(blocks: list[Block]) -> list[Block]:
       rendered), and so are short paragraphs there that do not end a sentence (see
       :data:`TAIL_CHARS`): they go, from the end back to the first block that is neither.
     * Short paragraphs at the start go too (see :data:`LEAD_CHARS`).
+    * Labels (see :data:`LABEL_CHARS`) go anywhere, unless a list, table, code block or quote
+      follows them.
 
     Nothing is trimmed from a document that would keep less than :data:`MIN_KEPT_CHARS`.
     """
+    if any(_label(b) for b in blocks):
+        blocks = [b for i, b in enumerate(blocks) if not (_label(b) and _introduces_nothing(blocks, i + 1))]
     end = len(blocks)
-    while end and (blocks[end - 1][2] in ("h", "hr") or (_short(blocks[end - 1], TAIL_CHARS) and not _sentence(blocks[end - 1]))):
+    while end and _trailing_furniture(blocks[end - 1]):
         end -= 1
     start = 0
     while start < end and _short(blocks[start], LEAD_CHARS):
@@ -150,12 +154,29 @@ def finish_blocks(blocks: list[Block]) -> list[Block]:
     return blocks[start:end]
 
 
+def _trailing_furniture(block: Block) -> bool:
+    return block[2] in ("h", "hr") or (_short(block, TAIL_CHARS) and not _sentence(block))
+
+
 _SENTENCE_ENDS = (".", "!", ")", '"', "\u201c", "\u201d", "\u00bb")
 
 
 def _sentence(block: Block) -> bool:
     """True when a paragraph ends like a sentence: a signature or a last line, not a label."""
     return block[1].rstrip().endswith(_SENTENCE_ENDS)
+
+
+#: A paragraph this short that ends in ":" is a label ("Kontakt:", "Read more:", "Source:").
+LABEL_CHARS = 25
+
+
+def _label(block: Block) -> bool:
+    return block[2] == "p" and len(block[1]) < LABEL_CHARS and block[1].endswith(":")
+
+
+def _introduces_nothing(blocks: list[Block], after: int) -> bool:
+    """True unless a list, table, code or quote follows: what "Ingredients:" introduces."""
+    return after == len(blocks) or blocks[after][2] not in ("list", "table", "pre", "quote")
 
 
 def _short(block: Block, limit: int) -> bool:
