@@ -21,6 +21,7 @@ cdef class Renderer:
     cdef public object resolver
     cdef public object budget
     cdef public bint prune
+    cdef public bint link_targets
     cdef public Py_ssize_t root_chars
     cdef public bint in_article
     cdef public list notes
@@ -56,8 +57,10 @@ cdef class Renderer:
     def __dealloc__(self):
         free(self._scratch.data)
 
-    def __init__(self, resolver, budget, *, bint prune, Py_ssize_t root_chars=0, started=None):
+    def __init__(self, resolver, budget, *, bint prune, Py_ssize_t root_chars=0, started=None,
+                 bint link_targets=True):
         self.resolver = resolver
+        self.link_targets = link_targets
         self.budget = budget
         self.prune = prune
         self.root_chars = root_chars
@@ -348,6 +351,8 @@ cdef class Renderer:
         return 0
 
     cdef int _wrap_link(self, lxb_dom_node_t *node, _Ctx ctx, Py_ssize_t start) except -1:
+        if not self.link_targets:
+            return 0
         lead, inner, trail = self._split_space(ctx, start)
         if not inner:
             return 0

@@ -167,8 +167,11 @@ class Renderer:
         prune: bool,
         root_chars: int = 0,
         started: float | None = None,
+        link_targets: bool = True,
     ) -> None:
         self.resolver = resolver
+        # False: a link renders as its text alone, no "[text](url)" (see docs/extract.md).
+        self.link_targets = link_targets
         self.budget = budget
         self.prune = prune
         self.root_chars = root_chars
@@ -410,6 +413,8 @@ class Renderer:
         ctx.md[start:] = [f"{lead}{head}{marker}{core}{marker}{tail}{trail}"]
 
     def _wrap_link(self, node: Node, ctx: _Ctx, start: int) -> None:
+        if not self.link_targets:
+            return
         lead, inner, trail = self._split_space(ctx, start)
         if not inner:
             return

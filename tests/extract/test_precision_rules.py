@@ -113,3 +113,33 @@ def test_finish_blocks_trims_edges_only_around_a_body() -> None:
     assert finish_blocks(small) == small
     picture = ("![a](https://e.test/a.jpg)", "", "p")
     assert finish_blocks([body, picture]) == [body, picture]
+
+
+LINKED = (
+    '<article><h1>Notes</h1><p>See <a href="/docs/a">the first guide</a> and <b><a href="https://b.test/x">'
+    f"the second</a></b>, then the <a href='/c'>appendix</a>, which lists every berth, crane and shed that the "
+    f"authority runs along the river today.</p><p>{PARA}</p></article>"
+)
+
+
+@pytest.mark.parametrize("cls", ["twin", "native"])
+def test_textlinks_renders_links_as_their_text_only(cls: str) -> None:
+    renderer = render.PyRenderer if cls == "twin" else native_or_skip("h2mwalk").Renderer
+    with _renderer(renderer):
+        keep = engines.get_extractor("h2m").extract(LINKED, URL)
+        plain = engines.get_extractor("h2m+textlinks").extract(LINKED, URL)
+    assert "[the first guide](https://example.com/docs/a)" in keep.markdown
+    assert "](" not in plain.markdown and "See the first guide and **the second**, then" in plain.markdown
+    assert plain.text == keep.text and len(plain.markdown) < len(keep.markdown)
+    assert plain.extractor == f"h2m@{engines.ENGINE_VERSION}+textlinks" and keep.extractor.endswith(
+        f"@{engines.ENGINE_VERSION}"
+    )
+
+
+def test_links_mode_is_checked() -> None:
+    from ccrawl.errors import UsageError
+
+    with pytest.raises(UsageError, match="no links mode"):
+        engines.get_extractor("wet+textlinks")
+    with pytest.raises(UsageError, match="unknown links mode"):
+        engines.get_extractor("h2m", links="none")
