@@ -121,6 +121,8 @@ def join_item(blocks: list[Block], width: int) -> str:
 #: document only as furniture ("Share this article", "Read more:", "Source:", "Back to top"),
 #: and one under :data:`LEAD_CHARS` starts it only as a kicker, a dateline or a breadcrumb.
 TAIL_CHARS = 40
+#: ... and so does a list or table there whose whole text is under this many characters.
+TAIL_LIST_CHARS = 120
 LEAD_CHARS = 30
 #: ... and only in a document that keeps at least this many characters of text without them:
 #: a short document is not a body with furniture around it.
@@ -131,8 +133,9 @@ def finish_blocks(blocks: list[Block]) -> list[Block]:
     """The document's blocks after the pruning rules that need the whole document.
 
     * Headings and rules at the end head nothing ("Related articles" over a rail that was not
-      rendered), and so are short paragraphs there that do not end a sentence (see
-      :data:`TAIL_CHARS`): they go, from the end back to the first block that is neither.
+      rendered), and short paragraphs, lists and tables there that do not end a sentence are
+      furniture (see :data:`TAIL_CHARS`, :data:`TAIL_LIST_CHARS`): they go, from the end back
+      to the first block that is none of these.
     * Short paragraphs at the start go too (see :data:`LEAD_CHARS`).
     * Labels (see :data:`LABEL_CHARS`) go anywhere, unless a list, table, code block or quote
       follows them.
@@ -155,7 +158,12 @@ def finish_blocks(blocks: list[Block]) -> list[Block]:
 
 
 def _trailing_furniture(block: Block) -> bool:
-    return block[2] in ("h", "hr") or (_short(block, TAIL_CHARS) and not _sentence(block))
+    kind = block[2]
+    if kind in ("h", "hr"):
+        return True
+    if kind in ("list", "table"):  # tags, "print | e-mail", a row of sponsors
+        return len(block[1]) < TAIL_LIST_CHARS and not _sentence(block)
+    return _short(block, TAIL_CHARS) and not _sentence(block)
 
 
 _SENTENCE_ENDS = (".", "!", ")", '"', "\u201c", "\u201d", "\u00bb")

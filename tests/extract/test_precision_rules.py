@@ -75,11 +75,12 @@ def test_labels_and_furniture_lines_at_the_edges_go_signatures_stay(text_of: Any
     inner = (
         "".join(f"<p>{PARA}</p>" for _ in range(3))
         + "<p>Contact us:</p><p>Ingredients:</p><ul><li>flour</li><li>salt</li></ul>"
-        + "<p>Anna Berg, Oslo.</p><p>Share this article</p><h3>Read next</h3>"
+        + "<p>Anna Berg, Oslo.</p><p>Share this article</p><ul><li>harbour</li><li>shipping</li></ul>"
+        + "<h3>Read next</h3>"
     )
     text = text_of("<article><p>Breaking</p>" + _article(inner)[9:])  # a kicker above the headline
     assert "Ingredients:" in text and "flour" in text and "Anna Berg, Oslo." in text
-    for gone in ("Breaking", "Contact us:", "Share this article", "Read next"):
+    for gone in ("Breaking", "Contact us:", "Share this article", "shipping", "Read next"):
         assert gone not in text
 
 
@@ -111,6 +112,9 @@ def test_finish_blocks_trims_edges_only_around_a_body() -> None:
     assert finish_blocks(blocks) == [body]
     small = [("Top", "Top", "p"), ("y" * 100, "y" * 100, "p"), ("## More", "More", "h")]
     assert finish_blocks(small) == small
+    tags = ("- a\n- b", "a\nb", "list")
+    steps = ("1. Mix.\n2. Bake.", "Mix.\nBake.", "list")
+    assert finish_blocks([body, tags]) == [body] and finish_blocks([body, steps]) == [body, steps]
     picture = ("![a](https://e.test/a.jpg)", "", "p")
     assert finish_blocks([body, picture]) == [body, picture]
 
