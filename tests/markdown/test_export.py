@@ -299,3 +299,13 @@ def test_the_export_operation(cc_env: dict[str, str], tmp_path: Path, fakecc: Fa
     records = list(ops.get("markdown.export")(out=str(tmp_path / "md"), locations=locs, part_size=100,
                                               client_options=fakecc.client_options()))
     assert [r["rows"] for r in records] == [4] and records[0]["file"].endswith("part-000000.parquet")
+
+
+def test_textlinks_engine_is_accepted_and_labels_its_rows(cc_env: dict[str, str], tmp_path: Path) -> None:
+    # The fake crawl's articles hold no links once pruned, so the Markdown is the same; how a
+    # link renders is tested on the engine (tests/extract/test_precision_rules.py).
+    assert _export(tmp_path / "keep", "--shards", "1") == 0
+    assert _export(tmp_path / "text", "--shards", "1", "--extractor", "h2m+textlinks") == 0
+    keep, text = _table(tmp_path / "keep", 1).to_pylist(), _table(tmp_path / "text", 1).to_pylist()
+    assert {r["extractor"] for r in text} == {"h2m@3+textlinks"} and len(text) == len(keep) == 3
+    assert [(r["doc_id"], r["markdown"]) for r in text] == [(r["doc_id"], r["markdown"]) for r in keep]
