@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -131,7 +132,9 @@ def _version(name: str) -> str:
 def main() -> int:
     """Run the bench and print one table (and optionally JSON)."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    default_corpus = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "html-eval"
+    # CCRAWL_CORPUS as the tests read it; else ../shared/corpus beside the checkout.
+    shared = os.environ.get("CCRAWL_CORPUS") or Path(__file__).resolve().parents[2] / "shared" / "corpus"
+    default_corpus = Path(shared) / "html-eval"
     ap.add_argument("--corpus", type=Path, default=default_corpus)
     ap.add_argument("--engines", default=",".join(FACTORIES), help="comma-separated, default all")
     ap.add_argument("--every", type=int, default=1, help="every N-th page in URL order (deterministic)")

@@ -58,7 +58,7 @@ import time
 
 import selectolax.lexbor as _sx
 
-from ccrawl.extract.blocks import DROPPED
+from ccrawl.extract.blocks import DROPPED, finish_blocks
 from ccrawl.extract.boilerplate import HIDDEN, KEEP
 from ccrawl.extract.escape import (
     code_fence,
@@ -411,8 +411,11 @@ include "h2mwalk_probe.pxi"
 
 
 cdef int _bind_twin(object module) except -1:
-    global _twin, _LANG_CLASS, _EDGE_PUNCT, is_metadata_line, _ends_with_bare
+    global _twin, _LANG_CLASS, _EDGE_PUNCT, is_metadata_line, _ends_with_bare, _TEASER_AFTER, _TEASER_TEXT, _METADATA_MAX
     _twin = module
+    _TEASER_AFTER = module._TEASER_AFTER
+    _TEASER_TEXT = module._TEASER_TEXT
+    _METADATA_MAX = module._METADATA_MAX
     _LANG_CLASS = module._LANG_CLASS
     _EDGE_PUNCT = module._EDGE_PUNCT
     is_metadata_line = module.is_metadata_line

@@ -21,6 +21,7 @@ cdef class Renderer:
     cdef public object resolver
     cdef public object budget
     cdef public bint prune
+    cdef public bint link_targets
     cdef public Py_ssize_t root_chars
     cdef public bint in_article
     cdef public list notes
@@ -33,6 +34,7 @@ cdef class Renderer:
     cdef public Py_ssize_t table_cells
     cdef public Py_ssize_t flushes
     cdef public Py_ssize_t drops
+    cdef public Py_ssize_t linked_headings
     cdef public Py_ssize_t markup
     cdef public double deadline
     cdef int in_link
@@ -55,8 +57,10 @@ cdef class Renderer:
     def __dealloc__(self):
         free(self._scratch.data)
 
-    def __init__(self, resolver, budget, *, bint prune, Py_ssize_t root_chars=0, started=None):
+    def __init__(self, resolver, budget, *, bint prune, Py_ssize_t root_chars=0, started=None,
+                 bint link_targets=True):
         self.resolver = resolver
+        self.link_targets = link_targets
         self.budget = budget
         self.prune = prune
         self.root_chars = root_chars
@@ -68,6 +72,7 @@ cdef class Renderer:
         self.in_link = self.in_table = 0
         self.in_emphasis = 0
         self.flushes = self.drops = self.markup = 0
+        self.linked_headings = 0
         self.destinations = {}
         cache = getattr(resolver, "cache", None)
         self._resolved = cache if type(cache) is dict else None
@@ -93,6 +98,8 @@ cdef class Renderer:
         self._children(start, ctx, 0)
         self._flush(ctx, "p")
         blocks = _drop_orphan_headings(ctx.blocks)
+        if self.prune:
+            blocks = finish_blocks(blocks)
         while blocks and blocks[-1][2] == "hr":
             blocks.pop()
         while blocks and blocks[0][2] == "hr":
@@ -249,7 +256,7 @@ cdef class Renderer:
         if has_break:
             md = _breaks(md, "\\\n")
             tx = _breaks(tx, "\n")
-        if self.prune and len(tx) < 80 and not self.in_table and _maybe_metadata(tx) and is_metadata_line(tx):
+        if self.prune and len(tx) < _METADATA_MAX and not self.in_table and _maybe_metadata(tx) and is_metadata_line(tx):
             return 0
         if (md[0] in u"#>+=-0123456789" or has_break) and _maybe_line_starts(md):
             md = escape_line_starts(md)
@@ -344,6 +351,8 @@ cdef class Renderer:
         return 0
 
     cdef int _wrap_link(self, lxb_dom_node_t *node, _Ctx ctx, Py_ssize_t start) except -1:
+        if not self.link_targets:
+            return 0
         lead, inner, trail = self._split_space(ctx, start)
         if not inner:
             return 0
@@ -402,7 +411,7 @@ cdef class Renderer:
         return len(_deep_text(node, "", 0)) < 0.5 * self.root_chars
 
     cdef int _block(self, lxb_dom_node_t *node, TagInfo info, _Ctx ctx, Py_ssize_t depth) except -1:
-        cdef Py_ssize_t before_blocks, chars, link_chars, links, drops
+        cdef Py_ssize_t before_blocks, chars, link_chars, links, drops, teasers
         if self.prune and (
             self._skip_furniture(node, info)
             or info.flags & F_PRUNED
@@ -431,9 +440,15 @@ cdef class Renderer:
         elif info.kind == K_HR:
             ctx.blocks.append(("---", "", "hr"))
         else:
+            teasers = self.linked_headings
             self._children(node, ctx, depth)
             if ctx.md:
                 self._flush(ctx, "p")
+            if self.prune and self.linked_headings != teasers and self._teasers(chars, link_chars, teasers):
+                del ctx.blocks[before_blocks:]
+                self._drop(ctx)
+                self.chars, self.link_chars, self.links = chars, link_chars, links
+                return 0
         if not self.prune:
             return 0
         if self.links != links and _link_dense(
@@ -446,6 +461,11 @@ cdef class Renderer:
             del ctx.blocks[before_blocks:]
             self._drop(ctx)
         return 0
+
+    cdef bint _teasers(self, Py_ssize_t chars, Py_ssize_t link_chars, Py_ssize_t teasers) except -1:
+        """True when the block just rendered is teaser cards (see render.py)."""
+        cdef Py_ssize_t own = (self.chars - chars) - (self.link_chars - link_chars)
+        return chars - link_chars >= _TEASER_AFTER and own < _TEASER_TEXT * (self.linked_headings - teasers)
 
     cdef int _drop(self, _Ctx ctx) except -1:
         self.drops += 1
@@ -473,7 +493,10 @@ cdef class Renderer:
         return _drop_orphan_headings(sub.blocks) if self.prune else [b for b in sub.blocks if b[0]]
 
     cdef int _heading(self, lxb_dom_node_t *node, int level, _Ctx ctx, Py_ssize_t depth) except -1:
+        cdef Py_ssize_t chars = self.chars, link_chars = self.link_chars
         blocks = self._sub(node, depth)
+        if self.chars != chars and self.chars - chars == self.link_chars - link_chars:
+            self.linked_headings += 1
         md = _one_line(blocks)
         tx = " ".join([b[1].replace("\n", " ") for b in blocks]).strip()
         if md:
@@ -637,6 +660,12 @@ cdef class Renderer:
         lines.extend(["| " + " | ".join(r) + " |" for r in body])
         ctx.blocks.append(("\n".join(lines), "\n".join(tx_rows), "table"))
         return 0
+
+
+# Bound from render.py's constants at import (see _bind_twin).
+cdef Py_ssize_t _TEASER_AFTER = 0
+cdef Py_ssize_t _TEASER_TEXT = 0
+cdef Py_ssize_t _METADATA_MAX = 0
 
 
 cdef bint _link_dense(Py_ssize_t chars, Py_ssize_t link_chars, Py_ssize_t links, bint heading):

@@ -274,10 +274,13 @@ cdef bint _maybe_metadata(str text):
     """False when ``is_metadata_line(text)`` cannot hold; anything non-ASCII is left to it.
 
     A credit line starts (after non-word characters) with one of the credit words or "(c)";
-    each date form has a digit right before ".", "-" or "/".
+    each date form has a digit right before ".", "-" or "/"; a credit inside a line has ":",
+    "getty" or the non-ASCII "©".
     """
     cdef Py_ssize_t i = 0, n = len(text)
     cdef Py_UCS4 c, prev = 0
+    if u':' in text or u'getty' in text.lower():
+        return True  # a credit inside a caption ("(Photo: Getty)"); "©" is non-ASCII
     while i < n:
         c = text[i]
         if c >= 128 or c == u'(':

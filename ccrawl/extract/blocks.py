@@ -115,3 +115,78 @@ def join_item(blocks: list[Block], width: int) -> str:
         out += sep + b[0]
     first, _, rest = out.partition("\n")
     return first + ("\n" + indent(rest, width) if rest else "")
+
+
+#: Pruning at the document's edges: a paragraph under this many characters of text ends the
+#: document only as furniture ("Share this article", "Read more:", "Source:", "Back to top"),
+#: and one under :data:`LEAD_CHARS` starts it only as a kicker, a dateline or a breadcrumb.
+TAIL_CHARS = 40
+#: ... and so does a list or table there whose whole text is under this many characters.
+TAIL_LIST_CHARS = 120
+LEAD_CHARS = 30
+#: ... and only in a document that keeps at least this many characters of text without them:
+#: a short document is not a body with furniture around it.
+MIN_KEPT_CHARS = 250
+
+
+def finish_blocks(blocks: list[Block]) -> list[Block]:
+    """The document's blocks after the pruning rules that need the whole document.
+
+    * Headings and rules at the end head nothing ("Related articles" over a rail that was not
+      rendered), and short paragraphs, lists and tables there that do not end a sentence are
+      furniture (see :data:`TAIL_CHARS`, :data:`TAIL_LIST_CHARS`): they go, from the end back
+      to the first block that is none of these.
+    * Short paragraphs at the start go too (see :data:`LEAD_CHARS`).
+    * Labels (see :data:`LABEL_CHARS`) go anywhere, unless a list, table, code block or quote
+      follows them.
+
+    Nothing is trimmed from a document that would keep less than :data:`MIN_KEPT_CHARS`.
+    """
+    if any(_label(b) for b in blocks):
+        blocks = [b for i, b in enumerate(blocks) if not (_label(b) and _introduces_nothing(blocks, i + 1))]
+    end = len(blocks)
+    while end and _trailing_furniture(blocks[end - 1]):
+        end -= 1
+    start = 0
+    while start < end and _short(blocks[start], LEAD_CHARS):
+        start += 1
+    if start == 0 and end == len(blocks):
+        return blocks
+    if sum(len(b[1]) for b in blocks[start:end]) < MIN_KEPT_CHARS:
+        return blocks
+    return blocks[start:end]
+
+
+def _trailing_furniture(block: Block) -> bool:
+    kind = block[2]
+    if kind in ("h", "hr"):
+        return True
+    if kind in ("list", "table"):  # tags, "print | e-mail", a row of sponsors
+        return len(block[1]) < TAIL_LIST_CHARS and not _sentence(block)
+    return _short(block, TAIL_CHARS) and not _sentence(block)
+
+
+_SENTENCE_ENDS = (".", "!", ")", '"', "\u201c", "\u201d", "\u00bb")
+
+
+def _sentence(block: Block) -> bool:
+    """True when a paragraph ends like a sentence: a signature or a last line, not a label."""
+    return block[1].rstrip().endswith(_SENTENCE_ENDS)
+
+
+#: A paragraph this short that ends in ":" is a label ("Kontakt:", "Read more:", "Source:").
+LABEL_CHARS = 25
+
+
+def _label(block: Block) -> bool:
+    return block[2] == "p" and len(block[1]) < LABEL_CHARS and block[1].endswith(":")
+
+
+def _introduces_nothing(blocks: list[Block], after: int) -> bool:
+    """True unless a list, table, code or quote follows: what "Ingredients:" introduces."""
+    return after == len(blocks) or blocks[after][2] not in ("list", "table", "pre", "quote")
+
+
+def _short(block: Block, limit: int) -> bool:
+    # A paragraph of markup only (an image with its alt text) has no text, and is not a label.
+    return block[2] == "p" and len(block[1]) < limit and (bool(block[1]) or not block[0])

@@ -30,7 +30,8 @@ _WORDS = (
     "tags|pagination|pager|skip|skiplink|toolbar|login|rating|ratings|outbrain|taboola|"
     "jumplinks|trending|mostread|mostpopular|popular|follow|sociallinks|"
     "author|authors|byline|authorbox|bio|caption|legend|credit|credits|nextread|readmore|read-more|"
-    "copyright|legal|disclaimer|sr-only|visually-hidden|dropdown"
+    "copyright|legal|disclaimer|sr-only|visually-hidden|dropdown|infobox|newletter|cta|"
+    "textwidget|teasers|contact|kontakt|buybox|donate|donation"
 )
 _CUE = re.compile(rf"(?:^|[-_ ])(?:{_WORDS})(?:$|[-_ ])")
 # Class tokens that describe state or taxonomy, not a part of the page: WordPress puts

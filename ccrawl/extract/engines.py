@@ -34,8 +34,9 @@ from ccrawl.extract.tree import head_and_hrefs, text_length
 from ccrawl.extract.urls import Resolver
 
 #: Bumped whenever the in-house engines render some page differently. 2: text ending in a
-#: backslash and "!" right before a link no longer turns the link into an image.
-ENGINE_VERSION = "2"
+#: backslash and "!" right before a link no longer turns the link into an image. 3: precision
+#: (issue 21): teaser cards, headings and short label lines at the document's edges pruned.
+ENGINE_VERSION = "3"
 MAX_OUTLINKS = 10_000
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
@@ -176,17 +177,28 @@ def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     return nodes, kept
 
 
-class HtmlExtractor:
-    """The in-house HTML engines (``h2m``, ``readability``, ``raw``): one pipeline, three policies."""
+LINK_MODES = ("keep", "text")
+TEXT_LINKS_SUFFIX = "+textlinks"
 
-    def __init__(self, name: str) -> None:
+
+class HtmlExtractor:
+    """The in-house HTML engines (``h2m``, ``readability``, ``raw``): one pipeline, three policies.
+
+    ``links="text"`` renders a link as its text alone (no ``[text](url)``): the label then says
+    so (``h2m@3+textlinks``), since the Markdown differs. The text column is the same either way.
+    """
+
+    def __init__(self, name: str, links: str = "keep") -> None:
+        if links not in LINK_MODES:
+            raise UsageError(f"unknown links mode {links!r}: use one of {', '.join(LINK_MODES)}")
         self.name = name
         self.version = ENGINE_VERSION
+        self.links = links
 
     @property
     def label(self) -> str:
-        """``name@version``."""
-        return f"{self.name}@{self.version}"
+        """``name@version`` (``+textlinks`` with ``links="text"``)."""
+        return f"{self.name}@{self.version}" + (TEXT_LINKS_SUFFIX if self.links == "text" else "")
 
     def extract(
         self,
@@ -228,23 +240,30 @@ class HtmlExtractor:
         self, body: Any, resolver: Resolver, budget: Budget, out: Extraction, started: float
     ) -> tuple[str, str]:
         if self.name == "raw":
-            renderer = Renderer(resolver, budget, prune=False, started=started)
+            renderer = Renderer(resolver, budget, prune=False, started=started, link_targets=self.links == "keep")
             result = renderer.render(body)
         elif self.name == "readability":
             nodes = select_readable(body)
             out.main_content = not _is_body(nodes, body)
-            renderer = Renderer(resolver, budget, prune=True, root_chars=text_length(body), started=started)
+            renderer = Renderer(
+                resolver,
+                budget,
+                prune=True,
+                root_chars=text_length(body),
+                started=started,
+                link_targets=self.links == "keep",
+            )
             renderer.in_article = True
             result = _render_roots(renderer, nodes)
         else:
-            renderer, result = self._render_h2m(body, resolver, budget, out, started)
+            renderer, result = self._render_h2m(body, resolver, budget, out, started, self.links == "keep")
         out.notes.extend(renderer.notes)
         out.truncated = out.truncated or renderer.truncated
         return result
 
     @staticmethod
     def _render_h2m(
-        body: Any, resolver: Resolver, budget: Budget, out: Extraction, started: float
+        body: Any, resolver: Resolver, budget: Budget, out: Extraction, started: float, link_targets: bool = True
     ) -> tuple[Renderer, tuple[str, str]]:
         main = select_main(body)
         if main.chosen:
@@ -252,7 +271,9 @@ class HtmlExtractor:
         else:
             roots, root_chars = _fallback_roots(body, main.root_chars)
         out.main_content = not _is_body(roots, body)
-        renderer = Renderer(resolver, budget, prune=True, root_chars=root_chars, started=started)
+        renderer = Renderer(
+            resolver, budget, prune=True, root_chars=root_chars, started=started, link_targets=link_targets
+        )
         renderer.in_article = main.article_like
         result = _render_roots(renderer, roots)
         return renderer, result
@@ -333,9 +354,23 @@ ENGINES = ("h2m", "readability", "raw", "wet", "trafilatura")
 _cache: dict[str, Extractor] = {}
 
 
-def get_extractor(name: str = "h2m") -> Extractor:
-    """The engine called ``name`` (one of :data:`ENGINES`); raises UsageError for others."""
+def get_extractor(name: str = "h2m", *, links: str = "keep") -> Extractor:
+    """The engine called ``name`` (one of :data:`ENGINES`); raises UsageError for others.
+
+    ``links`` (``keep`` or ``text``) is how the in-house HTML engines render links; the other
+    engines take only ``keep``. ``name+textlinks`` (``h2m+textlinks``) is ``links="text"``, so
+    every command's ``--extractor`` option can ask for it.
+    """
     key = name.strip().lower()
+    if key.endswith(TEXT_LINKS_SUFFIX):  # "h2m+textlinks": the variant by name, for any --extractor option
+        key, links = key[: -len(TEXT_LINKS_SUFFIX)], "text"
+    if links != "keep":
+        if key not in ("h2m", "readability", "raw"):
+            raise UsageError(f"extractor {name!r} has no links mode {links!r}: only h2m, readability and raw")
+        key_links = f"{key}+{links}"
+        if key_links not in _cache:
+            _cache[key_links] = HtmlExtractor(key, links)
+        return _cache[key_links]
     if key in _cache:
         return _cache[key]
     engine: Extractor

@@ -34,6 +34,7 @@ from ccrawl.extract.blocks import (
     DROPPED,
     Block,
     drop_orphan_headings,
+    finish_blocks,
     has_nested_table,
     indent,
     join_item,
@@ -101,10 +102,22 @@ _METADATA_LINE = re.compile(f"^{_METADATA_WORDS}|{_METADATA_DATES}", re.IGNORECA
 _METADATA_START = re.compile(_METADATA_WORDS, re.IGNORECASE)
 _METADATA_DATE = re.compile(_METADATA_DATES, re.IGNORECASE)
 _DIGIT = re.compile(r"\d")
+# A picture credit inside a caption ("The new plant. (Photo: Getty)", "... © CAE"): lines up to
+# _METADATA_MAX characters; the date and credit-first forms above only under 80.
+_CREDIT_INSIDE = re.compile(r"\b(?:foto|fotos|photo|photos|bild|credit|credits)\s*:|©|getty images", re.IGNORECASE)
+_METADATA_MAX = 120
 
 
 def is_metadata_line(text: str) -> bool:
-    """True when ``text`` is a date stamp or a picture credit (``_METADATA_LINE`` matches)."""
+    """True when ``text`` is a date stamp or a picture credit.
+
+    Under 80 characters: ``_METADATA_LINE`` matches, or a credit appears anywhere
+    (``_CREDIT_INSIDE``); from 80 on only the latter.
+    """
+    if _CREDIT_INSIDE.search(text) is not None:
+        return True
+    if len(text) >= 80:
+        return False
     if _METADATA_START.match(text) is not None:
         return True
     return _DIGIT.search(text) is not None and _METADATA_DATE.search(text) is not None
@@ -125,6 +138,10 @@ _LINE_START_CHARS = frozenset("#>+=-0123456789")
 _CONTAINERS = frozenset({"article", "main", "body"})
 _CONTENT_MARKERS = 'main, h1, [itemprop="articleBody"], [role="main"]'
 _PRECHECK_TAGS = frozenset({"ul", "ol", "nav", "menu"})
+# A teaser card (a linked heading over a line or two of summary) once the article has begun:
+# the non-link characters rendered before it, and those it may hold per linked heading.
+_TEASER_AFTER = 1000
+_TEASER_TEXT = 500
 _PRUNED_TAGS = frozenset({"footer", "figcaption"})
 
 
@@ -150,8 +167,11 @@ class Renderer:
         prune: bool,
         root_chars: int = 0,
         started: float | None = None,
+        link_targets: bool = True,
     ) -> None:
         self.resolver = resolver
+        # False: a link renders as its text alone, no "[text](url)" (see docs/extract.md).
+        self.link_targets = link_targets
         self.budget = budget
         self.prune = prune
         self.root_chars = root_chars
@@ -169,6 +189,7 @@ class Renderer:
         self.in_emphasis: set[str] = set()
         self.flushes = 0
         self.drops = 0
+        self.linked_headings = 0
         self.destinations: dict[str, str] = {}
         self.markup = 0
         self.floor = 0  # index in the inline buffer where the innermost open span began
@@ -184,6 +205,8 @@ class Renderer:
         self._children(root, ctx, 0)
         self._flush(ctx)
         blocks = drop_orphan_headings(ctx.blocks)
+        if self.prune:
+            blocks = finish_blocks(blocks)
         while blocks and blocks[-1][2] == "hr":
             blocks.pop()
         while blocks and blocks[0][2] == "hr":
@@ -297,7 +320,7 @@ class Renderer:
             md = _BREAKS.sub("\\\\\n", md)
             tx = _BREAKS.sub("\n", tx)
         # (A date in a table cell is data, not a dateline.)
-        if self.prune and len(tx) < 80 and not self.in_table and is_metadata_line(tx):
+        if self.prune and len(tx) < _METADATA_MAX and not self.in_table and is_metadata_line(tx):
             return
         if md[0] in _LINE_START_CHARS or "\n" in md:
             md = escape_line_starts(md)
@@ -390,6 +413,8 @@ class Renderer:
         ctx.md[start:] = [f"{lead}{head}{marker}{core}{marker}{tail}{trail}"]
 
     def _wrap_link(self, node: Node, ctx: _Ctx, start: int) -> None:
+        if not self.link_targets:
+            return
         lead, inner, trail = self._split_space(ctx, start)
         if not inner:
             return
@@ -473,9 +498,16 @@ class Renderer:
         elif tag == "hr":
             ctx.blocks.append(("---", "", "hr"))
         else:
+            teasers = self.linked_headings
             self._children(node, ctx, depth)
             if ctx.md:
                 self._flush(ctx)
+            if self.prune and self.linked_headings != teasers and self._teasers(chars, link_chars, teasers):
+                # Cards of other articles ("### [Title](url)" and a summary) after this one's text.
+                del ctx.blocks[before_blocks:]
+                self._drop(ctx)
+                self.chars, self.link_chars, self.links = chars, link_chars, links
+                return
         if not self.prune:
             return
         # Both checks are skipped when they cannot hold: a block without links is not link
@@ -491,6 +523,15 @@ class Renderer:
             # A "Related articles" box whose list was pruned: its title goes with it.
             del ctx.blocks[before_blocks:]
             self._drop(ctx)
+
+    def _teasers(self, chars: int, link_chars: int, teasers: int) -> bool:
+        """True when the block just rendered is teaser cards: linked headings with little text of their own.
+
+        Only once the document has ``_TEASER_AFTER`` characters of text that is not link text
+        before the block: a linked headline at the top is the article's own title.
+        """
+        own = (self.chars - chars) - (self.link_chars - link_chars)
+        return chars - link_chars >= _TEASER_AFTER and own < _TEASER_TEXT * (self.linked_headings - teasers)
 
     def _drop(self, ctx: _Ctx) -> None:
         """Leave the marker of a pruned block (and count it, see :meth:`_block`)."""
@@ -528,7 +569,10 @@ class Renderer:
         return drop_orphan_headings(sub.blocks) if self.prune else [b for b in sub.blocks if b[0]]
 
     def _heading(self, node: Node, level: int, ctx: _Ctx, depth: int) -> None:
+        chars, link_chars = self.chars, self.link_chars
         blocks = self._sub(node, depth)
+        if self.chars != chars and self.chars - chars == self.link_chars - link_chars:
+            self.linked_headings += 1  # "### [Title](url)": a teaser's headline (see _teasers)
         md = one_line(blocks)
         tx = " ".join(b[1].replace("\n", " ") for b in blocks).strip()
         if md:

@@ -54,6 +54,8 @@ from ccrawl.markdown.units import Unit, crawl_of, location_parts, parse_shards, 
 
 #: The engines ``markdown export`` takes, and the manifest each reads.
 ENGINE_SOURCES = {"h2m": "warc", "readability": "warc", "raw": "warc", "wet": "wet"}
+# The same engines rendering links as their text only (docs/extract.md, "Links in Markdown").
+ENGINE_SOURCES.update({f"{name}+textlinks": "warc" for name in ("h2m", "readability", "raw")})
 CANON_VERSION = "canon/1"
 #: Columns of the per-unit records the command prints.
 COLUMNS = ("unit", "crawl", "file", "rows", "bytes", "action", "commit")

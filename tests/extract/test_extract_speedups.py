@@ -14,7 +14,7 @@ from ccrawl.extract import boilerplate
 from ccrawl.extract.boilerplate import FURNITURE, KEEP, verdict
 from ccrawl.extract.engines import _is_body, get_extractor
 from ccrawl.extract.escape import _INLINE, escape_inline
-from ccrawl.extract.render import _METADATA_LINE, is_metadata_line
+from ccrawl.extract.render import _CREDIT_INSIDE, _METADATA_LINE, is_metadata_line
 
 
 def test_body_is_recognised_by_identity_not_by_serialised_html() -> None:
@@ -37,17 +37,25 @@ def test_body_is_recognised_by_identity_not_by_serialised_html() -> None:
         "Read more about our products",
         "Photographs of the coast",
         "1.2.3 version 2019",
+        "The new plant near Bremen, opened in May (Photo: dpa)",
+        "A long caption that goes on and on about the picture above it, ending © Agentur Foto",
+        "Getty Images",
         "",
     ],
 )
 def test_metadata_line_check_agrees_with_the_single_pattern(line: str) -> None:
-    assert is_metadata_line(line) == bool(_METADATA_LINE.search(line))
+    assert is_metadata_line(line) == _reference(line)
+
+
+def _reference(line: str) -> bool:
+    """The definition: a credit anywhere, or (under 80 characters) the single pattern."""
+    return bool(_CREDIT_INSIDE.search(line)) or (len(line) < 80 and bool(_METADATA_LINE.search(line)))
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("0123456789./-: ©()cCfFoOtTsSuUrReEpPhH \n\t٣")), max_size=30))
 def test_metadata_line_check_agrees_on_any_text(line: str) -> None:
-    assert is_metadata_line(line) == bool(_METADATA_LINE.search(line))
+    assert is_metadata_line(line) == _reference(line)
 
 
 @settings(max_examples=400, deadline=None)

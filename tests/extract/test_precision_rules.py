@@ -1,0 +1,149 @@
+"""h2m's precision rules (issue 21): what each prunes, what each keeps, in the walk and its twin alike.
+
+Each case runs the real ``h2m`` engine with the compiled walk and with the pure-Python twin
+(the engines' renderer swapped), and asserts on the text both produce.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from ccrawl.extract import engines, render
+from ccrawl.extract.blocks import finish_blocks
+from tests.conftest import native_or_skip
+
+URL = "https://example.com/news/story.html"
+PARA = (
+    "The harbour authority said on Tuesday that the new quay, built over three years at a cost of "
+    "forty million, would open to container ships in the spring, doubling what the port can handle "
+    "and bringing some two hundred jobs back to a town that lost its shipyard a decade ago. "
+)
+
+
+@contextmanager
+def _renderer(cls: Any) -> Iterator[None]:
+    saved = engines.Renderer
+    engines.Renderer = cls
+    try:
+        yield
+    finally:
+        engines.Renderer = saved
+
+
+@pytest.fixture(params=["twin", "native"])
+def text_of(request: pytest.FixtureRequest) -> Any:
+    cls = render.PyRenderer if request.param == "twin" else native_or_skip("h2mwalk").Renderer
+
+    def run(body: str) -> str:
+        with _renderer(cls):
+            return engines.HtmlExtractor("h2m").extract(f"<html><body>{body}</body></html>", URL).text
+
+    return run
+
+
+def _article(inner: str, after: str = "") -> str:
+    return f"<article><h1>Port to double its capacity</h1>{inner}{after}</article>"
+
+
+CARDS = (
+    "<h2>More from the coast</h2>"
+    '<div class="grid"><div><h3><a href="/a">Ferry fares rise again</a></h3><p>Operators blame fuel.</p></div>'
+    '<div><h3><a href="/b">Lighthouse for sale</a></h3><p>The keeper retires in May.</p></div>'
+    '<div><h3><a href="/c">Storm closes the bridge</a></h3><p>Traffic was diverted.</p></div></div>'
+)
+
+
+def test_teaser_cards_after_the_article_go_with_their_heading(text_of: Any) -> None:
+    text = text_of(_article("".join(f"<p>{PARA}</p>" for _ in range(6)), CARDS))
+    assert "doubling what the port can handle" in text and "Port to double its capacity" in text
+    for gone in ("Ferry fares", "Operators blame fuel", "Lighthouse", "Storm closes", "More from the coast"):
+        assert gone not in text
+
+
+def test_a_linked_headline_before_the_text_is_the_article_s_own(text_of: Any) -> None:
+    body = '<article><h2><a href="/story">Port to double its capacity</a></h2><p>Short lead.</p>'
+    body += "".join(f"<p>{PARA}</p>" for _ in range(3)) + "</article>"
+    text = text_of(body)
+    assert "Port to double its capacity" in text and "Short lead." in text
+
+
+def test_labels_and_furniture_lines_at_the_edges_go_signatures_stay(text_of: Any) -> None:
+    inner = (
+        "".join(f"<p>{PARA}</p>" for _ in range(3))
+        + "<p>Contact us:</p><p>Ingredients:</p><ul><li>flour</li><li>salt</li></ul>"
+        + "<p>Anna Berg, Oslo.</p><p>Share this article</p><ul><li>harbour</li><li>shipping</li></ul>"
+        + "<h3>Read next</h3>"
+    )
+    text = text_of("<article><p>Breaking</p>" + _article(inner)[9:])  # a kicker above the headline
+    assert "Ingredients:" in text and "flour" in text and "Anna Berg, Oslo." in text
+    for gone in ("Breaking", "Contact us:", "Share this article", "shipping", "Read next"):
+        assert gone not in text
+
+
+def test_a_short_document_keeps_its_short_lines(text_of: Any) -> None:
+    text = text_of("<p>Opening hours</p><p>Mon to Fri, 9 to 5</p><p>Closed on Sundays</p>")
+    assert text.split("\n") == ["Opening hours", "Mon to Fri, 9 to 5", "Closed on Sundays"]
+
+
+def test_picture_credits_inside_captions_go_long_paragraphs_with_them_stay(text_of: Any) -> None:
+    credit = "<p>The new quay at dawn, seen from the old lighthouse. (Photo: Jane Doe)</p>"
+    long_one = f"<p>{PARA} Photo: the harbour office published pictures of the works.</p>"
+    text = text_of(_article(f"<p>{PARA}</p>{credit}{long_one}<p>{PARA}</p>"))
+    assert "seen from the old lighthouse" not in text
+    assert "published pictures of the works" in text
+
+
+@pytest.mark.parametrize("cls", ["textwidget", "teasers", "contact-box", "buybox", "donate"])
+def test_new_furniture_class_names_are_pruned(text_of: Any, cls: str) -> None:
+    inner = (
+        "".join(f"<p>{PARA}</p>" for _ in range(3)) + f'<div class="{cls}"><p>Something else entirely here.</p></div>'
+    )
+    text = text_of(_article(inner, f"<p>{PARA}</p>"))
+    assert "Something else entirely" not in text and "doubling" in text
+
+
+def test_finish_blocks_trims_edges_only_around_a_body() -> None:
+    body = ("x" * 300, "x" * 300, "p")
+    blocks = [("Top", "Top", "p"), body, ("Tags:", "Tags:", "p"), ("## More", "More", "h")]
+    assert finish_blocks(blocks) == [body]
+    small = [("Top", "Top", "p"), ("y" * 100, "y" * 100, "p"), ("## More", "More", "h")]
+    assert finish_blocks(small) == small
+    tags = ("- a\n- b", "a\nb", "list")
+    steps = ("1. Mix.\n2. Bake.", "Mix.\nBake.", "list")
+    assert finish_blocks([body, tags]) == [body] and finish_blocks([body, steps]) == [body, steps]
+    picture = ("![a](https://e.test/a.jpg)", "", "p")
+    assert finish_blocks([body, picture]) == [body, picture]
+
+
+LINKED = (
+    '<article><h1>Notes</h1><p>See <a href="/docs/a">the first guide</a> and <b><a href="https://b.test/x">'
+    f"the second</a></b>, then the <a href='/c'>appendix</a>, which lists every berth, crane and shed that the "
+    f"authority runs along the river today.</p><p>{PARA}</p></article>"
+)
+
+
+@pytest.mark.parametrize("cls", ["twin", "native"])
+def test_textlinks_renders_links_as_their_text_only(cls: str) -> None:
+    renderer = render.PyRenderer if cls == "twin" else native_or_skip("h2mwalk").Renderer
+    with _renderer(renderer):
+        keep = engines.get_extractor("h2m").extract(LINKED, URL)
+        plain = engines.get_extractor("h2m+textlinks").extract(LINKED, URL)
+    assert "[the first guide](https://example.com/docs/a)" in keep.markdown
+    assert "](" not in plain.markdown and "See the first guide and **the second**, then" in plain.markdown
+    assert plain.text == keep.text and len(plain.markdown) < len(keep.markdown)
+    assert plain.extractor == f"h2m@{engines.ENGINE_VERSION}+textlinks" and keep.extractor.endswith(
+        f"@{engines.ENGINE_VERSION}"
+    )
+
+
+def test_links_mode_is_checked() -> None:
+    from ccrawl.errors import UsageError
+
+    with pytest.raises(UsageError, match="no links mode"):
+        engines.get_extractor("wet+textlinks")
+    with pytest.raises(UsageError, match="unknown links mode"):
+        engines.get_extractor("h2m", links="none")
