@@ -156,7 +156,8 @@ class Refetcher(Exporter):
         t = time.perf_counter()
         run_recrawl(str(work / "urls"), column="url", out=str(work / "captures"), state=str(work / "state.json"),
                     workers=self.refetch.fetch_workers, delay=self.refetch.delay, timeout=self.refetch.timeout,
-                    max_redirects=self.refetch.max_redirects, extractor=self.opts.extractor, no_extract=self.refetch.fetch_only,
+                    max_redirects=self.refetch.max_redirects, extractor=self.opts.extractor,
+                    no_extract=self.refetch.fetch_only,
                     resolve=dict(self.refetch.resolve), progress="none", handle_signals=False,
                     command_line=self.opts.command_line)
         self.phases.fetch += time.perf_counter() - t
