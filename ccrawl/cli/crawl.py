@@ -103,10 +103,13 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--shards", type=int, default=None, help="How many machines split the crawl [1, or the engine's]")
 @click.option("--workers", "-j", type=int, default=64, show_default=True,
               help="Fetches in flight (hosts in flight: one request per host at a time)")
+@click.option("--fetchers", type=int, default=None,
+              help="Fetch processes, each owning a partition of the registered domains "
+                   "[the state file's count, else one per core up to one per 16 workers]")
 @_RESOLVE
 def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int, max_pages: int,
               same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str, shards: int | None,
-              workers: int, resolve: tuple[str, ...]) -> None:
+              workers: int, fetchers: int | None, resolve: tuple[str, ...]) -> None:
     from ccrawl import ops
     from ccrawl.cli.commoncrawl import parse_size
     from ccrawl.net.client import seconds
@@ -119,7 +122,8 @@ def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max
     records = op(seeds=_seed_lines(seeds, run), state=state, out=out or None, delay=seconds(delay, name="--delay"),
                  max_depth=max_depth, max_pages=max_pages, same_host=same_host, robots=robots,
                  warc_size=parse_size(warc_size, "--warc-size"), prefix=prefix, shard=assignment.index,
-                 shards=assignment.count, workers=workers, timeout=float(run.settings.timeout or 30.0),
+                 shards=assignment.count, workers=workers, fetchers=fetchers,
+                 timeout=float(run.settings.timeout or 30.0),
                  resolve=_resolve(resolve), notice=echo_err)
     run.emit(records, columns=op.columns, single=True)
 

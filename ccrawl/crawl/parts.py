@@ -1,0 +1,345 @@
+"""``crawl run --fetchers N``: N processes, each crawling the registered domains of its partition.
+
+A host's partition is :func:`ccrawl.crawl.frontier.place` of its registered domain, so every URL of
+a site, its robots.txt and its politeness clock live in one process, and each process has its own
+frontier state file (``<state>`` for partition 0, ``<state>.partN`` for the others), its own WARC
+writer (file names carry the pid) and its own event loop: nothing is shared but ``--max-pages``,
+a counter in shared memory that a fetch reserves before it is taken.
+
+**Links across partitions.** A link whose domain another partition owns goes into the finder's
+``outbox`` table, in the same transaction that marks the page it came from as fetched, and is sent
+to the owner (:class:`LinkBatch`). The owner admits it (its seen set drops repeats), commits, and
+answers :class:`LinkAck`; only then does the finder delete the row. So a kill anywhere loses no link:
+an unacknowledged row is still in the finder's outbox, and a restarted partition sends its whole
+outbox again.
+
+**The end.** A partition that runs dry does not stop: links may still come. The parent probes every
+partition in rounds (a round is sent once the last one is answered); each answers whether it is idle
+(nothing queued, nothing in flight, no routed link its owner has not committed) and a count of what it
+has done. Two consecutive rounds, all idle, counts unchanged: no link can be in transit (its finder
+would not be idle until the owner committed it, and the owner would have counted it), so the
+parent stops every partition. ``--max-pages`` reached and nothing in flight anywhere, a signal, or a
+partition that dies stop the run the same way. A SIGKILL of the parent kills the partitions too
+(``PR_SET_PDEATHSIG``); the next run waits for their locks before it touches the WARC directory.
+
+Spawned, not forked (aiohttp's threads do not survive a fork): a partition pays ~0.5 s of start-up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import multiprocessing as mp
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ccrawl.crawl.frontier import Frontier, Routed
+from ccrawl.crawl.messages import LinkAck, LinkBatch, PartDone, PartFailed, Probe, Report, Stop
+from ccrawl.crawl.run import CrawlOptions, Notice, PartHooks, _Crawl, _crawl, frontier_config, load_seeds
+from ccrawl.crawl.state import StateFile, lock_file, part_path
+from ccrawl.crawl.summary import CrawlSummary
+from ccrawl.crawl.warc import WarcFiles
+from ccrawl.errors import CcrawlError, UsageError
+
+BATCH_LINKS = 5000
+PROBE_EVERY = 0.05
+PUMP_EVERY = 0.05
+
+
+@contextlib.contextmanager
+def plan_run(options: CrawlOptions) -> Iterator[int]:
+    """Hold ``<state>.run.lock`` for the run and yield its process count.
+
+    The count is the state file's (recorded on its first run) unless none is recorded; an explicit
+    ``fetchers`` that disagrees with the recorded one is a usage error, since links are routed by it.
+    The shard a state file was started with is kept the same way."""
+    state = Path(options.state)
+    if state.parent and not state.parent.exists():
+        raise UsageError(f"--state {state}: the directory {state.parent} does not exist")
+    fd = lock_file(Path(f"{state}.run.lock"), wait=0.0, what=f"--state {state}")
+    try:
+        recorded: dict[str, str] = {}
+        if state.exists():
+            first = StateFile(state, wait=5.0)
+            try:
+                for key in ("parts", "shard", "shards", "seeds_loaded"):
+                    recorded[key] = first.get(key)
+            finally:
+                first.close()
+        parts = options.fetchers or options.auto_fetchers()
+        if recorded.get("seeds_loaded") == "1":
+            was = int(recorded.get("parts") or 1)
+            if options.fetchers is not None and options.fetchers != was:
+                raise UsageError(f"--state {state} was started with --fetchers {was} (its links are routed by "
+                                 f"that count); resume it with --fetchers {was}, or leave the flag out")
+            parts = was
+            if recorded.get("shards") and (recorded["shard"], recorded["shards"]) != (
+                    str(options.shard), str(options.shards)):
+                raise UsageError(f"--state {state} was started as shard {recorded['shard']} of {recorded['shards']}; "
+                                 f"resume it with --shard {recorded['shard']} --shards {recorded['shards']}")
+        if recorded.get("seeds_loaded") != "1" or not recorded.get("parts"):
+            _record(state, parts, options)
+        yield parts
+    finally:
+        os.close(fd)
+
+
+def _record(state: Path, parts: int, options: CrawlOptions) -> None:
+    first = StateFile(state, wait=5.0)
+    try:
+        first.put("parts", parts)
+        first.put("shard", options.shard)
+        first.put("shards", options.shards)
+    finally:
+        first.close()
+
+
+class SharedBudget:
+    """``--max-pages`` across processes: a counter in shared memory, reserved before a URL is taken."""
+
+    def __init__(self, counter: Any, max_pages: int) -> None:
+        self.counter = counter
+        self.max_pages = max_pages
+
+    def reserve(self) -> bool:
+        if not self.max_pages:
+            return True
+        with self.counter.get_lock():
+            if self.counter.value >= self.max_pages:
+                return False
+            self.counter.value += 1
+            return True
+
+    def refund(self) -> None:
+        if self.max_pages:
+            with self.counter.get_lock():
+                self.counter.value -= 1
+
+
+class Mailbox:
+    """A partition's side of the links between partitions, and its answers to the parent."""
+
+    def __init__(self, part: int, inboxes: list[Any], results: Any) -> None:
+        self.part = part
+        self.inboxes = inboxes
+        self.results = results
+        self.crawl: _Crawl | None = None
+        self.taken = 0
+
+    def attach(self, crawl: _Crawl) -> Any:
+        self.crawl = crawl
+        crawl.frontier.on_commit = self.send
+        self.send(crawl.frontier.outbox(), {})  # a restart sends every row not yet acknowledged
+        loop = asyncio.get_running_loop()
+        inbox = self.inboxes[self.part]
+
+        def read() -> None:
+            while True:
+                msg = inbox.get()
+                loop.call_soon_threadsafe(self.handle, msg)
+                if isinstance(msg, Stop):
+                    return
+
+        threading.Thread(target=read, name="crawl-mailbox", daemon=True).start()
+        return self.pump()
+
+    def send(self, rows: list[Routed], owed: dict[int, int]) -> None:
+        by_owner: dict[int, list[Routed]] = {}
+        for row in rows:
+            by_owner.setdefault(row[1], []).append(row)
+        for owner, mine in by_owner.items():
+            for i in range(0, len(mine), BATCH_LINKS):
+                chunk = mine[i:i + BATCH_LINKS]
+                links = [(url, depth) for _, _, url, depth in chunk]
+                self.inboxes[owner].put(LinkBatch(self.part, chunk[-1][0], links))
+        for source, upto in owed.items():
+            self.inboxes[source].put(LinkAck(self.part, upto))
+
+    def handle(self, msg: object) -> None:
+        crawl = self.crawl
+        assert crawl is not None
+        frontier = crawl.frontier
+        if isinstance(msg, LinkBatch):
+            for url, depth in msg.links:
+                frontier.admit(url, depth)
+            frontier.took_batch(msg.source, msg.upto)
+            crawl.activity += 1
+            crawl.wake()
+        elif isinstance(msg, LinkAck):
+            frontier.acked(msg.part, msg.upto)
+        elif isinstance(msg, Probe):
+            idle = frontier.in_flight == 0 and frontier.idle() and not frontier.outstanding()
+            self.results.put(Report(self.part, msg.round, idle, crawl.activity + frontier.routed,
+                                    frontier.in_flight))
+        elif isinstance(msg, Stop):
+            crawl.halt()
+
+    async def pump(self) -> None:
+        """Commit what is owed often: routed links reach their owner, acks reach their finder."""
+        crawl = self.crawl
+        assert crawl is not None
+        while not crawl.stop:
+            await asyncio.sleep(PUMP_EVERY)
+            if crawl.frontier.owes():
+                crawl.frontier.flush()
+
+
+def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Any], results: Any, counter: Any) -> None:
+    """A partition process: its slice of the crawl until the parent says stop."""
+    from ccrawl.fetch import run
+    from ccrawl.recrawl.procs import child_setup
+
+    child_setup()
+    for q in inboxes:
+        q.cancel_join_thread()  # unread links stay in the sender's outbox: never wait on them at exit
+    try:
+        mailbox = Mailbox(part, inboxes, results)
+        hooks = PartHooks(part, parts, SharedBudget(counter, options.max_pages), mailbox.attach)
+        summary = run(_crawl(options, [], lambda msg: None, hooks))
+        results.put(PartDone(part, summary))
+    except CcrawlError as exc:
+        results.put(PartFailed(part, str(exc), exc.exit_code))
+    except BaseException as exc:
+        results.put(PartFailed(part, f"{type(exc).__name__}: {exc}"))
+
+
+def _prepare(options: CrawlOptions, seeds: Iterable[str], parts: int) -> tuple[CrawlSummary, int]:
+    """Before any partition starts: wait for a killed run's processes, rename its open WARC files,
+    load the seeds into their owners. Returns (aborted files and seed counts, pages fetched so far)."""
+    states = [StateFile(part_path(Path(options.state), i), wait=5.0) for i in range(parts)]
+    try:
+        aborted: list[str] = []
+        if options.out:
+            aborted = WarcFiles(options.out, prefix=options.prefix).abandon_leftovers()
+        frontiers = [Frontier(s, frontier_config(options, i, parts)) for i, s in enumerate(states)]
+        if states[0].get("seeds_loaded") != "1":
+            load_seeds(frontiers, seeds)
+        seeded = CrawlSummary(aborted_files=aborted, admitted=sum(f.admitted for f in frontiers),
+                              duplicates=sum(f.dropped["seen"] for f in frontiers))
+        return seeded, sum(f.fetched for f in frontiers)
+    finally:
+        for s in states:
+            s.close()
+
+
+class _Rounds:
+    """The parent's probe rounds and the rule that ends a run."""
+
+    def __init__(self, parts: int) -> None:
+        self.parts = parts
+        self.round = 0
+        self.answers: dict[int, Report] = {}
+        self.last: dict[int, Report] | None = None
+
+    def take(self, report: Report) -> None:
+        if report.round == self.round:
+            self.answers[report.part] = report
+
+    def complete(self) -> bool:
+        return len(self.answers) == self.parts
+
+    def quiet(self) -> bool:
+        """This round and the last: every partition idle, and none did anything in between."""
+        if not self.complete() or self.last is None:
+            return False
+        return all(r.idle and self.last[p].idle and r.activity == self.last[p].activity
+                   for p, r in self.answers.items())
+
+    def drained(self) -> bool:
+        return self.complete() and all(r.in_flight == 0 for r in self.answers.values())
+
+    def next(self, inboxes: list[Any]) -> None:
+        if self.answers:
+            self.last = self.answers
+        self.answers = {}
+        self.round += 1
+        for q in inboxes:
+            q.put(Probe(self.round))
+
+
+def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts: int) -> CrawlSummary:
+    """The parent of a multi-process crawl: prepare, start the partitions, decide the end, sum up."""
+    summary, fetched_before = _prepare(options, seeds, parts)
+    ctx = mp.get_context("spawn")
+    inboxes = [ctx.Queue() for _ in range(parts)]
+    results = ctx.Queue()
+    counter = ctx.Value("q", fetched_before)
+    procs = [ctx.Process(target=part_main, args=(options, i, parts, inboxes, results, counter),
+                         name=f"ccrawl-crawl-{i}") for i in range(parts)]
+    signalled: list[int] = []
+    previous = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(ValueError):  # not the main thread: the caller stops us its own way
+            previous[sig] = signal.signal(sig, lambda signum, frame: signalled.append(signum))
+    started = time.perf_counter()
+    done: dict[int, PartDone] = {}
+    failed: list[PartFailed] = []
+    reason = ""
+    rounds = _Rounds(parts)
+
+    def absorb(msg: object) -> None:
+        if isinstance(msg, Report):
+            rounds.take(msg)
+        elif isinstance(msg, PartDone):
+            done[msg.part] = msg
+        elif isinstance(msg, PartFailed):
+            failed.append(msg)
+
+    try:
+        for p in procs:
+            p.start()
+        rounds.next(inboxes)
+        while len(done) + len(failed) < parts:
+            try:
+                msg = results.get(timeout=PROBE_EVERY)
+            except queue.Empty:
+                msg = None
+            absorb(msg)
+            for i, p in enumerate(procs):
+                if p.exitcode is not None and i not in done and all(f.part != i for f in failed):
+                    with contextlib.suppress(queue.Empty):  # its last words may still be in the pipe
+                        while True:
+                            absorb(results.get(timeout=0.5))
+                    if i not in done and all(f.part != i for f in failed):
+                        failed.append(PartFailed(i, f"partition {i} died (exit code {p.exitcode})"))
+            if not reason:
+                if signalled:
+                    reason = "signal"
+                elif failed:
+                    reason = "failed"
+                elif rounds.complete():
+                    if rounds.quiet():
+                        reason = "finished"
+                    elif options.max_pages and counter.value >= options.max_pages and rounds.drained():
+                        reason = "max-pages"
+                    else:
+                        rounds.next(inboxes)
+                if reason:
+                    for q in inboxes:
+                        q.put(Stop(reason))
+        for p in procs:
+            p.join(timeout=30)
+    finally:
+        for p in procs:
+            if p.is_alive():
+                p.kill()
+                p.join(timeout=5)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if failed:
+        first = failed[0]
+        error = CcrawlError(f"crawl run: {first.message} (partition {first.part} of {parts}); "
+                            "rerun the same command to resume")
+        error.exit_code = first.exit_code
+        raise error
+    for part in sorted(done):
+        summary.add(done[part].summary)
+    summary.seconds = time.perf_counter() - started
+    summary.finished = reason == "finished" and summary.queued == 0
+    return summary
