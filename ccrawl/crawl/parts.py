@@ -48,7 +48,8 @@ from ccrawl.crawl.warc import WarcFiles
 from ccrawl.errors import CcrawlError, UsageError
 
 BATCH_LINKS = 5000
-PROBE_EVERY = 0.05
+PROBE_EVERY = 0.1
+"""Seconds between the starts of two probe rounds (a round costs each partition a flush and a query)."""
 PUMP_EVERY = 0.05
 
 
@@ -236,6 +237,7 @@ class _Rounds:
         self.round = 0
         self.answers: dict[int, Report] = {}
         self.last: dict[int, Report] | None = None
+        self.sent_at = 0.0
 
     def take(self, report: Report) -> None:
         if report.round == self.round:
@@ -259,6 +261,7 @@ class _Rounds:
             self.last = self.answers
         self.answers = {}
         self.round += 1
+        self.sent_at = time.monotonic()
         for q in inboxes:
             q.put(Probe(self.round))
 
@@ -297,7 +300,7 @@ def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts
         rounds.next(inboxes)
         while len(done) + len(failed) < parts:
             try:
-                msg = results.get(timeout=PROBE_EVERY)
+                msg = results.get(timeout=PROBE_EVERY / 2)
             except queue.Empty:
                 msg = None
             absorb(msg)
@@ -318,7 +321,7 @@ def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts
                         reason = "finished"
                     elif options.max_pages and counter.value >= options.max_pages and rounds.drained():
                         reason = "max-pages"
-                    else:
+                    elif time.monotonic() - rounds.sent_at >= PROBE_EVERY:
                         rounds.next(inboxes)
                 if reason:
                     for q in inboxes:
@@ -340,6 +343,8 @@ def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts
         raise error
     for part in sorted(done):
         summary.add(done[part].summary)
-    summary.seconds = time.perf_counter() - started
+    # like a one-process run's: the fetch loop's time (the longest partition's), without process start-up
+    summary.seconds = max((d.summary.seconds for d in done.values()), default=time.perf_counter() - started)
+    summary.fetchers = parts
     summary.finished = reason == "finished" and summary.queued == 0
     return summary

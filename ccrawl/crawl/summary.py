@@ -26,6 +26,8 @@ class CrawlSummary:
     finished: bool = False
     """True when the frontier ran dry; False when --max-pages or a signal stopped the run."""
     errors: dict[str, int] = field(default_factory=dict)
+    fetchers: int = 1
+    """Fetch processes of this run (``--fetchers``)."""
 
     def as_record(self) -> dict[str, Any]:
         rate = self.fetched / self.seconds if self.seconds > 0 else 0.0
@@ -35,7 +37,7 @@ class CrawlSummary:
             "pages_per_second": round(rate, 1), "seconds": round(self.seconds, 3),
             "warc_files": len(self.warc_files), "recovered_done": self.recovered_done, "requeued": self.requeued,
             "aborted_files": len(self.aborted_files), "total_fetched": self.total_fetched, "queued": self.queued,
-            "seen": self.seen, "finished": self.finished, "errors": dict(self.errors),
+            "seen": self.seen, "finished": self.finished, "fetchers": self.fetchers, "errors": dict(self.errors),
         }
 
 

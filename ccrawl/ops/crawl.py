@@ -24,7 +24,7 @@ FETCH_COLUMNS = ("url", "final_url", "status", "content_type", "content_length",
                  "fetched_at", "duration_ms", "truncated", "decoded", "redirects", "robots", "error", "warc_file")
 RUN_COLUMNS = ("fetched", "archived", "failed", "robots_skipped", "admitted", "duplicates", "pages_per_second",
                "seconds", "warc_files", "recovered_done", "requeued", "aborted_files", "total_fetched", "queued",
-               "seen", "finished")
+               "seen", "finished", "fetchers")
 
 
 @operation("crawl.seed", summary="Seed URLs from the web graph's host rank table, one per host", columns=SEED_COLUMNS)

@@ -162,3 +162,19 @@ def test_shard_auto_reads_the_engine_and_keeps_its_domains(
     assert "was started as shard 1 of 3" in capsys.readouterr().err
     assert main([*base, "--shard", "auto", "--shards", "4"]) == 2
     assert "disagrees with SLURM_ARRAY_TASK_COUNT=3" in capsys.readouterr().err
+
+
+def test_sigterm_to_the_parent_stops_every_fetcher_and_seals(kill_web: SynthWeb, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(kill_web.url("site5.test") + "\n")
+    proc = subprocess.Popen(_cmd(kill_web, tmp_path, seeds), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline and not list((tmp_path / "warc").glob("*.open")):
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err.decode()[-1000:]
+    summary = json.loads(out)
+    assert summary["finished"] is False and summary["queued"] > 0
+    assert list((tmp_path / "warc").glob("*.open")) == []  # both writers sealed
+    assert len(warc_targets(tmp_path / "warc")) == summary["archived"]
