@@ -189,9 +189,9 @@ markdown.add_command(export)
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
 @click.option("--skip-errors", is_flag=True, help="Report a shard that fails and go on")
 def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidence: float, fetch_workers: int,
-            fetch_only: bool, rate: str, timeout: str, max_redirects: int, warc_cache_dir: Path | None, no_warc_cache: bool, limit: int,
-            out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool, ledger: Path | None,
-            skip_errors: bool) -> None:
+            fetch_only: bool, rate: str, timeout: str, max_redirects: int, warc_cache_dir: Path | None,
+            no_warc_cache: bool, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool,
+            ledger: Path | None, skip_errors: bool) -> None:
     import shlex
 
     from ccrawl.cli.publish import _seconds
