@@ -335,6 +335,9 @@ def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts
                 p.join(timeout=5)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        for q in [*inboxes, results]:  # probes nobody read must not keep this process (a library caller) waiting
+            q.cancel_join_thread()
+            q.close()
     if failed:
         first = failed[0]
         error = CcrawlError(f"crawl run: {first.message} (partition {first.part} of {parts}); "

@@ -116,6 +116,8 @@ def encode_exchange(result: FetchResult, warcinfo_id: str, max_body: int) -> tup
         target_uri=result.target_url, fetched_at_ms=result.fetched_at, ip_address=result.ip_address,
         request_head=result.request_head(), response_head=stored.head, body=stored.body,
         truncated=stored.truncated, warcinfo_id=warcinfo_id, compress=gzip_member,
+        # the fetcher hashed the body as served: the same bytes unless they were decoded here
+        payload_digest=f"sha1:{result.digest}" if result.digest and stored.body is result.body else "",
     )
 
 

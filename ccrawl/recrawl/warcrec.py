@@ -73,8 +73,11 @@ def exchange(
     truncated: bool,
     warcinfo_id: str,
     compress: Compress | None = None,
+    payload_digest: str = "",
 ) -> tuple[bytes, bytes]:
-    """(request member, response member) for one fetched page."""
+    """(request member, response member) for one fetched page.
+
+    ``payload_digest`` (``sha1:<base32>`` of ``body``) saves hashing the body again when the caller has it."""
     date = warc_date(fetched_at_ms)
     req_id, resp_id = record_id(), record_id()
     common = [("WARC-Date", date), ("WARC-Target-URI", target_uri), ("WARC-Warcinfo-ID", warcinfo_id)]
@@ -87,7 +90,7 @@ def exchange(
         *common,
         ("Content-Type", "application/http; msgtype=response"),
         ("WARC-Block-Digest", _sha1_b32(block)),
-        ("WARC-Payload-Digest", _sha1_b32(body)),
+        ("WARC-Payload-Digest", payload_digest or _sha1_b32(body)),
     ]
     if truncated:
         resp_headers.append(("WARC-Truncated", "length"))
