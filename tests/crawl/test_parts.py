@@ -178,3 +178,32 @@ def test_sigterm_to_the_parent_stops_every_fetcher_and_seals(kill_web: SynthWeb,
     assert summary["finished"] is False and summary["queued"] > 0
     assert list((tmp_path / "warc").glob("*.open")) == []  # both writers sealed
     assert len(warc_targets(tmp_path / "warc")) == summary["archived"]
+
+
+def test_partition_is_independent_of_the_fleet_shard() -> None:
+    hosts = [f"www.site{i}.co.uk" if i % 3 else f"h{i}.test" for i in range(400)]  # 400 registered domains
+    for shards in (1, 2, 4):
+        placed = [place(h, shards, 2) for h in hosts]
+        assert [s for s, _ in placed] == [shard_of(h, shards) for h in hosts]  # the fleet's function, unchanged
+        for shard in range(shards):
+            parts = Counter(p for s, p in placed if s == shard)
+            assert set(parts) == {0, 1} and min(parts.values()) > 0.3 * sum(parts.values())
+    # every host of one registered domain goes to one partition
+    assert len({place(f"{sub}.example.org", 1, 4) for sub in ("a", "www", "x.y", "shop")}) == 1
+
+
+def test_a_second_run_on_the_same_state_and_bad_fetchers_are_refused(
+    web: SynthWeb, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccrawl.crawl.state import lock_file
+
+    fd = lock_file(tmp_path / "state.db.run.lock", wait=0.0, what="test")  # a run in progress
+    try:
+        with pytest.raises(UsageError, match="another crawl run is using this state file"):
+            crawl_run(_opts(tmp_path, web, fetchers=2), [web.url("site1.test")])
+    finally:
+        os.close(fd)
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(web.url("site1.test") + "\n")
+    assert main(["crawl", "run", "--seeds", str(seeds), "--state", str(tmp_path / "x.db"), "--fetchers", "0"]) == 2
+    assert "--fetchers must be in 1..256" in capsys.readouterr().err
