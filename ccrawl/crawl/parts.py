@@ -22,7 +22,8 @@ parent stops every partition. ``--max-pages`` reached and nothing in flight anyw
 partition that dies stop the run the same way. A SIGKILL of the parent kills the partitions too
 (``PR_SET_PDEATHSIG``); the next run waits for their locks before it touches the WARC directory.
 
-Spawned, not forked (aiohttp's threads do not survive a fork): a partition pays ~0.5 s of start-up.
+Partition 0 runs in the parent, on the loop that also runs the probe rounds; partitions 1..N-1 are
+spawned, not forked (aiohttp's threads do not survive a fork), and each pays ~0.6 s of CPU to start.
 """
 
 from __future__ import annotations
@@ -143,7 +144,10 @@ class Mailbox:
         def read() -> None:
             while True:
                 msg = inbox.get()
-                loop.call_soon_threadsafe(self.handle, msg)
+                try:
+                    loop.call_soon_threadsafe(self.handle, msg)
+                except RuntimeError:  # the loop is gone (this partition failed): nobody to tell
+                    return
                 if isinstance(msg, Stop):
                     return
 
@@ -191,12 +195,17 @@ class Mailbox:
                 crawl.frontier.flush()
 
 
-def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Any], results: Any, counter: Any) -> None:
+def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Any], results: Any, counter: Any,
+              parent: int) -> None:
     """A partition process: its slice of the crawl until the parent says stop."""
     from ccrawl.fetch import run
     from ccrawl.recrawl.procs import child_setup
 
     child_setup()
+    if os.getppid() != parent:
+        # the parent was killed while this process was still starting, before PR_SET_PDEATHSIG was
+        # armed: nobody would ever stop this partition, and the next run may already own its state
+        os._exit(1)
     for q in inboxes:
         q.cancel_join_thread()  # unread links stay in the sender's outbox: never wait on them at exit
     try:
@@ -267,65 +276,22 @@ class _Rounds:
 
 
 def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts: int) -> CrawlSummary:
-    """The parent of a multi-process crawl: prepare, start the partitions, decide the end, sum up."""
+    """The parent of a multi-process crawl: prepare, start partitions 1..N-1, crawl partition 0 on its
+    own loop (one interpreter fewer to start), decide the end, sum up."""
+    from ccrawl.fetch import run
+
     summary, fetched_before = _prepare(options, seeds, parts)
     ctx = mp.get_context("spawn")
     inboxes = [ctx.Queue() for _ in range(parts)]
     results = ctx.Queue()
     counter = ctx.Value("q", fetched_before)
-    procs = [ctx.Process(target=part_main, args=(options, i, parts, inboxes, results, counter),
-                         name=f"ccrawl-crawl-{i}") for i in range(parts)]
-    signalled: list[int] = []
-    previous = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(ValueError):  # not the main thread: the caller stops us its own way
-            previous[sig] = signal.signal(sig, lambda signum, frame: signalled.append(signum))
-    started = time.perf_counter()
-    done: dict[int, PartDone] = {}
-    failed: list[PartFailed] = []
-    reason = ""
-    rounds = _Rounds(parts)
-
-    def absorb(msg: object) -> None:
-        if isinstance(msg, Report):
-            rounds.take(msg)
-        elif isinstance(msg, PartDone):
-            done[msg.part] = msg
-        elif isinstance(msg, PartFailed):
-            failed.append(msg)
-
+    procs = [ctx.Process(target=part_main, args=(options, i, parts, inboxes, results, counter, os.getpid()),
+                         name=f"ccrawl-crawl-{i}") for i in range(1, parts)]
+    lead = _Lead(options, parts, inboxes, results, counter, procs)
     try:
         for p in procs:
             p.start()
-        rounds.next(inboxes)
-        while len(done) + len(failed) < parts:
-            try:
-                msg = results.get(timeout=PROBE_EVERY / 2)
-            except queue.Empty:
-                msg = None
-            absorb(msg)
-            for i, p in enumerate(procs):
-                if p.exitcode is not None and i not in done and all(f.part != i for f in failed):
-                    with contextlib.suppress(queue.Empty):  # its last words may still be in the pipe
-                        while True:
-                            absorb(results.get(timeout=0.5))
-                    if i not in done and all(f.part != i for f in failed):
-                        failed.append(PartFailed(i, f"partition {i} died (exit code {p.exitcode})"))
-            if not reason:
-                if signalled:
-                    reason = "signal"
-                elif failed:
-                    reason = "failed"
-                elif rounds.complete():
-                    if rounds.quiet():
-                        reason = "finished"
-                    elif options.max_pages and counter.value >= options.max_pages and rounds.drained():
-                        reason = "max-pages"
-                    elif time.monotonic() - rounds.sent_at >= PROBE_EVERY:
-                        rounds.next(inboxes)
-                if reason:
-                    for q in inboxes:
-                        q.put(Stop(reason))
+        run(lead.run(notice))
         for p in procs:
             p.join(timeout=30)
     finally:
@@ -333,21 +299,105 @@ def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts
             if p.is_alive():
                 p.kill()
                 p.join(timeout=5)
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
         for q in [*inboxes, results]:  # probes nobody read must not keep this process (a library caller) waiting
             q.cancel_join_thread()
             q.close()
-    if failed:
-        first = failed[0]
+    if lead.failed:
+        first = lead.failed[0]
         error = CcrawlError(f"crawl run: {first.message} (partition {first.part} of {parts}); "
                             "rerun the same command to resume")
         error.exit_code = first.exit_code
         raise error
-    for part in sorted(done):
-        summary.add(done[part].summary)
+    for part in sorted(lead.done):
+        summary.add(lead.done[part].summary)
     # like a one-process run's: the fetch loop's time (the longest partition's), without process start-up
-    summary.seconds = max((d.summary.seconds for d in done.values()), default=time.perf_counter() - started)
+    summary.seconds = max(d.summary.seconds for d in lead.done.values())
     summary.fetchers = parts
-    summary.finished = reason == "finished" and summary.queued == 0
+    summary.finished = lead.reason == "finished" and summary.queued == 0
     return summary
+
+
+class _Lead:
+    """The parent's loop: partition 0's crawl, and beside it the probe rounds that decide the end."""
+
+    def __init__(self, options: CrawlOptions, parts: int, inboxes: list[Any], results: Any, counter: Any,
+                 procs: list[Any]) -> None:
+        self.options = options
+        self.parts = parts
+        self.inboxes = inboxes
+        self.results = results
+        self.counter = counter
+        self.procs = procs
+        self.done: dict[int, PartDone] = {}
+        self.failed: list[PartFailed] = []
+        self.reason = ""
+        self.signalled = False
+        self.rounds = _Rounds(parts)
+
+    def absorb(self, msg: object) -> None:
+        if isinstance(msg, Report):
+            self.rounds.take(msg)
+        elif isinstance(msg, PartDone):
+            self.done[msg.part] = msg
+        elif isinstance(msg, PartFailed):
+            self.failed.append(msg)
+
+    def _ended(self, part: int) -> bool:
+        return part in self.done or any(f.part == part for f in self.failed)
+
+    def _get(self, timeout: float) -> object:
+        try:
+            return self.results.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    async def run(self, notice: Notice) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, lambda: setattr(self, "signalled", True))
+        try:
+            await asyncio.gather(self._own_part(notice), self._coordinate())
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.remove_signal_handler(sig)
+
+    async def _own_part(self, notice: Notice) -> None:
+        mailbox = Mailbox(0, self.inboxes, self.results)
+        hooks = PartHooks(0, self.parts, SharedBudget(self.counter, self.options.max_pages), mailbox.attach)
+        try:
+            self.done[0] = PartDone(0, await _crawl(self.options, [], notice, hooks))
+        except CcrawlError as exc:
+            self.failed.append(PartFailed(0, str(exc), exc.exit_code))
+        except Exception as exc:
+            self.failed.append(PartFailed(0, f"{type(exc).__name__}: {exc}"))
+
+    async def _coordinate(self) -> None:
+        loop = asyncio.get_running_loop()
+        rounds = self.rounds
+        rounds.next(self.inboxes)
+        while not all(self._ended(i) for i in range(self.parts)):
+            self.absorb(await loop.run_in_executor(None, self._get, PROBE_EVERY / 2))
+            for i, p in enumerate(self.procs, start=1):
+                if p.exitcode is not None and not self._ended(i):
+                    while (late := await loop.run_in_executor(None, self._get, 0.5)) is not None:
+                        self.absorb(late)  # its last words may still be in the pipe
+                    if not self._ended(i):
+                        self.failed.append(PartFailed(i, f"partition {i} died (exit code {p.exitcode})"))
+            if self.reason:
+                continue
+            if self.signalled:
+                self.reason = "signal"
+            elif self.failed:
+                self.reason = "failed"
+            elif rounds.complete():
+                if rounds.quiet():
+                    self.reason = "finished"
+                elif self.options.max_pages and self.counter.value >= self.options.max_pages and rounds.drained():
+                    self.reason = "max-pages"
+                elif time.monotonic() - rounds.sent_at >= PROBE_EVERY:
+                    rounds.next(self.inboxes)
+            if self.reason:
+                for q in self.inboxes:
+                    q.put(Stop(self.reason))
