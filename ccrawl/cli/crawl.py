@@ -98,27 +98,32 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--robots/--no-robots", default=True, show_default=True, help="Check robots.txt (RFC 9309)")
 @click.option("--warc-size", default="1GB", show_default=True, help="Rotate to a new WARC file past this size")
 @click.option("--prefix", default="ccrawl", show_default=True, help="File name prefix for the WARC output")
-@click.option("--shard", type=int, default=0, show_default=True, help="Which partition of the seeds, 0-based")
-@click.option("--shards", type=int, default=1, show_default=True, help="How many machines split the seeds")
+@click.option("--shard", default="0", show_default=True,
+              help="Which partition of the seeds and links, 0-based, or auto (from Slurm, Kubernetes or RANK)")
+@click.option("--shards", type=int, default=None, help="How many machines split the crawl [1, or the engine's]")
 @click.option("--workers", "-j", type=int, default=64, show_default=True,
               help="Fetches in flight (hosts in flight: one request per host at a time)")
+@click.option("--fetchers", type=int, default=None,
+              help="Fetch processes, each owning a partition of the registered domains "
+                   "[the state file's count, else one per core up to one per 16 workers]")
 @_RESOLVE
 def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int, max_pages: int,
-              same_host: bool, robots: bool, warc_size: str, prefix: str, shard: int, shards: int, workers: int,
-              resolve: tuple[str, ...]) -> None:
+              same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str, shards: int | None,
+              workers: int, fetchers: int | None, resolve: tuple[str, ...]) -> None:
     from ccrawl import ops
     from ccrawl.cli.commoncrawl import parse_size
     from ccrawl.net.client import seconds
+    from ccrawl.scale.engine import resolve_shard
 
-    if shards < 1:
-        raise UsageError(f"--shards must be at least 1 (got {shards})")
-    if not 0 <= shard < shards:
-        raise UsageError(f"--shard {shard} is outside 0..{shards - 1} (--shards {shards})")
+    assignment = resolve_shard(shard, shards)
+    if assignment.source != "flag" or assignment.count > 1:
+        echo_err(f"crawl run: {assignment.describe()}")
     op = ops.get("crawl.run")
     records = op(seeds=_seed_lines(seeds, run), state=state, out=out or None, delay=seconds(delay, name="--delay"),
                  max_depth=max_depth, max_pages=max_pages, same_host=same_host, robots=robots,
-                 warc_size=parse_size(warc_size, "--warc-size"), prefix=prefix, shard=shard, shards=shards,
-                 workers=workers, timeout=float(run.settings.timeout or 30.0),
+                 warc_size=parse_size(warc_size, "--warc-size"), prefix=prefix, shard=assignment.index,
+                 shards=assignment.count, workers=workers, fetchers=fetchers,
+                 timeout=float(run.settings.timeout or 30.0),
                  resolve=_resolve(resolve), notice=echo_err)
     run.emit(records, columns=op.columns, single=True)
 

@@ -172,6 +172,8 @@ markdown.add_command(export)
 @click.option("--fetch-only", is_flag=True, help="Fetch and store the capture columns, no Markdown")
 @click.option("--rate", default="1s", help="Minimum gap between two requests to one host (default 1s)")
 @click.option("--timeout", default="30s", help="Per-request timeout (default 30s)")
+@click.option("--max-redirects", type=int, default=5, help="Redirect hops followed per URL; a longer chain is a "
+              "failed row (default 5)")
 @click.option("--warc-cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where downloaded shards are kept for the next run (default <out>/.warc-cache)")
 @click.option("--no-warc-cache", is_flag=True, help="Delete each shard's WARC once its URLs are read")
@@ -187,9 +189,9 @@ markdown.add_command(export)
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
 @click.option("--skip-errors", is_flag=True, help="Report a shard that fails and go on")
 def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidence: float, fetch_workers: int,
-            fetch_only: bool, rate: str, timeout: str, warc_cache_dir: Path | None, no_warc_cache: bool, limit: int,
-            out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool, ledger: Path | None,
-            skip_errors: bool) -> None:
+            fetch_only: bool, rate: str, timeout: str, max_redirects: int, warc_cache_dir: Path | None,
+            no_warc_cache: bool, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool,
+            ledger: Path | None, skip_errors: bool) -> None:
     import shlex
 
     from ccrawl.cli.publish import _seconds
@@ -208,7 +210,8 @@ def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidenc
         client_options=_client(run),
     )
     more = RefetchOptions(fetch_workers=fetch_workers, fetch_only=fetch_only, delay=_seconds("--rate", rate),
-                          timeout=_seconds("--timeout", timeout), warc_cache_dir=warc_cache_dir,
+                          timeout=_seconds("--timeout", timeout), max_redirects=max_redirects,
+                          warc_cache_dir=warc_cache_dir,
                           no_warc_cache=no_warc_cache)
     more.validate(opts)
     opts.validate()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import blake3
@@ -28,7 +28,7 @@ import blake3
 from ccrawl.crawl.state import StateFile
 from ccrawl.errors import InputError
 from ccrawl.url.canon import canonicalize
-from ccrawl.url.domain import shard_of
+from ccrawl.url.domain import fnv1a64, shard_key
 
 
 @dataclass(slots=True)
@@ -62,6 +62,9 @@ class FrontierConfig:
     same_host: bool = False
     shard: int = 0
     shards: int = 1
+    part: int = 0
+    """This process's partition of the machine's share (``crawl run --fetchers``); see :func:`place`."""
+    parts: int = 1
     window: int = 32
     max_active: int = 4096
     flush_every: int = 2000
@@ -70,6 +73,23 @@ class FrontierConfig:
 def url_key(canonical: str) -> bytes:
     """The seen-set key: the first 10 bytes of blake3 of the canonical URL."""
     return blake3.blake3(canonical.encode("utf-8")).digest()[:10]
+
+
+def place(host: str, shards: int, parts: int) -> tuple[int, int]:
+    """(fleet shard, process partition) of ``host``, both from FNV-1a 64 of its registered domain.
+
+    The shard is ``h % shards``, the same as ``url shard`` and ``--shard`` everywhere; the partition
+    is ``(h // shards) % parts``, so it splits a shard's domains evenly instead of repeating the shard
+    (``h % parts`` would put every domain of shard 0 of 2 in partition 0 of 2). A host without a
+    registered domain hashes as its lowercased name; no name at all is shard 0, partition 0.
+    """
+    key = shard_key(host)
+    h = fnv1a64(key.encode("utf-8")) if key else 0
+    return h % shards, (h // shards) % parts
+
+
+Routed = tuple[int, int, str, int]
+"""An outbox row: (id, owner partition, canonical URL, depth)."""
 
 
 def _host_of(canonical: str) -> str:
@@ -98,6 +118,19 @@ class Frontier:
         self.dropped = {"seen": 0, "depth": 0, "shard": 0, "host": 0, "url": 0}
         self._seed_hosts: set[str] = {r[0] for r in state.db.execute("SELECT host FROM seed_hosts")}
         self._fill_at = 0.0
+        # links owned by another partition go out through the outbox (a table, so a kill keeps them)
+        self._routed: list[tuple[int, str, int]] = []  # (owner, canonical, depth) not yet in the outbox
+        self._oseq = int(state.get("oseq", "0"))
+        self._sent_upto: dict[int, int] = {}  # owner -> highest outbox id written for it
+        self._acked: dict[int, int] = {}  # owner -> highest id it has committed
+        self._acks_taken: dict[int, int] = {}  # source -> highest id of its batches admitted, not yet committed
+        self._acked_known: dict[int, int] = {}  # owner -> highest id acked this run
+        for owner, upto in state.db.execute("SELECT part, max(id) FROM outbox GROUP BY part"):
+            self._sent_upto[int(owner)] = int(upto)
+        self.routed = 0
+        self.on_commit: Callable[[list[Routed], dict[int, int]], None] | None = None
+        """Called after each flush's commit with the outbox rows it wrote and the acks now owed
+        ({source partition: highest id}); the crawl's mailbox sends both."""
 
     # -- admission ---------------------------------------------------------------------------
 
@@ -112,9 +145,23 @@ class Frontier:
             self.dropped["url"] += 1
             return False
         host = _host_of(canonical)
-        if self.config.shards > 1 and shard_of(host, self.config.shards) != self.config.shard:
-            self.dropped["shard"] += 1
-            return False
+        cfg = self.config
+        if cfg.shards > 1 or cfg.parts > 1:
+            shard, part = place(host, cfg.shards, cfg.parts)
+            if shard != cfg.shard:
+                self.dropped["shard"] += 1
+                return False
+            if part != cfg.part:
+                self._routed.append((part, canonical, depth))
+                self.routed += 1
+                if len(self._adds) + len(self._marks) + len(self._routed) >= cfg.flush_every:
+                    self.flush()
+                return True
+        return self.admit(canonical, depth, host=host, seed=seed)
+
+    def admit(self, canonical: str, depth: int, *, host: str = "", seed: bool = False) -> bool:
+        """Queue a canonical URL this partition owns (links routed here by another one come in here)."""
+        host = host or _host_of(canonical)
         if seed and self.config.same_host and host not in self._seed_hosts:
             self._seed_hosts.add(host)
             self.state.db.execute("INSERT OR IGNORE INTO seed_hosts VALUES(?)", (host,))
@@ -219,10 +266,19 @@ class Frontier:
 
     def flush(self) -> None:
         """Write admissions, outcomes and clocks in one transaction."""
-        if not (self._adds or self._marks or self._clocks):
+        if not (self._adds or self._marks or self._clocks or self._routed or self._acks_taken or self._acked):
             return
         db = self.state.db
         db.execute("BEGIN IMMEDIATE")
+        written: list[Routed] = []
+        for owner, canonical, depth in self._routed:
+            self._oseq += 1
+            db.execute("INSERT INTO outbox(id, part, url, depth) VALUES(?,?,?,?)",
+                       (self._oseq, owner, canonical, depth))
+            written.append((self._oseq, owner, canonical, depth))
+            self._sent_upto[owner] = self._oseq
+        for owner, upto in self._acked.items():
+            db.execute("DELETE FROM outbox WHERE part=? AND id<=?", (owner, upto))
         admitted_hosts: dict[str, int] = {}
         first: dict[str, int] = {}
         for canonical, depth, host, prio in self._adds:
@@ -253,10 +309,42 @@ class Frontier:
             db.execute("UPDATE hosts SET next_at=?, delay=? WHERE host=?", (next_at, delay, host))
         self.state.put("seq", self._seq)
         self.state.put("fetched", self.fetched)
+        if written:
+            self.state.put("oseq", self._oseq)
         db.execute("COMMIT")
         self._adds.clear()
         self._marks.clear()
         self._clocks.clear()
+        self._routed.clear()
+        self._acked.clear()
+        owed, self._acks_taken = self._acks_taken, {}
+        if self.on_commit is not None and (written or owed):
+            self.on_commit(written, owed)
+
+    # -- links between partitions ------------------------------------------------------------
+
+    def took_batch(self, source: int, upto: int) -> None:
+        """The links of ``source``'s outbox up to id ``upto`` were admitted: owe an ack after the commit."""
+        self._acks_taken[source] = max(upto, self._acks_taken.get(source, 0))
+
+    def acked(self, owner: int, upto: int) -> None:
+        """``owner`` committed our outbox rows up to ``upto``: delete them at the next flush."""
+        self._acked[owner] = max(upto, self._acked.get(owner, 0))
+        self._acked_known[owner] = max(upto, self._acked_known.get(owner, 0))
+
+    def owes(self) -> bool:
+        """Something a commit would send: links routed out, acks for links taken in, acks to apply."""
+        return bool(self._routed or self._acks_taken or self._acked)
+
+    def outstanding(self) -> bool:
+        """Links routed to another partition that it has not committed yet."""
+        known = self._acked_known
+        return bool(self._routed) or any(upto > known.get(owner, 0) for owner, upto in self._sent_upto.items())
+
+    def outbox(self) -> list[Routed]:
+        """Every outbox row on disk (sent again after a restart: the owner's seen set drops repeats)."""
+        rows = self.state.db.execute("SELECT id, part, url, depth FROM outbox ORDER BY id").fetchall()
+        return [(int(i), int(p), str(u), int(d)) for i, p, u, d in rows]
 
     def sealed(self, file: str) -> int:
         """The WARC file ``file`` is sealed: forget its URLs for good. Call after :meth:`flush`."""
@@ -268,5 +356,7 @@ class Frontier:
         if self.in_flight or self._adds:
             return False
         self.flush()
+        if self._adds:  # a commit callback can hand links back in
+            return False
         row = self.state.db.execute("SELECT 1 FROM hosts WHERE pending > 0 LIMIT 1").fetchone()
         return row is None

@@ -22,15 +22,17 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ccrawl.crawl.frontier import Frontier, FrontierConfig, Item
+from ccrawl.crawl.frontier import Frontier, FrontierConfig, Item, _host_of, place
 from ccrawl.crawl.links import page_links, redirect_target
-from ccrawl.crawl.state import StateFile
+from ccrawl.crawl.state import StateFile, part_path
+from ccrawl.crawl.summary import CrawlSummary
 from ccrawl.crawl.warc import Encoded, WarcFiles, encode_exchange, stored_body
-from ccrawl.errors import NothingMatched, UsageError
+from ccrawl.errors import InputError, NothingMatched, UsageError
 from ccrawl.fetch.config import DEFAULT_USER_AGENT
 from ccrawl.fetch.result import FetchResult
+from ccrawl.url.canon import canonicalize
 
 Notice = Callable[[str], None]
 
@@ -58,6 +60,9 @@ class CrawlOptions:
     user_agent: str = DEFAULT_USER_AGENT
     resolve: Mapping[str, str] = field(default_factory=dict)
     max_active_hosts: int = 4096
+    fetchers: int | None = None
+    """Fetch processes, each crawling its partition of the registered domains (:mod:`ccrawl.crawl.parts`);
+    None: the count the state file was started with, else one per core up to one per 16 workers."""
 
     def validate(self) -> CrawlOptions:
         if self.shards < 1:
@@ -72,40 +77,15 @@ class CrawlOptions:
             raise UsageError("-j/--workers must be at least 1")
         if self.warc_size < 1024:
             raise UsageError("--warc-size must be at least 1 KB")
+        if self.fetchers is not None and not 1 <= self.fetchers <= 256:
+            raise UsageError(f"--fetchers must be in 1..256 (got {self.fetchers})")
         return self
 
+    def auto_fetchers(self) -> int:
+        """One fetch process per core, at most one per 16 workers (a process needs work to be worth its start)."""
+        from ccrawl.recrawl.params import cores
 
-@dataclass(slots=True)
-class CrawlSummary:
-    fetched: int = 0
-    """Fetch attempts this run (failures and robots skips included)."""
-    archived: int = 0
-    failed: int = 0
-    robots_skipped: int = 0
-    admitted: int = 0
-    duplicates: int = 0
-    warc_files: list[str] = field(default_factory=list)
-    recovered_done: int = 0
-    requeued: int = 0
-    aborted_files: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    total_fetched: int = 0
-    queued: int = 0
-    seen: int = 0
-    finished: bool = False
-    """True when the frontier ran dry; False when --max-pages or a signal stopped the run."""
-    errors: dict[str, int] = field(default_factory=dict)
-
-    def as_record(self) -> dict[str, Any]:
-        rate = self.fetched / self.seconds if self.seconds > 0 else 0.0
-        return {
-            "fetched": self.fetched, "archived": self.archived, "failed": self.failed,
-            "robots_skipped": self.robots_skipped, "admitted": self.admitted, "duplicates": self.duplicates,
-            "pages_per_second": round(rate, 1), "seconds": round(self.seconds, 3),
-            "warc_files": len(self.warc_files), "recovered_done": self.recovered_done, "requeued": self.requeued,
-            "aborted_files": len(self.aborted_files), "total_fetched": self.total_fetched, "queued": self.queued,
-            "seen": self.seen, "finished": self.finished, "errors": dict(self.errors),
-        }
+        return max(1, min(cores(), -(-self.workers // 16)))
 
 
 def _header(result: FetchResult, name: str) -> str:
@@ -117,26 +97,58 @@ def _header(result: FetchResult, name: str) -> str:
 
 
 def _encode_pool() -> Executor:
-    """Threads compress and digest WARC records (zlib and hashlib let go of the GIL). A process pool
-    measured the same here (bench/README.md, "Discovery crawl"), so the simpler one stays."""
+    """Threads compress and digest WARC records (ISA-L, zlib and hashlib let go of the GIL). A process
+    pool measured the same here (bench/README.md, "Discovery crawl"), so the simpler one stays."""
     return ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="warc-encode")
+
+
+class Budget(Protocol):
+    """``--max-pages`` over every process of a run: a fetch reserves its page before it is taken."""
+
+    def reserve(self) -> bool: ...
+
+    def refund(self) -> None: ...
+
+
+class _LocalBudget:
+    def __init__(self, frontier: Frontier, max_pages: int) -> None:
+        self.frontier = frontier
+        self.max_pages = max_pages
+
+    def reserve(self) -> bool:
+        return not self.max_pages or self.frontier.fetched + self.frontier.in_flight < self.max_pages
+
+    def refund(self) -> None:
+        pass
 
 
 class _Crawl:
     def __init__(self, options: CrawlOptions, frontier: Frontier, warc: WarcFiles | None, summary: CrawlSummary,
-                 notice: Notice) -> None:
+                 notice: Notice, *, budget: Budget | None = None, linked: bool = False) -> None:
         self.o = options
         self.frontier = frontier
         self.warc = warc
         self.summary = summary
         self.notice = notice
         self.stop = False
+        self.linked = linked
+        """One partition of several: running dry is not the end (links may come), the parent says when."""
+        self.budget: Budget = budget or _LocalBudget(frontier, options.max_pages)
         self.robots: Any = None
         self.agent = ""
+        self.activity = 0
         self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
         self._changed = asyncio.Event()
         self._idle = 0
         self.pool = _encode_pool()
+
+    def wake(self) -> None:
+        """New work (links from another partition) or a stop: the dispatcher looks again."""
+        self._changed.set()
+
+    def halt(self) -> None:
+        self.stop = True
+        self._changed.set()
 
     def seal(self) -> None:
         if self.warc is None:
@@ -147,30 +159,40 @@ class _Crawl:
             self.frontier.sealed(name)
             self.summary.warc_files.append(name)
 
+    async def _wait(self, timeout: float | None) -> None:
+        self._changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._changed.wait(), timeout=timeout)
+
     async def dispatch(self, workers: int) -> None:
         """The one task that asks the frontier: hands a ready URL to an idle worker, else sleeps until
         the next host's clock or until a fetch ends. Idle workers wait on the queue and cost nothing,
         so 256 workers over 200 hosts do not spin asking for work that is not there."""
-        o, frontier = self.o, self.frontier
+        frontier = self.frontier
         self._idle = workers
         try:
             while not self.stop:
-                if o.max_pages and frontier.fetched + frontier.in_flight >= o.max_pages:
-                    break
                 if self._idle == 0:
                     await self._changed.wait()
                     self._changed.clear()
                     continue
+                if not self.budget.reserve():
+                    if not self.linked:
+                        break
+                    await self._wait(0.25)  # the parent stops the run once every partition is drained
+                    continue
                 got = frontier.take()
-                if got is None:
-                    break
                 if isinstance(got, Item):
                     self._idle -= 1
                     self._queue.put_nowait(got)
                     continue
-                self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), timeout=got)
+                self.budget.refund()
+                if got is None:
+                    if not self.linked:
+                        break
+                    await self._wait(0.25)
+                    continue
+                await self._wait(got)
         finally:
             for _ in range(workers):
                 self._queue.put_nowait(None)
@@ -184,6 +206,7 @@ class _Crawl:
                 await self.visit(fetcher, item)
             finally:
                 self._idle += 1
+                self.activity += 1
                 self._changed.set()
 
     async def visit(self, fetcher: Any, item: Item) -> None:
@@ -203,7 +226,7 @@ class _Crawl:
             result = await fetcher.fetch(item.url)
             encoded = None
             if result.status and self.warc is not None:
-                # compression and digests in a thread (zlib and hashlib let go of the GIL)
+                # compression and digests in a thread (ISA-L, zlib and hashlib let go of the GIL)
                 info_id = self.warc.warcinfo_id()
                 request, response = await asyncio.get_running_loop().run_in_executor(
                     self.pool, encode_exchange, result, info_id, self.o.max_body)
@@ -245,7 +268,50 @@ class _Crawl:
         self.frontier.add_many(links, item.depth + 1)
 
 
-async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice) -> CrawlSummary:
+def load_seeds(frontiers: list[Frontier], seeds: Iterable[str]) -> None:
+    """Admit the seeds into the partition that owns each (one frontier: all of them), once per state.
+
+    Raises :class:`NothingMatched` when no seed was admitted anywhere."""
+    cfg = frontiers[0].config
+    for url in seeds:
+        owner = 0
+        if cfg.parts > 1:
+            with contextlib.suppress(InputError):
+                owner = place(_host_of(canonicalize(url)), cfg.shards, cfg.parts)[1]
+        frontiers[owner].add(url, 0, seed=True)  # a bad URL is counted as dropped by partition 0
+    for frontier in frontiers:
+        frontier.flush()
+    if sum(f.admitted for f in frontiers) == 0:
+        dropped: dict[str, int] = {}
+        for f in frontiers:
+            for k, v in f.dropped.items():
+                dropped[k] = dropped.get(k, 0) + v
+        why = ", ".join(f"{k} {v}" for k, v in dropped.items() if v)
+        why = f"every seed was dropped: {why}" if why else "the seed list was empty"
+        raise NothingMatched(f"no seed URL to crawl ({why})")
+    for frontier in frontiers:
+        frontier.state.put("seeds_loaded", 1)
+
+
+def frontier_config(options: CrawlOptions, part: int = 0, parts: int = 1) -> FrontierConfig:
+    return FrontierConfig(delay=options.delay, max_depth=options.max_depth, same_host=options.same_host,
+                          shard=options.shard, shards=options.shards, part=part, parts=parts,
+                          max_active=options.max_active_hosts)
+
+
+@dataclass(slots=True)
+class PartHooks:
+    """What a partition process adds to a crawl (built by :mod:`ccrawl.crawl.parts`)."""
+
+    part: int
+    parts: int
+    budget: Budget
+    attach: Callable[[_Crawl], Any]
+    """Called with the crawl once its frontier is open; returns an awaitable that ends when the crawl stops."""
+
+
+async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
+                 hooks: PartHooks | None = None) -> CrawlSummary:
     import aiohttp
 
     from ccrawl.fetch import FetchConfig, Fetcher
@@ -253,37 +319,34 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice) ->
     from ccrawl.fetch.robots import RobotsCache
 
     summary = CrawlSummary()
-    state = StateFile(options.state)
+    part, parts = (hooks.part, hooks.parts) if hooks is not None else (0, 1)
+    # a partition waits for its lock: the processes of a killed run die a moment after their parent
+    state = StateFile(part_path(options.state, part), wait=5.0 if hooks is not None else 0.0)
     try:
         warc = WarcFiles(options.out, prefix=options.prefix, max_bytes=options.warc_size,
                          max_body=options.max_body) if options.out else None
         if warc is not None:
-            summary.aborted_files = warc.abandon_leftovers()
+            if hooks is None:  # with partitions the parent did it, once, before any partition opened a file
+                summary.aborted_files = warc.abandon_leftovers()
             out = warc.directory
             summary.recovered_done, summary.requeued = state.recover(lambda name: (out / name).is_file())
         else:
             summary.recovered_done, summary.requeued = state.recover(lambda name: False)
-        frontier = Frontier(state, FrontierConfig(
-            delay=options.delay, max_depth=options.max_depth, same_host=options.same_host, shard=options.shard,
-            shards=options.shards, max_active=options.max_active_hosts))
+        frontier = Frontier(state, frontier_config(options, part, parts))
         start_fetched = frontier.fetched
-        if state.get("seeds_loaded") != "1":
-            for url in seeds:
-                frontier.add(url, 0, seed=True)
-            frontier.flush()
-            if frontier.admitted == 0:
-                dropped = ", ".join(f"{k} {v}" for k, v in frontier.dropped.items() if v)
-                why = f"every seed was dropped: {dropped}" if dropped else "the seed list was empty"
-                raise NothingMatched(f"no seed URL to crawl ({why})")
-            state.put("seeds_loaded", 1)
-        crawl = _Crawl(options, frontier, warc, summary, notice)
-        config = FetchConfig(delay=0.0, robots=False, follow_redirects=False, concurrency=max(1, options.workers),
+        if hooks is None and state.get("seeds_loaded") != "1":
+            load_seeds([frontier], seeds)
+        workers = max(1, -(-options.workers // parts))
+        crawl = _Crawl(options, frontier, warc, summary, notice, budget=hooks.budget if hooks else None,
+                       linked=hooks is not None)
+        config = FetchConfig(delay=0.0, robots=False, follow_redirects=False, concurrency=workers,
                              timeout=options.timeout, max_body=options.max_body, user_agent=options.user_agent,
                              resolve=dict(options.resolve))
         loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, lambda: setattr(crawl, "stop", True))
+        if hooks is None:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                with contextlib.suppress(NotImplementedError, RuntimeError):
+                    loop.add_signal_handler(sig, crawl.halt)
         started = time.perf_counter()
         session = None
         try:
@@ -295,15 +358,17 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice) ->
                 crawl.robots = RobotsCache(session, user_agent=options.user_agent, timeout=10.0, retries=1,
                                            ttl=86400.0, unreachable_ttl=600.0, max_entries=50_000)
                 crawl.agent = crawl.robots.agent
+            extra = [hooks.attach(crawl)] if hooks is not None else []
             async with Fetcher(config) as fetcher:
-                await asyncio.gather(crawl.dispatch(options.workers),
-                                     *(crawl.worker(fetcher) for _ in range(options.workers)))
+                await asyncio.gather(crawl.dispatch(workers), *(crawl.worker(fetcher) for _ in range(workers)),
+                                     *extra)
         finally:
             if session is not None:
                 await session.close()
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                with contextlib.suppress(NotImplementedError, RuntimeError):
-                    loop.remove_signal_handler(sig)
+            if hooks is None:
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    with contextlib.suppress(NotImplementedError, RuntimeError):
+                        loop.remove_signal_handler(sig)
             crawl.pool.shutdown(wait=True)
             crawl.seal()
             frontier.flush()
@@ -312,7 +377,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice) ->
         summary.duplicates = frontier.dropped["seen"]
         summary.total_fetched = frontier.fetched
         counts = state.counts()
-        summary.queued, summary.seen = counts["queued"], counts["seen"]
+        summary.queued, summary.seen = counts["queued"] + counts["outbox"], counts["seen"]
         summary.finished = not crawl.stop and counts["queued"] == 0
         summary.fetched = frontier.fetched - start_fetched
         return summary
@@ -321,9 +386,16 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice) ->
 
 
 def crawl_run(options: CrawlOptions, seeds: Iterable[str], notice: Notice | None = None) -> CrawlSummary:
-    """Run (or resume) the crawl in ``options.state``; seeds are read only on the first run."""
+    """Run (or resume) the crawl in ``options.state``; seeds are read only on the first run.
+
+    With more than one fetch process (``options.fetchers``, or the count the state was started with)
+    the run is :func:`ccrawl.crawl.parts.run_parts`; with one it runs here, on this thread's loop."""
+    from ccrawl.crawl.parts import plan_run, run_parts
     from ccrawl.fetch import run
 
     options.validate()
     say = notice or (lambda msg: None)
-    return run(_crawl(options, seeds, say))
+    with plan_run(options) as parts:
+        if parts > 1:
+            return run_parts(options, seeds, say, parts)
+        return run(_crawl(options, seeds, say))

@@ -11,6 +11,8 @@ Tables (``docs/crawl.md`` has the same)::
         Crawl-delay, count of waiting URLs, admission order of the host's first URL (a seed list in
         rank order keeps that order); partial index on (next_at, rank) where pending > 0
     seed_hosts(host PK)               the hosts the seeds named (for --same-host)
+    outbox(id PK, part, url, depth)   links this partition found for another (``--fetchers`` > 1),
+        kept until the owner says it committed them; a restart sends them all again
 
 A row leaves ``queue`` when its fetch failed (nothing to archive) or when the WARC file holding
 its page is sealed, so the queue holds only URLs not yet safely on disk, and ``seen`` is the only
@@ -23,6 +25,7 @@ from __future__ import annotations
 import fcntl
 import os
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,22 +44,40 @@ CREATE TABLE IF NOT EXISTS hosts(
     pending INTEGER NOT NULL DEFAULT 0, rank INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_at, rank) WHERE pending > 0;
 CREATE TABLE IF NOT EXISTS seed_hosts(host TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY, part INTEGER NOT NULL, url TEXT NOT NULL,
+    depth INTEGER NOT NULL);
 """
+
+
+def lock_file(path: Path, *, wait: float, what: str) -> int:
+    """An open descriptor holding ``flock(path)``; a usage error when another process keeps it past ``wait``."""
+    fd = os.open(str(path), os.O_RDWR | os.O_CREAT, 0o644)
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                os.close(fd)
+                raise UsageError(f"{what}: another crawl run is using this state file") from None
+            time.sleep(0.05)
+
+
+def part_path(state: Path, part: int) -> Path:
+    """Partition ``part``'s state file: ``state`` itself for 0 (a one-process run's file), else ``state.partN``."""
+    return state if part == 0 else state.with_name(f"{state.name}.part{part}")
 
 
 class StateFile:
     """The open database and its lock. ``cache_mb`` bounds SQLite's page cache."""
 
-    def __init__(self, path: Path | str, *, cache_mb: int = 64) -> None:
+    def __init__(self, path: Path | str, *, cache_mb: int = 64, wait: float = 0.0) -> None:
+        """``wait``: seconds to wait for the lock (the processes of a killed run take a moment to die)."""
         self.path = Path(path)
         if self.path.parent and not self.path.parent.exists():
             raise UsageError(f"--state {self.path}: the directory {self.path.parent} does not exist")
-        self._lock_fd = os.open(str(self.path) + ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._lock_fd)
-            raise UsageError(f"--state {self.path}: another crawl run is using this state file") from None
+        self._lock_fd = lock_file(Path(str(self.path) + ".lock"), wait=wait, what=f"--state {self.path}")
         try:
             self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False)
             self.db.execute("PRAGMA journal_mode=WAL")
@@ -105,6 +126,7 @@ class StateFile:
             "unsealed": int(one("SELECT count(*) FROM queue WHERE state=1").fetchone()[0]),
             "hosts": int(one("SELECT count(*) FROM hosts").fetchone()[0]),
             "hosts_pending": int(one("SELECT count(*) FROM hosts WHERE pending > 0").fetchone()[0]),
+            "outbox": int(one("SELECT count(*) FROM outbox").fetchone()[0]),
         }
 
     def close(self) -> None:

@@ -49,6 +49,8 @@ class RefetchOptions:
     fetch_only: bool = False
     delay: float = 1.0
     timeout: float = 30.0
+    max_redirects: int = 5
+    """Redirect hops followed per URL; a longer chain is a failed row (``error`` other, ``meta_json`` says why)."""
     warc_cache_dir: Path | None = None
     no_warc_cache: bool = False
     resolve: Mapping[str, str] = field(default_factory=dict)
@@ -67,6 +69,8 @@ class RefetchOptions:
             raise UsageError(f"--fetch-workers must be at least 1, got {self.fetch_workers}")
         if self.delay < 0 or self.timeout <= 0:
             raise UsageError("--rate must be 0 or more and --timeout more than 0")
+        if self.max_redirects < 0:
+            raise UsageError(f"--max-redirects must be 0 or more, got {self.max_redirects}")
 
 
 @dataclass(slots=True)
@@ -152,7 +156,8 @@ class Refetcher(Exporter):
         t = time.perf_counter()
         run_recrawl(str(work / "urls"), column="url", out=str(work / "captures"), state=str(work / "state.json"),
                     workers=self.refetch.fetch_workers, delay=self.refetch.delay, timeout=self.refetch.timeout,
-                    extractor=self.opts.extractor, no_extract=self.refetch.fetch_only,
+                    max_redirects=self.refetch.max_redirects, extractor=self.opts.extractor,
+                    no_extract=self.refetch.fetch_only,
                     resolve=dict(self.refetch.resolve), progress="none", handle_signals=False,
                     command_line=self.opts.command_line)
         self.phases.fetch += time.perf_counter() - t

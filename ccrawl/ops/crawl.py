@@ -24,7 +24,7 @@ FETCH_COLUMNS = ("url", "final_url", "status", "content_type", "content_length",
                  "fetched_at", "duration_ms", "truncated", "decoded", "redirects", "robots", "error", "warc_file")
 RUN_COLUMNS = ("fetched", "archived", "failed", "robots_skipped", "admitted", "duplicates", "pages_per_second",
                "seconds", "warc_files", "recovered_done", "requeued", "aborted_files", "total_fetched", "queued",
-               "seen", "finished")
+               "seen", "finished", "fetchers")
 
 
 @operation("crawl.seed", summary="Seed URLs from the web graph's host rank table, one per host", columns=SEED_COLUMNS)
@@ -113,6 +113,7 @@ def crawl_run(
     max_pages: int = 0, same_host: bool = False, robots: bool = True, warc_size: int = 1 << 30,
     prefix: str = "ccrawl", shard: int = 0, shards: int = 1, workers: int = 64, timeout: float = 30.0,
     resolve: Mapping[str, str] | None = None, user_agent: str = "", notice: Notice | None = None,
+    fetchers: int | None = None,
 ) -> Iterator[Record]:
     from ccrawl.crawl.run import CrawlOptions
     from ccrawl.crawl.run import crawl_run as run_crawl
@@ -122,6 +123,7 @@ def crawl_run(
         state=Path(state), out=Path(out) if out else None, delay=delay, max_depth=max_depth, max_pages=max_pages,
         same_host=same_host, robots=robots, warc_size=warc_size, prefix=prefix, shard=shard, shards=shards,
         workers=workers, timeout=timeout, resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT,
+        fetchers=fetchers,
     )
     say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
     summary = run_crawl(options, seeds, say)

@@ -63,6 +63,8 @@ class RunParams:
     robots_timeout: float = 10.0
     timeout: float = 30.0
     max_body: int = 10 * MB
+    max_redirects: int = 5
+    """Redirect hops followed per fetch; a longer chain is a failed row (``error_detail`` says so)."""
     previous: str | None = None
     progress: str = "none"
     journal: str | None = None
@@ -109,6 +111,7 @@ class RunParams:
             (self.timeout > 0, "--timeout must be > 0"),
             (self.robots_timeout > 0, "--robots-timeout must be > 0"),
             (self.max_body > 0, "max_body must be > 0"),
+            (self.max_redirects >= 0, "--max-redirects must be >= 0 (0 = do not follow redirects)"),
             (self.extractors is None or self.extractors >= 1, "--extractors must be at least 1"),
             (self.fetchers is None or self.fetchers >= 1, "--fetchers must be at least 1"),
             (self.dns_lookups is None or self.dns_lookups >= 1, "--dns-lookups must be at least 1"),

@@ -229,6 +229,7 @@ class Pipeline:
         config = FetchConfig(
             timeout=p.timeout,
             max_body=p.max_body,
+            max_redirects=p.max_redirects,
             delay=p.delay,
             robots=p.robots,
             robots_timeout=p.robots_timeout,

@@ -16,7 +16,10 @@ import hashlib
 import time
 import uuid
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+
+Compress = Callable[[bytes], bytes]
+"""Turns a whole record into one gzip member (the discovery crawl passes ISA-L's, see ccrawl.crawl.warc)."""
 
 
 def _sha1_b32(data: bytes) -> str:
@@ -32,14 +35,19 @@ def record_id() -> str:
     return f"<urn:uuid:{uuid.uuid4()}>"
 
 
-def _record(headers: Iterable[tuple[str, str]], block: bytes) -> bytes:
-    lines = ["WARC/1.0", *(f"{k}: {v}" for k, v in headers), f"Content-Length: {len(block)}"]
-    raw = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + block + b"\r\n\r\n"
+def gzip_member(raw: bytes) -> bytes:
+    """zlib at level 6, the default member of a record."""
     c = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
     return c.compress(raw) + c.flush()
 
 
-def warcinfo(filename: str, fields: dict[str, str]) -> tuple[str, bytes]:
+def _record(headers: Iterable[tuple[str, str]], block: bytes, compress: Compress | None = None) -> bytes:
+    lines = ["WARC/1.0", *(f"{k}: {v}" for k, v in headers), f"Content-Length: {len(block)}"]
+    raw = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8") + block + b"\r\n\r\n"
+    return (compress or gzip_member)(raw)
+
+
+def warcinfo(filename: str, fields: dict[str, str], compress: Compress | None = None) -> tuple[str, bytes]:
     """(record id, gzip member) of the warcinfo record opening a file."""
     rid = record_id()
     block = "".join(f"{k}: {v}\r\n" for k, v in fields.items()).encode("utf-8")
@@ -51,7 +59,7 @@ def warcinfo(filename: str, fields: dict[str, str]) -> tuple[str, bytes]:
         ("Content-Type", "application/warc-fields"),
         ("WARC-Block-Digest", _sha1_b32(block)),
     ]
-    return rid, _record(headers, block)
+    return rid, _record(headers, block, compress)
 
 
 def exchange(
@@ -64,8 +72,12 @@ def exchange(
     body: bytes,
     truncated: bool,
     warcinfo_id: str,
+    compress: Compress | None = None,
+    payload_digest: str = "",
 ) -> tuple[bytes, bytes]:
-    """(request member, response member) for one fetched page."""
+    """(request member, response member) for one fetched page.
+
+    ``payload_digest`` (``sha1:<base32>`` of ``body``) saves hashing the body again when the caller has it."""
     date = warc_date(fetched_at_ms)
     req_id, resp_id = record_id(), record_id()
     common = [("WARC-Date", date), ("WARC-Target-URI", target_uri), ("WARC-Warcinfo-ID", warcinfo_id)]
@@ -78,7 +90,7 @@ def exchange(
         *common,
         ("Content-Type", "application/http; msgtype=response"),
         ("WARC-Block-Digest", _sha1_b32(block)),
-        ("WARC-Payload-Digest", _sha1_b32(body)),
+        ("WARC-Payload-Digest", payload_digest or _sha1_b32(body)),
     ]
     if truncated:
         resp_headers.append(("WARC-Truncated", "length"))
@@ -90,4 +102,4 @@ def exchange(
         ("Content-Type", "application/http; msgtype=request"),
         ("WARC-Block-Digest", _sha1_b32(request_head)),
     ]
-    return _record(req_headers, request_head), _record(resp_headers, block)
+    return _record(req_headers, request_head, compress), _record(resp_headers, block, compress)

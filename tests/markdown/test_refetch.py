@@ -92,3 +92,28 @@ def test_refetch_fetch_only_and_usage_errors(cc_env: dict[str, str], tmp_path: P
     assert "use h2m, readability or raw" in capsys.readouterr().err
     events = [json.loads(line)["event"] for line in (out / "run.jsonl").read_text().splitlines()]
     assert events[0] == "start" and "unit_written" in events
+
+
+def test_refetch_max_redirects_fails_a_longer_chain_as_a_row(
+        cc_env: dict[str, str], tmp_path: Path, fakecc: FakeCCServer, web: SynthWeb,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import pyarrow.parquet as pq
+
+    host = web.page_urls()[0].split("/")[2]
+    two, three = f"http://{host}/fault/redirect/2", f"http://{host}/fault/redirect/3"
+    _shard(Path(fakecc.site.root), [two, three])
+    out = tmp_path / "md"
+    # the CLI has no resolver override, so the library call fetches; the CLI's flag is checked on refusal
+    args = ["-c", REFETCH_CRAWL, "markdown", "refetch", "--shards", "0", "--push=false", "--out", str(tmp_path / "x")]
+    opts = ExportOptions(out=out, crawl=REFETCH_CRAWL, shards="0", push=False, client_options=fakecc.client_options(),
+                         command_line="test")
+    refetcher = Refetcher(opts, RefetchOptions(fetch_only=True, delay=0.0, max_redirects=2, resolve=web.resolve))
+    (record,) = list(refetcher.run())
+    rows = {r["url"]: r for r in pq.read_table(out / record["file"]).to_pylist()}
+    assert rows[two]["status"] == 200 and rows[two]["final_url"].endswith("/fault/redirect/0")
+    failed = rows[three]
+    assert failed["status"] == 0 and failed["error"] == "other"
+    assert json.loads(failed["meta_json"])["error_detail"].startswith("more than 2 redirects (next: ")
+    assert refetcher.phase_lines()[1] == "failures: 1 of 2 fetches (other=1)"
+    assert main([*args, "--max-redirects", "-1"]) == 2
+    assert "--max-redirects must be 0 or more" in capsys.readouterr().err

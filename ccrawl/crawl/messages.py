@@ -1,0 +1,64 @@
+"""What the processes of a multi-process ``crawl run`` say to each other (see :mod:`ccrawl.crawl.parts`).
+
+Partition to partition: :class:`LinkBatch` (links the sender found for the receiver's domains, out of
+the sender's outbox) and :class:`LinkAck` (the receiver committed them, the sender may forget them).
+Parent to partition: :class:`Probe` and :class:`Stop`. Partition to parent: :class:`Report` (an
+answer to a probe), :class:`PartDone` and :class:`PartFailed`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ccrawl.crawl.summary import CrawlSummary
+
+
+@dataclass(slots=True)
+class LinkBatch:
+    source: int
+    """The sending partition."""
+    upto: int
+    """The highest outbox id of the sender among these links (the ack names it)."""
+    links: list[tuple[str, int]] = field(default_factory=list)
+    """(canonical URL, depth)."""
+
+
+@dataclass(slots=True)
+class LinkAck:
+    part: int
+    """The partition that committed the links."""
+    upto: int
+
+
+@dataclass(slots=True)
+class Probe:
+    round: int
+
+
+@dataclass(slots=True)
+class Stop:
+    reason: str = ""
+
+
+@dataclass(slots=True)
+class Report:
+    part: int
+    round: int
+    idle: bool
+    """Nothing queued, nothing in flight, no link routed elsewhere that its owner has not committed."""
+    activity: int
+    """Fetches done + link batches taken + links routed, this run: unchanged between two probes = no work."""
+    in_flight: int
+
+
+@dataclass(slots=True)
+class PartDone:
+    part: int
+    summary: CrawlSummary
+
+
+@dataclass(slots=True)
+class PartFailed:
+    part: int
+    message: str
+    exit_code: int = 1
