@@ -1,0 +1,52 @@
+"""Batch URL kernels over pyarrow arrays: the shared pure-Python row loop of the twins.
+
+The compiled kernels (``surt_array``, ``registered_domain_array``, ``shard_key_array``,
+``shard_array``, ``canonical_array``, ``url_key_array``) run their C pass with the GIL released;
+their twins here call the per-call pure-Python function on each row. Both take a sequence of str
+or a pyarrow string array and return a pyarrow array in input order, null for a null or bad row;
+``with_errors=True`` adds a string array with each bad row's message (null elsewhere).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ccrawl.errors import CcrawlError
+
+
+def rows_of(urls: Iterable[str | None] | Any) -> list[str | None]:
+    """The rows of a pyarrow array or any iterable of str/None, as a list."""
+    import pyarrow as pa
+
+    if isinstance(urls, pa.ChunkedArray | pa.Array):
+        values: list[str | None] = urls.to_pylist()
+        return values
+    return list(urls)
+
+
+def map_rows(
+    func: Callable[[str], Any], urls: Iterable[str | None] | Any, with_errors: bool, kind: Any = None
+) -> Any:
+    """``func`` on every row: a pyarrow array of ``kind`` (string by default), null for null or bad rows."""
+    import pyarrow as pa
+
+    values: list[Any] = []
+    errors: list[str | None] = []
+    failed = False
+    for row in rows_of(urls):
+        if row is None:
+            values.append(None)
+            errors.append(None)
+            continue
+        try:
+            values.append(func(row))
+            errors.append(None)
+        except CcrawlError as exc:
+            values.append(None)
+            errors.append(str(exc))
+            failed = True
+    result = pa.array(values, type=kind if kind is not None else pa.string())
+    if not with_errors:
+        return result
+    return result, pa.array(errors, type=pa.string()) if failed else pa.nulls(len(values), pa.string())

@@ -1,0 +1,182 @@
+# Shared by the URL kernels (surt.pyx, domain.pyx, canon.pyx): read a pyarrow string array's buffers
+# without a Python object per row, and build the buffers of a pyarrow string array in C.
+#
+# A kernel runs over the rows with the GIL released and marks each row ok, null, or "slow" (a row the
+# C path does not take: the pure-Python twin answers it afterwards, with the GIL, so both paths keep one
+# definition of the rare cases and of the errors).
+
+from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+
+cdef enum:
+    ROW_OK = 0
+    ROW_NULL = 1
+    ROW_SLOW = 2
+
+
+cdef class _Rows:
+    """The rows of a pyarrow ``string``/``large_string`` array as (pointer, length) in C."""
+
+    cdef object array  # keeps the buffers alive
+    cdef Py_ssize_t n, offset
+    cdef const uint8_t* validity
+    cdef const int32_t* off32
+    cdef const int64_t* off64
+    cdef const uint8_t* data
+
+    def __init__(self, array):
+        import pyarrow as pa
+
+        if isinstance(array, pa.ChunkedArray):
+            array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+        if pa.types.is_dictionary(array.type):
+            array = array.dictionary_decode()
+        if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+            raise TypeError(f"expected a pyarrow string array, got {array.type}")
+        self.array = array
+        self.n = len(array)
+        self.offset = array.offset
+        bufs = array.buffers()
+        self.validity = <const uint8_t*> <size_t> bufs[0].address if bufs[0] is not None and array.null_count else NULL
+        self.off32 = NULL
+        self.off64 = NULL
+        if pa.types.is_string(array.type):
+            self.off32 = <const int32_t*> <size_t> bufs[1].address
+        else:
+            self.off64 = <const int64_t*> <size_t> bufs[1].address
+        self.data = <const uint8_t*> <size_t> bufs[2].address if bufs[2] is not None and bufs[2].size else NULL
+
+    cdef inline bint get(self, Py_ssize_t i, const uint8_t** p, Py_ssize_t* n) noexcept nogil:
+        """False for a null row; else the row's bytes."""
+        cdef Py_ssize_t j = i + self.offset
+        cdef int64_t a, b
+        if self.validity != NULL and not (self.validity[j >> 3] >> (j & 7)) & 1:
+            return False
+        if self.off32 != NULL:
+            a = self.off32[j]
+            b = self.off32[j + 1]
+        else:
+            a = self.off64[j]
+            b = self.off64[j + 1]
+        n[0] = <Py_ssize_t> (b - a)
+        p[0] = self.data + a if self.data != NULL else <const uint8_t*> b""
+        return True
+
+    cdef bytes row_bytes(self, Py_ssize_t i):
+        cdef const uint8_t* p
+        cdef Py_ssize_t n
+        if not self.get(i, &p, &n):
+            return None
+        return (<const char*> p)[:n]
+
+
+cdef struct _Out:
+    char* data
+    int64_t size
+    int64_t cap
+    int64_t* offsets  # n + 1
+    uint8_t* status   # n
+
+
+cdef int _out_init(_Out* o, Py_ssize_t n, int64_t cap) except -1:
+    o.size = 0
+    o.cap = cap if cap > 64 else 64
+    o.data = <char*> malloc(<size_t> o.cap)
+    o.offsets = <int64_t*> malloc(sizeof(int64_t) * (n + 1))
+    o.status = <uint8_t*> malloc(n + 1)
+    if o.data == NULL or o.offsets == NULL or o.status == NULL:
+        _out_free(o)
+        raise MemoryError()
+    o.offsets[0] = 0
+    return 0
+
+
+cdef void _out_free(_Out* o) noexcept nogil:
+    free(o.data)
+    free(o.offsets)
+    free(o.status)
+    o.data = NULL
+    o.offsets = NULL
+    o.status = NULL
+
+
+cdef inline char* _out_reserve(_Out* o, int64_t extra) noexcept nogil:
+    """Room for ``extra`` more bytes; NULL when memory ran out."""
+    cdef int64_t want = o.size + extra
+    cdef char* grown
+    if want > o.cap:
+        while o.cap < want:
+            o.cap *= 2
+        grown = <char*> realloc(o.data, <size_t> o.cap)
+        if grown == NULL:
+            return NULL
+        o.data = grown
+    return o.data + o.size
+
+
+cdef object _out_finish(_Out* o, Py_ssize_t n, dict slow):
+    """The pyarrow string array of ``o``; ``slow`` maps a row to its bytes (or None for null)."""
+    import pyarrow as pa
+
+    cdef Py_ssize_t i, nulls = 0
+    cdef int64_t total = 0, pos = 0, a, b
+    cdef bytes value
+    cdef object item
+    for i in range(n):
+        if o.status[i] == ROW_OK:
+            total += o.offsets[i + 1] - o.offsets[i]
+        elif o.status[i] == ROW_SLOW:
+            item = slow.get(i)
+            if item is None:
+                o.status[i] = ROW_NULL
+            else:
+                total += len(<bytes> item)
+        if o.status[i] == ROW_NULL:
+            nulls += 1
+    large = total >= 2147483647
+    cdef bytearray data = bytearray(total)
+    cdef bytearray offs = bytearray((8 if large else 4) * (n + 1))
+    cdef bytearray valid = bytearray((n + 7) // 8) if nulls else None
+    cdef char* d = data
+    cdef int32_t* o32 = <int32_t*> (<char*> offs)
+    cdef int64_t* o64 = <int64_t*> (<char*> offs)
+    cdef uint8_t* v = <uint8_t*> (<char*> valid) if nulls else NULL
+    for i in range(n):
+        if large:
+            o64[i] = pos
+        else:
+            o32[i] = <int32_t> pos
+        if o.status[i] == ROW_OK:
+            a = o.offsets[i]
+            b = o.offsets[i + 1]
+            memcpy(d + pos, o.data + a, <size_t> (b - a))
+            pos += b - a
+        elif o.status[i] == ROW_SLOW:
+            value = slow[i]
+            memcpy(d + pos, <char*> value, <size_t> len(value))
+            pos += len(value)
+        if v != NULL and o.status[i] != ROW_NULL:
+            v[i >> 3] |= 1 << (i & 7)
+    if large:
+        o64[n] = pos
+    else:
+        o32[n] = <int32_t> pos
+    buffers = [pa.py_buffer(valid) if nulls else None, pa.py_buffer(offs), pa.py_buffer(data)]
+    return pa.Array.from_buffers(pa.large_string() if large else pa.string(), n, buffers, null_count=nulls)
+
+
+def as_string_array(urls):
+    """``urls`` as a pyarrow string array: a pyarrow array is taken as it is, a sequence is converted.
+
+    Returns None when a sequence holds text pyarrow cannot encode (a lone surrogate): the caller then
+    answers every row with the pure-Python twin.
+    """
+    import pyarrow as pa
+
+    if isinstance(urls, (pa.Array, pa.ChunkedArray)):
+        return urls
+    try:
+        return pa.array(urls if isinstance(urls, (list, tuple)) else list(urls), type=pa.string())
+    except (pa.ArrowException, UnicodeEncodeError, TypeError):
+        return None
