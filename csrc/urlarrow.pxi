@@ -180,3 +180,107 @@ def as_string_array(urls):
         return pa.array(urls if isinstance(urls, (list, tuple)) else list(urls), type=pa.string())
     except (pa.ArrowException, UnicodeEncodeError, TypeError):
         return None
+
+
+cdef inline Py_ssize_t _utf8_bad(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """Index of the first byte that is not valid UTF-8 (as Python's strict decoder says), or -1."""
+    cdef Py_ssize_t i = 0
+    cdef uint8_t c, d
+    while i < n:
+        c = s[i]
+        if c < 0x80:
+            i += 1
+        elif 0xC2 <= c <= 0xDF:
+            if i + 1 >= n or (s[i + 1] & 0xC0) != 0x80:
+                return i
+            i += 2
+        elif 0xE0 <= c <= 0xEF:
+            if i + 2 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80:
+                return i
+            d = s[i + 1]
+            if (c == 0xE0 and d < 0xA0) or (c == 0xED and d > 0x9F):
+                return i  # overlong, or a surrogate
+            i += 3
+        elif 0xF0 <= c <= 0xF4:
+            if (i + 3 >= n or (s[i + 1] & 0xC0) != 0x80 or (s[i + 2] & 0xC0) != 0x80
+                    or (s[i + 3] & 0xC0) != 0x80):
+                return i
+            d = s[i + 1]
+            if (c == 0xF0 and d < 0x90) or (c == 0xF4 and d > 0x8F):
+                return i
+            i += 4
+        else:
+            return i
+    return -1
+
+
+def lines_array(bytes block, Py_ssize_t first_line=1):
+    """The lines of a text block as ``(urls, errors)`` pyarrow string arrays, one row per line.
+
+    Lines end at ``\\n`` (a ``\\r`` before it is dropped; the block's last line needs no newline). A
+    line that is empty, holds a NUL byte or is not UTF-8 is a null URL with its reason in ``errors``
+    (null elsewhere); ``first_line`` numbers the block's first line in those messages.
+    """
+    import pyarrow as pa
+
+    cdef const uint8_t* s = <const uint8_t*> (<char*> block)
+    cdef Py_ssize_t n = len(block), i, start = 0, end, rows = 0, bad
+    if n == 0:
+        return pa.array([], pa.string()), pa.array([], pa.string())
+    if s[n - 1] == 10:
+        n -= 1  # the newline ending the last line does not start another one
+    for i in range(n):
+        if s[i] == 10:
+            rows += 1
+    rows += 1
+    cdef _Out o
+    _out_init(&o, rows, n + 1)
+    cdef dict errors = {}
+    cdef Py_ssize_t row = 0
+    cdef bint nul
+    cdef Py_ssize_t* where = <Py_ssize_t*> malloc(sizeof(Py_ssize_t) * rows)  # bad rows: UTF-8 error byte
+    if where == NULL:
+        _out_free(&o)
+        raise MemoryError()
+    try:
+        with nogil:
+            while row < rows:
+                end = start
+                nul = False
+                while end < n and s[end] != 10:
+                    if s[end] == 0:
+                        nul = True
+                    end += 1
+                i = end
+                if end > start and s[end - 1] == 13:
+                    end -= 1
+                o.status[row] = ROW_NULL
+                if end == start:
+                    where[row] = -1
+                elif nul:
+                    where[row] = -2
+                else:
+                    bad = _utf8_bad(s + start, end - start)
+                    where[row] = bad
+                    if bad < 0:
+                        o.status[row] = ROW_OK
+                        memcpy(o.data + o.size, s + start, end - start)
+                        o.size += end - start
+                o.offsets[row + 1] = o.size
+                row += 1
+                start = i + 1
+        for row in range(rows):
+            if o.status[row] == ROW_NULL:
+                if where[row] == -1:
+                    errors[row] = f"line {first_line + row}: empty line"
+                elif where[row] == -2:
+                    errors[row] = f"line {first_line + row}: binary data (a NUL byte), not a line of text"
+                else:
+                    errors[row] = f"line {first_line + row}: not UTF-8 text (byte {where[row]})"
+        urls = _out_finish(&o, rows, {})
+    finally:
+        _out_free(&o)
+        free(where)
+    if errors:
+        return urls, pa.array([errors.get(k) for k in range(rows)], pa.string())
+    return urls, pa.nulls(rows, pa.string())

@@ -50,3 +50,35 @@ def map_rows(
     if not with_errors:
         return result
     return result, pa.array(errors, type=pa.string()) if failed else pa.nulls(len(values), pa.string())
+
+
+def lines_array_py(block: bytes, first_line: int = 1) -> tuple[Any, Any]:
+    """Twin of the compiled ``lines_array``: one row per line, bad lines null with their reason."""
+    import pyarrow as pa
+
+    if not block:
+        return pa.array([], pa.string()), pa.array([], pa.string())
+    if block.endswith(b"\n"):
+        block = block[:-1]
+    urls: list[str | None] = []
+    errors: list[str | None] = []
+    for number, line in enumerate(block.split(b"\n"), start=first_line):
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        reason = None
+        if not line:
+            reason = "empty line"
+        elif b"\x00" in line:
+            reason = "binary data (a NUL byte), not a line of text"
+        else:
+            try:
+                urls.append(line.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                reason = f"not UTF-8 text (byte {exc.start})"
+        if reason is not None:
+            urls.append(None)
+            errors.append(f"line {number}: {reason}")
+        else:
+            errors.append(None)
+    failed = any(e is not None for e in errors)
+    return pa.array(urls, pa.string()), pa.array(errors, pa.string()) if failed else pa.nulls(len(urls), pa.string())
