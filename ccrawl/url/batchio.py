@@ -21,6 +21,7 @@ import io
 import os
 import signal
 import sys
+import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -137,12 +138,14 @@ def _text_blocks(stream: Any, block: int) -> Iterator[bytes]:
         yield carry
 
 
-def _decompressed(raw: IO[bytes], head: bytes, what: str) -> Any:
+def _decompressed(raw: IO[bytes], head: bytes) -> Any:
     import pyarrow as pa
 
     source = _Prefixed(head, raw)
     if head.startswith(_GZIP_MAGIC):
-        return pa.CompressedInputStream(pa.PythonFile(source, mode="r"), "gzip")
+        import gzip  # not pyarrow's: Python's notices a truncated member instead of stopping short
+
+        return gzip.GzipFile(fileobj=io.BufferedReader(source, buffer_size=1 << 20), mode="rb")
     if head.startswith(_ZSTD_MAGIC):
         return pa.CompressedInputStream(pa.PythonFile(source, mode="r"), "zstd")
     return io.BufferedReader(source, buffer_size=1 << 20)
@@ -177,13 +180,13 @@ def read_chunks(
             raw.seek(0)  # a plain file: read it as it is, no wrapper
             stream: Any = raw
         else:
-            stream = _decompressed(raw, head, what)
+            stream = _decompressed(raw, head)
         line = 1
         try:
             for data in _text_blocks(stream, block):
                 yield data, line, None
                 line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        except (OSError, pa.ArrowException) as exc:
+        except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
             raise InputError(f"--from {what}: cannot decompress ({exc})") from None
     finally:
         if raw is not stdin and raw is not sys.stdin.buffer:
