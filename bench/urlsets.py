@@ -16,11 +16,12 @@ _TLDS = (
        "github.io", "blogspot.com", "herokuapp.com", "net.au", "org.uk", "ac.uk", "in", "cn", "kr", "se"]
 )
 _SUBS = [""] * 6 + ["www."] * 8 + ["m.", "blog.", "news.", "shop.", "en.", "api.", "static.cdn.", "www2."]
-_WORDS = (
-    "news world sport story article politics business tech science health travel food review video "
-    "photo gallery product item category search page blog post archive tag user profile help about "
-    "contact en de fr index default main content media 2023 2024 2025 local opinion culture"
-).split()
+_WORDS = [
+    "news", "world", "sport", "story", "article", "politics", "business", "tech", "science", "health",
+    "travel", "food", "review", "video", "photo", "gallery", "product", "item", "category", "search", "page",
+    "blog", "post", "archive", "tag", "user", "profile", "help", "about", "contact", "en", "de", "fr",
+    "index", "default", "main", "content", "media", "2023", "2024", "2025", "local", "opinion", "culture",
+]
 _PARAMS = ["id", "page", "q", "lang", "ref", "utm_source", "utm_medium", "utm_campaign", "fbclid", "sort",
            "cat", "p", "s", "start", "view", "session", "format", "amp"]
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"

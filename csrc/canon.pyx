@@ -12,7 +12,7 @@ Per call: ``Canonicalizer.canonicalize``; batch: ``Canonicalizer.canonical_array
 or a pyarrow string array in, a pyarrow string array out, the C pass with the GIL released).
 """
 
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeASCII
+from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.stdint cimport uint64_t
 from libc.string cimport memcmp
 
@@ -528,7 +528,7 @@ cdef class Canonicalizer:
             return result
         if not errors:
             return result, pa.nulls(n, pa.string())
-        return result, pa.array([errors.get(i) for i in range(n)], type=pa.string())
+        return result, string_array(n, errors)
 
 
 cdef Py_ssize_t _remove_dot_segments(const uint8_t* p, Py_ssize_t n, uint8_t* o, uint8_t* tmp) noexcept nogil:

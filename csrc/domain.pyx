@@ -15,7 +15,7 @@ string array in, pyarrow arrays out, the C pass with the GIL released): ``regist
 
 from libc.stdint cimport uint32_t, uint64_t
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeASCII
+from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.string cimport memcmp
 
 include "urlarrow.pxi"

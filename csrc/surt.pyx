@@ -13,7 +13,7 @@ array and returns a pyarrow string array (null for a null or bad row), the C pas
 released.
 """
 
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize, PyUnicode_DecodeASCII
+from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.stdlib cimport qsort
 from libc.string cimport memcmp, memmove
 
@@ -656,5 +656,4 @@ def surt_array(urls, bint with_errors=False):
         _release(&sc)
     if not with_errors:
         return result
-    return result, pa.array([errors.get(i) for i in range(n)], type=pa.string()) if errors else pa.nulls(
-        n, pa.string())
+    return result, string_array(n, errors) if errors else pa.nulls(n, pa.string())

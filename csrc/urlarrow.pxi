@@ -8,6 +8,7 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 cdef enum:
     ROW_OK = 0
@@ -169,17 +170,60 @@ cdef object _out_finish(_Out* o, Py_ssize_t n, dict slow):
 def as_string_array(urls):
     """``urls`` as a pyarrow string array: a pyarrow array is taken as it is, a sequence is converted.
 
-    Returns None when a sequence holds text pyarrow cannot encode (a lone surrogate): the caller then
-    answers every row with the pure-Python twin.
+    The conversion is done here rather than by ``pyarrow.array`` (which imports pandas, half a second,
+    on its first call). Returns None when a row is neither str nor None, or holds text UTF-8 cannot
+    encode (a lone surrogate): the caller then answers every row with the pure-Python twin.
     """
     import pyarrow as pa
 
     if isinstance(urls, (pa.Array, pa.ChunkedArray)):
         return urls
+    cdef list items = urls if isinstance(urls, list) else list(urls)
+    cdef Py_ssize_t n = len(items), i, ln
+    cdef const char* p
+    cdef _Out o
+    _out_init(&o, n, 64 * n)
     try:
-        return pa.array(urls if isinstance(urls, (list, tuple)) else list(urls), type=pa.string())
-    except (pa.ArrowException, UnicodeEncodeError, TypeError):
-        return None
+        for i in range(n):
+            item = items[i]
+            if item is None:
+                o.status[i] = ROW_NULL
+            elif type(item) is str:
+                try:
+                    p = PyUnicode_AsUTF8AndSize(item, &ln)
+                except UnicodeEncodeError:
+                    return None
+                if _out_reserve(&o, ln) == NULL:
+                    raise MemoryError()
+                memcpy(o.data + o.size, p, ln)
+                o.size += ln
+                o.status[i] = ROW_OK
+            else:
+                return None
+            o.offsets[i + 1] = o.size
+        return _out_finish(&o, n, {})
+    finally:
+        _out_free(&o)
+
+
+def string_array(Py_ssize_t n, dict values):
+    """A pyarrow string array of ``n`` rows: ``values[i]`` (str) where given, null elsewhere."""
+    cdef _Out o
+    cdef Py_ssize_t i
+    _out_init(&o, n, 0)
+    cdef dict encoded = {}
+    try:
+        for i in range(n):
+            value = values.get(i)
+            if value is None:
+                o.status[i] = ROW_NULL
+            else:
+                o.status[i] = ROW_SLOW
+                encoded[i] = value.encode("utf-8", "surrogateescape")
+            o.offsets[i + 1] = 0
+        return _out_finish(&o, n, encoded)
+    finally:
+        _out_free(&o)
 
 
 cdef inline Py_ssize_t _utf8_bad(const uint8_t* s, Py_ssize_t n) noexcept nogil:
@@ -226,7 +270,7 @@ def lines_array(bytes block, Py_ssize_t first_line=1):
     cdef const uint8_t* s = <const uint8_t*> (<char*> block)
     cdef Py_ssize_t n = len(block), i, start = 0, end, rows = 0, bad
     if n == 0:
-        return pa.array([], pa.string()), pa.array([], pa.string())
+        return pa.nulls(0, pa.string()), pa.nulls(0, pa.string())
     if s[n - 1] == 10:
         n -= 1  # the newline ending the last line does not start another one
     for i in range(n):
@@ -282,5 +326,5 @@ def lines_array(bytes block, Py_ssize_t first_line=1):
         _out_free(&o)
         free(where)
     if errors:
-        return urls, pa.array([errors.get(k) for k in range(rows)], pa.string())
+        return urls, string_array(rows, errors)
     return urls, pa.nulls(rows, pa.string())

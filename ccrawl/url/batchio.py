@@ -264,6 +264,8 @@ def _url_strings(values: Any) -> tuple[Any, Any]:
     for i, missing in enumerate(nulls):
         if missing and errors[i] is None:
             errors[i] = "null URL"
+    if not any(errors):
+        return values, pa.nulls(len(values), pa.string())
     return values, pa.array(errors, pa.string())
 
 
@@ -490,7 +492,7 @@ class ParquetSink:
 def _empty_batch(schema: Any) -> Any:
     import pyarrow as pa
 
-    return pa.RecordBatch.from_arrays([pa.array([], f.type) for f in schema], schema=schema)
+    return pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
 
 
 def empty_schema(command: str, column: str, skip_bad: bool) -> Any:

@@ -55,10 +55,10 @@ __all__ = [
     "psl_info",
     "registered_domain",
     "registered_domain_py",
-    "shard_key",
-    "shard_key_py",
     "shard_array",
     "shard_array_py",
+    "shard_key",
+    "shard_key_py",
     "shard_of",
     "shard_of_py",
 ]

@@ -60,7 +60,8 @@ def test_skip_bad_drops_bad_rows_and_counts_them_on_stderr(tmp_path: Path, capsy
     src = write_text(tmp_path / "in.txt", [b"http://a.com/", b"", b"\xff", b"http://b.com/x", b"   "])
     out = tmp_path / "out.parquet"
     assert main(["url", "surt", "--from", str(src), "-o", "parquet", "--out", str(out), "--skip-bad"]) == 0
-    assert read_rows(out) == [{"url": "http://a.com/", "surt": "com,a)/"}, {"url": "http://b.com/x", "surt": "com,b)/x"}]
+    expected = [{"url": "http://a.com/", "surt": "com,a)/"}, {"url": "http://b.com/x", "surt": "com,b)/x"}]
+    assert read_rows(out) == expected
     assert "skipped 3 bad rows of 5 (--skip-bad)" in capsys.readouterr().err
 
 
