@@ -15,13 +15,17 @@ released.
 
 from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.stdlib cimport qsort
-from libc.string cimport memcmp, memmove
+from libc.string cimport memchr, memcmp, memmove
+
+cdef extern from "string.h" nogil:
+    void* memmem(const void* haystack, size_t haystacklen, const void* needle, size_t needlelen)
 
 include "urlarrow.pxi"
 
 cdef object _py = None  # ccrawl.url.surt, imported on first use (it imports this module)
 
 cdef uint8_t _SAFE[256]
+cdef uint8_t _SAFE_LOWER[256]  # the byte lowercased when escape_once keeps it, else 0
 cdef uint8_t _HEX[256]
 cdef const char* _LOWER_HEX = b"0123456789abcdef"
 
@@ -35,6 +39,8 @@ cdef void _init_tables() noexcept:
         _HEX[c] = 255
     for c in safe:
         _SAFE[c] = 1
+    for c in range(256):
+        _SAFE_LOWER[c] = (c + 32 if 65 <= c <= 90 else c) if _SAFE[c] else 0
     for c in range(10):
         _HEX[48 + c] = c
     for c in range(6):
@@ -114,7 +120,10 @@ cdef Py_ssize_t _call_cap = 0
 
 cdef inline bint _has_escape(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t i
-    for i in range(n - 2):
+    cdef const uint8_t* pct = <const uint8_t*> memchr(s, 37, n) if n > 0 else NULL
+    if pct == NULL:
+        return False
+    for i in range(pct - s, n - 2):
         if s[i] == 37 and _HEX[s[i + 1]] != 255 and _HEX[s[i + 2]] != 255:
             return True
     return False
@@ -141,13 +150,12 @@ cdef Py_ssize_t _unescape_repeatedly(uint8_t* s, Py_ssize_t n) noexcept nogil:
 cdef inline Py_ssize_t _escape_lower(const uint8_t* s, Py_ssize_t n, uint8_t* o) noexcept nogil:
     """``escape_once(s).lower()`` into ``o`` (room for 3n); the length written."""
     cdef Py_ssize_t i, j = 0
-    cdef uint8_t c
+    cdef uint8_t c, m
     for i in range(n):
         c = s[i]
-        if _SAFE[c]:
-            if 65 <= c <= 90:
-                c += 32
-            o[j] = c
+        m = _SAFE_LOWER[c]
+        if m:
+            o[j] = m
             j += 1
         else:
             o[j] = 37
@@ -238,8 +246,17 @@ cdef Py_ssize_t _sort_query(const uint8_t* q, Py_ssize_t n, uint8_t* o, _Span* f
                     break
             count += 1
             start = i + 1
-    if count > 1:
+    cdef _Span tmp
+    if count > 16:
         qsort(f, count, sizeof(_Span), _field_cmp)
+    elif count > 1:
+        for i in range(1, count):  # insertion sort: a query has a handful of fields
+            tmp = f[i]
+            k = i
+            while k > 0 and _field_cmp(&f[k - 1], &tmp) > 0:
+                f[k] = f[k - 1]
+                k -= 1
+            f[k] = tmp
     for k in range(count):
         if k:
             o[j] = 38
@@ -250,11 +267,7 @@ cdef Py_ssize_t _sort_query(const uint8_t* q, Py_ssize_t n, uint8_t* o, _Span* f
 
 
 cdef inline bint _contains(const uint8_t* s, Py_ssize_t n, const char* needle, Py_ssize_t m) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(n - m + 1):
-        if s[i] == <uint8_t> needle[0] and memcmp(s + i, needle, m) == 0:
-            return True
-    return False
+    return n >= m and memmem(s, n, needle, m) != NULL
 
 
 cdef inline bint _ci_prefix(const uint8_t* s, Py_ssize_t n, const char* lower, Py_ssize_t m) noexcept nogil:
@@ -358,6 +371,7 @@ cdef Py_ssize_t _surt_c(const uint8_t* url, Py_ssize_t n, uint8_t* out, _Scratch
     cdef bint http_scheme, https_scheme, prefixed = False, numeric
     cdef uint8_t c
     cdef const uint8_t* r
+    cdef const uint8_t* hit
     if n >= 8 and memcmp(url, b"filedesc", 8) == 0:
         return -1
     while a < b and _is_ws(url[a]):
@@ -366,10 +380,8 @@ cdef Py_ssize_t _surt_c(const uint8_t* url, Py_ssize_t n, uint8_t* out, _Scratch
         b -= 1
     if a == b:
         return -1
-    for i in range(a, b):
-        c = url[i]
-        if c == 9 or c == 10 or c == 13:
-            return -1
+    if memchr(url + a, 9, b - a) != NULL or memchr(url + a, 10, b - a) != NULL or memchr(url + a, 13, b - a) != NULL:
+        return -1
     r = url + a
     n = b - a
     # scheme: [a-zA-Z][a-zA-Z0-9+.-]*:
@@ -414,21 +426,18 @@ cdef Py_ssize_t _surt_c(const uint8_t* url, Py_ssize_t n, uint8_t* out, _Scratch
         rest += 2
     # fragment, query
     end = n
-    for i in range(rest, n):
-        if r[i] == 35:
-            end = i
-            break
-    for i in range(rest, end):
-        if r[i] == 63:
-            q = i + 1
-            qn = end - q
-            end = i
-            break
+    hit = <const uint8_t*> memchr(r + rest, 35, n - rest) if n > rest else NULL
+    if hit != NULL:
+        end = hit - r
+    hit = <const uint8_t*> memchr(r + rest, 63, end - rest) if end > rest else NULL
+    if hit != NULL:
+        q = hit - r + 1
+        qn = end - q
+        end = hit - r
     slash = end
-    for i in range(rest, end):
-        if r[i] == 47:
-            slash = i
-            break
+    hit = <const uint8_t*> memchr(r + rest, 47, end - rest) if end > rest else NULL
+    if hit != NULL:
+        slash = hit - r
     # netloc r[rest:slash]: rstrip ":", userinfo, port
     net_end = slash
     while net_end > rest and r[net_end - 1] == 58:
@@ -494,9 +503,8 @@ cdef Py_ssize_t _surt_c(const uint8_t* url, Py_ssize_t n, uint8_t* out, _Scratch
     plen = _unescape_repeatedly(sc.a, plen)
     plen = _normalize_path(sc.a, plen, sc.b, sc.spans)
     elen = _escape_lower(sc.b, plen, sc.c)
-    for i in range(elen):
-        if sc.c[i] == 40:
-            return -1  # "(": maybe an ASP.NET session segment
+    if elen and memchr(sc.c, 40, elen) != NULL:
+        return -1  # "(": maybe an ASP.NET session segment
     if elen > 1 and sc.c[elen - 1] == 47:
         elen -= 1
     # output: reversed host labels

@@ -5,9 +5,9 @@
 # C path does not take: the pure-Python twin answers it afterwards, with the GIL, so both paths keep one
 # definition of the rare cases and of the errors).
 
-from libc.stdint cimport int32_t, int64_t, uint8_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 cdef enum:
@@ -230,7 +230,13 @@ cdef inline Py_ssize_t _utf8_bad(const uint8_t* s, Py_ssize_t n) noexcept nogil:
     """Index of the first byte that is not valid UTF-8 (as Python's strict decoder says), or -1."""
     cdef Py_ssize_t i = 0
     cdef uint8_t c, d
+    cdef uint64_t word
     while i < n:
+        if i + 8 <= n:
+            memcpy(&word, s + i, 8)
+            if not word & 0x8080808080808080ULL:
+                i += 8
+                continue
         c = s[i]
         if c < 0x80:
             i += 1
@@ -282,6 +288,7 @@ def lines_array(bytes block, Py_ssize_t first_line=1):
     cdef dict errors = {}
     cdef Py_ssize_t row = 0
     cdef bint nul
+    cdef const uint8_t* hit
     cdef Py_ssize_t* where = <Py_ssize_t*> malloc(sizeof(Py_ssize_t) * rows)  # bad rows: UTF-8 error byte
     if where == NULL:
         _out_free(&o)
@@ -289,12 +296,9 @@ def lines_array(bytes block, Py_ssize_t first_line=1):
     try:
         with nogil:
             while row < rows:
-                end = start
-                nul = False
-                while end < n and s[end] != 10:
-                    if s[end] == 0:
-                        nul = True
-                    end += 1
+                hit = <const uint8_t*> memchr(s + start, 10, n - start) if n > start else NULL
+                end = hit - s if hit != NULL else n
+                nul = end > start and memchr(s + start, 0, end - start) != NULL
                 i = end
                 if end > start and s[end - 1] == 13:
                     end -= 1
