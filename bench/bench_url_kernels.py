@@ -136,12 +136,22 @@ pq.write table
 """
 
 
+_CPU: list[float] = []  # CPU seconds (user + sys) of the last _timed command
+
+
 def _timed(cmd: list[str], stdin: Path | None = None, stdout: Any = subprocess.DEVNULL) -> float:
+    """Wall seconds of ``cmd``; its CPU seconds (user + sys, every thread) go to ``_CPU``."""
+    import resource
+
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     with open(stdin, "rb") if stdin else open(os.devnull, "rb") as given:
         subprocess.run(cmd, stdin=given, stdout=stdout, stderr=subprocess.PIPE, env=env, check=True)
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return wall
 
 
 def commands(count: int, runs: int, workdir: Path) -> dict[str, Any]:
@@ -160,19 +170,25 @@ def commands(count: int, runs: int, workdir: Path) -> dict[str, Any]:
     result: dict[str, Any] = {"urls": count, "runs": runs}
     for kind, source in (("text", text), ("parquet", table)):
         ours = []
+        ours_cpu = []
         cli = [sys.executable, "-m", "ccrawl", "url", "surt", "--from", str(source), "-o", "parquet",
                "--out", str(workdir / "out.parquet"), "-q"]
         ours.append(_timed(cli))
+        ours_cpu.append(_CPU[-1])
         if kind == "text":
             loop = _timed([sys.executable, "-c", _LOOP_TEXT], stdin=text)
         else:
             loop = _timed([sys.executable, "-c", loop_parquet, str(table), str(workdir / "loop.parquet")])
+        loop_cpu = _CPU[-1]
         for _ in range(runs - 1):
             ours.append(_timed(cli))
+            ours_cpu.append(_CPU[-1])
         rows = pq.read_metadata(workdir / "out.parquet").num_rows
         assert rows == count, (rows, count)
         result[kind] = {"ours_s": statistics.median(ours), "ours_runs": ours, "loop_s": loop,
-                        "ratio": loop / statistics.median(ours), "command": " ".join(cli[1:])}
+                        "ratio": loop / statistics.median(ours), "ours_cpu_s": statistics.median(ours_cpu),
+                        "loop_cpu_s": loop_cpu, "cpu_ratio": loop_cpu / statistics.median(ours_cpu),
+                        "command": " ".join(cli[1:])}
     return result
 
 
@@ -199,7 +215,8 @@ def main(argv: list[str] | None = None) -> int:
             row = out["commands"][kind]
             runs = ", ".join(f"{s:.2f}" for s in row["ours_runs"])
             print(f"url surt --from {kind:8s} ours {row['ours_s']:.2f} s (runs {runs})  loop {row['loop_s']:.2f} s"
-                  f"  ratio {row['ratio']:.1f}x")
+                  f"  ratio {row['ratio']:.1f}x | CPU ours {row['ours_cpu_s']:.2f} s, loop {row['loop_cpu_s']:.2f} s,"
+                  f" ratio {row['cpu_ratio']:.1f}x")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2))
     return 0
