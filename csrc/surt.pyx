@@ -501,8 +501,11 @@ cdef Py_ssize_t _surt_c(const uint8_t* url, Py_ssize_t n, uint8_t* out, _Scratch
     plen = pe - ps
     memcpy(sc.a, r + ps, plen)
     plen = _unescape_repeatedly(sc.a, plen)
-    plen = _normalize_path(sc.a, plen, sc.b, sc.spans)
-    elen = _escape_lower(sc.b, plen, sc.c)
+    if plen > 0 and memmem(sc.a, plen, b"/.", 2) == NULL and memmem(sc.a, plen, b"//", 2) == NULL:
+        elen = _escape_lower(sc.a, plen, sc.c)  # no empty or dot segment: nothing to resolve
+    else:
+        plen = _normalize_path(sc.a, plen, sc.b, sc.spans)
+        elen = _escape_lower(sc.b, plen, sc.c)
     if elen and memchr(sc.c, 40, elen) != NULL:
         return -1  # "(": maybe an ASP.NET session segment
     if elen > 1 and sc.c[elen - 1] == 47:

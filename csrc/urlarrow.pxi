@@ -8,6 +8,7 @@
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_FromStringAndSize, PyByteArray_Resize
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 cdef enum:
@@ -269,66 +270,83 @@ def lines_array(bytes block, Py_ssize_t first_line=1):
 
     Lines end at ``\\n`` (a ``\\r`` before it is dropped; the block's last line needs no newline). A
     line that is empty, holds a NUL byte or is not UTF-8 is a null URL with its reason in ``errors``
-    (null elsewhere); ``first_line`` numbers the block's first line in those messages.
+    (null elsewhere); ``first_line`` numbers the block's first line in those messages. The lines are
+    copied once, straight into the array's buffers, with the GIL released.
     """
     import pyarrow as pa
 
     cdef const uint8_t* s = <const uint8_t*> (<char*> block)
-    cdef Py_ssize_t n = len(block), i, start = 0, end, rows = 0, bad
+    cdef Py_ssize_t n = len(block), i, start = 0, end, rows = 0, bad, size = 0, row = 0
+    cdef const uint8_t* hit
+    cdef bint large
     if n == 0:
         return pa.nulls(0, pa.string()), pa.nulls(0, pa.string())
     if s[n - 1] == 10:
         n -= 1  # the newline ending the last line does not start another one
-    for i in range(n):
-        if s[i] == 10:
-            rows += 1
-    rows += 1
-    cdef _Out o
-    _out_init(&o, rows, n + 1)
+    rows = 1
+    hit = <const uint8_t*> memchr(s, 10, n) if n else NULL
+    while hit != NULL:
+        rows += 1
+        i = hit - s + 1
+        hit = <const uint8_t*> memchr(s + i, 10, n - i) if n > i else NULL
+    large = n >= 2147483647
+    cdef bytearray data = PyByteArray_FromStringAndSize(NULL, n)
+    cdef bytearray offs = PyByteArray_FromStringAndSize(NULL, (8 if large else 4) * (rows + 1))
+    cdef bytearray valid = bytearray((rows + 7) // 8)
+    cdef uint8_t* d = <uint8_t*> PyByteArray_AS_STRING(data)
+    cdef int32_t* o32 = <int32_t*> PyByteArray_AS_STRING(offs)
+    cdef int64_t* o64 = <int64_t*> PyByteArray_AS_STRING(offs)
+    cdef uint8_t* v = <uint8_t*> PyByteArray_AS_STRING(valid)
     cdef dict errors = {}
-    cdef Py_ssize_t row = 0
     cdef bint nul
-    cdef const uint8_t* hit
-    cdef Py_ssize_t* where = <Py_ssize_t*> malloc(sizeof(Py_ssize_t) * rows)  # bad rows: UTF-8 error byte
+    cdef Py_ssize_t nbad = 0
+    cdef Py_ssize_t* where = <Py_ssize_t*> malloc(sizeof(Py_ssize_t) * rows)  # per row: -1 ok, else why
     if where == NULL:
-        _out_free(&o)
         raise MemoryError()
     try:
         with nogil:
             while row < rows:
+                if large:
+                    o64[row] = size
+                else:
+                    o32[row] = <int32_t> size
                 hit = <const uint8_t*> memchr(s + start, 10, n - start) if n > start else NULL
                 end = hit - s if hit != NULL else n
                 nul = end > start and memchr(s + start, 0, end - start) != NULL
                 i = end
                 if end > start and s[end - 1] == 13:
                     end -= 1
-                o.status[row] = ROW_NULL
                 if end == start:
-                    where[row] = -1
-                elif nul:
                     where[row] = -2
+                elif nul:
+                    where[row] = -3
                 else:
                     bad = _utf8_bad(s + start, end - start)
                     where[row] = bad
                     if bad < 0:
-                        o.status[row] = ROW_OK
-                        memcpy(o.data + o.size, s + start, end - start)
-                        o.size += end - start
-                o.offsets[row + 1] = o.size
+                        memcpy(d + size, s + start, end - start)
+                        size += end - start
+                        v[row >> 3] |= 1 << (row & 7)
+                if where[row] != -1:
+                    nbad += 1
                 row += 1
                 start = i + 1
+            if large:
+                o64[rows] = size
+            else:
+                o32[rows] = <int32_t> size
         for row in range(rows):
-            if o.status[row] == ROW_NULL:
-                if where[row] == -1:
-                    errors[row] = f"line {first_line + row}: empty line"
-                elif where[row] == -2:
-                    errors[row] = f"line {first_line + row}: binary data (a NUL byte), not a line of text"
-                else:
-                    errors[row] = f"line {first_line + row}: not UTF-8 text (byte {where[row]})"
-        urls = _out_finish(&o, rows, {})
+            if where[row] == -2:
+                errors[row] = f"line {first_line + row}: empty line"
+            elif where[row] == -3:
+                errors[row] = f"line {first_line + row}: binary data (a NUL byte), not a line of text"
+            elif where[row] >= 0:
+                errors[row] = f"line {first_line + row}: not UTF-8 text (byte {where[row]})"
     finally:
-        _out_free(&o)
         free(where)
+    PyByteArray_Resize(data, size)
+    buffers = [pa.py_buffer(valid) if nbad else None, pa.py_buffer(offs), pa.py_buffer(data)]
+    urls = pa.Array.from_buffers(pa.large_string() if large else pa.string(), rows, buffers, null_count=nbad)
     if errors:
         return urls, string_array(rows, errors)
     return urls, pa.nulls(rows, pa.string())

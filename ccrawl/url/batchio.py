@@ -459,10 +459,12 @@ class ParquetSink:
             if isinstance(self.target, str):
                 self.tmp = Path(self.target + ".tmp")
                 where = str(self.tmp)
-            url_like = {"url", "surt", "canonical", "url_key", "error"}
-            dictionary = [n for n in batch.schema.names if n not in url_like]
+            # URL-like columns are (nearly) all distinct: no dictionary, no min/max statistics to compute
+            url_like = {"url", "surt", "canonical", "url_key"}
+            others = [n for n in batch.schema.names if n not in url_like]
             self.writer = pq.ParquetWriter(
-                where, batch.schema, compression="zstd", compression_level=1, use_dictionary=dictionary
+                where, batch.schema, compression="zstd", compression_level=1, use_dictionary=others,
+                write_statistics=others,
             )
         if batch.num_rows:
             self.writer.write_batch(batch.cast(self.schema) if batch.schema != self.schema else batch)

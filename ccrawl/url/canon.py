@@ -339,7 +339,7 @@ if _native is not None:
     _rules = tracking_rules()
     _canonicalizer = _native.Canonicalizer(_rules.names, _rules.prefixes, _rules.token_names)
     canonicalize: Callable[[str], str] = _canonicalizer.canonicalize
-    canonical_array: Callable[..., Any] = getattr(_canonicalizer, "canonical_array", canonical_array_py)
+    canonical_array: Callable[..., Any] = _canonicalizer.canonical_array
 else:
     canonicalize = canonicalize_py
     canonical_array = canonical_array_py
