@@ -75,7 +75,8 @@ def _batch_options(func: Any) -> Any:
             click.option("--skip-bad", is_flag=True, default=False,
                          help="With --from: drop bad rows and count them on stderr, not an error column"),
             click.option("--workers", "-j", type=int, default=None,
-                         help="With --from: worker processes [one per core]"),
+                         help="With --from: workers, threads for the compiled kernels and processes for the"
+                              " twins [one per core]"),
         ]
     ):
         func = option(func)
