@@ -66,7 +66,7 @@ def _run_op(run: Run, name: str, urls: tuple[str, ...], **params: Any) -> None:
 def _batch_options(func: Any) -> Any:
     for option in reversed(
         [
-            click.option("--from", "source", metavar="FILE", default=None,
+            click.option("--from", "from_file", metavar="FILE", default=None,
                          help="Read URLs from FILE: text lines (.gz/.zst too) or Parquet; - for stdin"),
             click.option("--column", default="url", show_default=True,
                          help="With --from Parquet: the column holding the URLs"),
@@ -151,10 +151,10 @@ def _leaf(name: str, op_name: str, help_text: str) -> click.Command:
     @command(name, help=help_text)
     @click.argument("urls", nargs=-1)
     @_batch_options
-    def leaf(run: Run, urls: tuple[str, ...], source: str | None, column: str, out: str | None, skip_bad: bool,
+    def leaf(run: Run, urls: tuple[str, ...], from_file: str | None, column: str, out: str | None, skip_bad: bool,
              workers: int | None) -> None:
-        if source is not None:
-            _run_batch(run, name, urls, source, column, out, skip_bad, workers)
+        if from_file is not None:
+            _run_batch(run, name, urls, from_file, column, out, skip_bad, workers)
             return
         _no_batch_flags(out, skip_bad)
         _run_op(run, op_name, urls)
@@ -180,11 +180,12 @@ url.add_command(_leaf("domain", "url.domain", "Host, registered domain (public s
 @click.option("--shard", "only", default=None,
               help="Only print the URLs this shard owns: an index, or auto (from the engine)")
 @_batch_options
-def shard(run: Run, urls: tuple[str, ...], shards: int | None, only: str | None, source: str | None, column: str,
-          out: str | None, skip_bad: bool, workers: int | None) -> None:
+def shard(run: Run, urls: tuple[str, ...], shards: int | None, only: str | None, from_file: str | None,
+          column: str, out: str | None, skip_bad: bool, workers: int | None) -> None:
+    # the --from option's name is from_file: a parameter named like a global flag ("source") hides it
     def go(count: int, index: int | None) -> None:
-        if source is not None:
-            _run_batch(run, "shard", urls, source, column, out, skip_bad, workers, shards=count, only=index)
+        if from_file is not None:
+            _run_batch(run, "shard", urls, from_file, column, out, skip_bad, workers, shards=count, only=index)
             return
         _no_batch_flags(out, skip_bad)
         params: dict[str, Any] = {"shards": count}

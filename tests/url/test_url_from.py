@@ -188,9 +188,10 @@ def test_help_shows_the_batch_flags() -> None:
     for leaf in ("surt", "canon", "key", "domain", "shard"):
         proc = subprocess.run([sys.executable, "-m", "ccrawl", "url", leaf, "--help"], capture_output=True,
                               text=True, env=env, timeout=60)
-        own = proc.stdout.split("Global options")[0]
+        own, shared = proc.stdout.split("Global options")
         for flag in ("--from FILE", "--column", "--out FILE", "--skip-bad", "--workers"):
             assert flag in own, (leaf, flag)
+        assert "--source" in shared and "--workers" not in shared  # --from must not hide the global --source
 
 
 def test_batch_flags_without_from_are_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
