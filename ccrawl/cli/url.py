@@ -3,6 +3,11 @@
 URLs come as arguments or on stdin (one per line, or JSONL with a ``url`` field). A URL that
 cannot be handled is named on stderr and the rest of the stream carries on; the command exits 1
 when every URL failed and 3 when stdin was empty.
+
+Batch form: ``--from FILE`` (text lines, ``.gz``/``.zst``, or Parquet with ``--column``; ``-`` for
+stdin) runs the compiled batch kernels in a process per core and writes the input rows with the new
+columns and an ``error`` column in input order (``-o parquet --out FILE`` for a Parquet file);
+``--skip-bad`` drops bad rows and counts them on stderr instead (see ``ccrawl.url.batchio``).
 """
 
 from __future__ import annotations
@@ -58,13 +63,108 @@ def _run_op(run: Run, name: str, urls: tuple[str, ...], **params: Any) -> None:
     exit_for_stream(tally.ok, tally.failed, what="URL")
 
 
+def _batch_options(func: Any) -> Any:
+    for option in reversed(
+        [
+            click.option("--from", "from_file", metavar="FILE", default=None,
+                         help="Read URLs from FILE: text lines (.gz/.zst too) or Parquet; - for stdin"),
+            click.option("--column", default="url", show_default=True,
+                         help="With --from Parquet: the column holding the URLs"),
+            click.option("--out", "out", metavar="FILE", default=None,
+                         help="With --from: write the output here (-o parquet: one Parquet file)"),
+            click.option("--skip-bad", is_flag=True, default=False,
+                         help="With --from: drop bad rows and count them on stderr, not an error column"),
+            click.option("--workers", "-j", type=int, default=None,
+                         help="With --from: workers, threads for the compiled kernels and processes for the"
+                              " twins [one per core]"),
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _run_batch(run: Run, name: str, urls: tuple[str, ...], source: str, column: str, out: str | None,
+               skip_bad: bool, workers: int | None, **params: Any) -> None:
+    """``--from``: the batch kernels over a file, every input row out with the new columns, in order."""
+    import sys
+
+    from ccrawl.output import resolve_format
+    from ccrawl.url import batchio
+
+    if urls:
+        raise UsageError("give URLs as arguments or --from FILE, not both")
+    fmt = resolve_format(run.output.fmt, sys.stdout)
+    report: batchio.BatchReport
+    if fmt == "parquet":
+        if out is None and sys.stdout.isatty():
+            raise UsageError("-o parquet writes binary data: give --out FILE or redirect stdout")
+        sink = batchio.ParquetSink(out if out is not None else sys.stdout.buffer)
+        try:
+            report = batchio.run_batch(name, source, sink, column=column, params=params, skip_bad=skip_bad,
+                                       workers=workers or 0)
+            sink.close(batchio.empty_schema(name, column, skip_bad))
+        except BaseException:
+            sink.abort()
+            raise
+    else:
+        report = _batch_records(run, name, source, column, out, skip_bad, workers, params)
+    what = "row" if report.rows_in == 1 else "rows"
+    if skip_bad and report.bad:
+        run.warn(f"skipped {report.bad:,} bad {what} of {report.rows_in:,} (--skip-bad)")
+    elif report.bad:
+        run.info(f"{report.bad:,} bad {what} of {report.rows_in:,}: see the error column")
+    run.emitted += report.rows_out
+    if report.rows_in and report.bad == report.rows_in:
+        from ccrawl.errors import InputError
+
+        raise InputError(f"every one of the {report.rows_in:,} input rows was bad (see the error column)")
+
+
+def _batch_records(run: Run, name: str, source: str, column: str, out: str | None, skip_bad: bool,
+                   workers: int | None, params: dict[str, Any]) -> Any:
+    """--from with a text format (-o tsv/jsonl/...): the result rows rendered by the usual emitter."""
+    import itertools
+
+    from ccrawl.output import emit
+    from ccrawl.url import batchio
+
+    report = batchio.BatchReport()
+    results = batchio.iter_results(name, source, report, column=column, params=params, skip_bad=skip_bad,
+                                   workers=workers or 0)
+    first = next(results, None)
+    if first is None:
+        columns = list(batchio.empty_schema(name, column, skip_bad).names)
+        batches: Iterator[Any] = iter(())
+    else:
+        columns = list(first.schema.names)
+        batches = itertools.chain([first], results)
+    records = (row for batch in batches for row in batch.to_pylist())
+    if out is not None:
+        with open(out, "w", encoding="utf-8", newline="") as stream:
+            emit(records, run.output, columns=columns, stream=stream)
+    else:
+        emit(records, run.output, columns=columns)
+    return report
+
+
 def _leaf(name: str, op_name: str, help_text: str) -> click.Command:
     @command(name, help=help_text)
     @click.argument("urls", nargs=-1)
-    def leaf(run: Run, urls: tuple[str, ...]) -> None:
+    @_batch_options
+    def leaf(run: Run, urls: tuple[str, ...], from_file: str | None, column: str, out: str | None, skip_bad: bool,
+             workers: int | None) -> None:
+        if from_file is not None:
+            _run_batch(run, name, urls, from_file, column, out, skip_bad, workers)
+            return
+        _no_batch_flags(out, skip_bad)
         _run_op(run, op_name, urls)
 
     return leaf
+
+
+def _no_batch_flags(out: str | None, skip_bad: bool) -> None:
+    if out is not None or skip_bad:
+        raise UsageError("--out and --skip-bad go with --from FILE")
 
 
 url.add_command(_leaf("surt", "url.surt", "SURT form of each URL (Common Crawl's url_surtkey)."))
@@ -79,12 +179,25 @@ url.add_command(_leaf("domain", "url.domain", "Host, registered domain (public s
               help="How many machines split the work list (required unless --shard auto finds it)")
 @click.option("--shard", "only", default=None,
               help="Only print the URLs this shard owns: an index, or auto (from the engine)")
-def shard(run: Run, urls: tuple[str, ...], shards: int | None, only: str | None) -> None:
+@_batch_options
+def shard(run: Run, urls: tuple[str, ...], shards: int | None, only: str | None, from_file: str | None,
+          column: str, out: str | None, skip_bad: bool, workers: int | None) -> None:
+    # the --from option's name is from_file: a parameter named like a global flag ("source") hides it
+    def go(count: int, index: int | None) -> None:
+        if from_file is not None:
+            _run_batch(run, "shard", urls, from_file, column, out, skip_bad, workers, shards=count, only=index)
+            return
+        _no_batch_flags(out, skip_bad)
+        params: dict[str, Any] = {"shards": count}
+        if index is not None:
+            params["shard"] = index
+        _run_op(run, "url.shard", urls, **params)
+
     if only is not None and only.strip().lower() == "auto":
         from ccrawl.scale.engine import resolve_shard
 
         assignment = resolve_shard(only, shards)
-        _run_op(run, "url.shard", urls, shards=assignment.count, shard=assignment.index)
+        go(assignment.count, assignment.index)
         return
     if shards is None:
         raise UsageError("--shards is required (or give --shard auto to read it from the engine)")
@@ -99,10 +212,7 @@ def shard(run: Run, urls: tuple[str, ...], shards: int | None, only: str | None)
         raise UsageError(f"--shards must be at least 1, not {shards}")
     if only_index is not None and not 0 <= only_index < shards:
         raise UsageError(f"--shard {only_index} is outside 0..{shards - 1} for --shards {shards}")
-    params: dict[str, Any] = {"shards": shards}
-    if only_index is not None:
-        params["shard"] = only_index
-    _run_op(run, "url.shard", urls, **params)
+    go(shards, only_index)
 
 
 url.add_command(shard)

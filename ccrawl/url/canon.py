@@ -44,10 +44,11 @@ digit). Editing that file changes keys, which makes it a new canonicalisation ve
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import blake3
@@ -59,12 +60,15 @@ __all__ = [
     "CANON_VERSION",
     "TRACKING_PARAMS_PATH",
     "TrackingRules",
+    "canonical_array",
+    "canonical_array_py",
     "canonicalize",
     "canonicalize_py",
     "is_session_token",
     "parse_tracking_rules",
     "tracking_rules",
     "url_key",
+    "url_key_array",
 ]
 
 CANON_VERSION = "canon/1"
@@ -311,10 +315,31 @@ def url_key(canonical_url: str) -> str:
     return blake3.blake3(canonical_url.encode("utf-8")).digest()[:10].hex()
 
 
+def canonical_array_py(urls: Iterable[str | None] | Any, with_errors: bool = False) -> Any:
+    """:func:`canonicalize_py` over every row (twin of the compiled ``canonical_array``): a pyarrow
+    string array in input order, null for a null or bad row; ``with_errors`` adds the messages."""
+    from ccrawl.url.batch import map_rows
+
+    return map_rows(canonicalize_py, urls, with_errors)
+
+
+def url_key_array(canonical: Any) -> Any:
+    """:func:`url_key` of every row of a pyarrow string array of canonical URLs (null stays null)."""
+    import pyarrow as pa
+
+    hasher = blake3.blake3
+    return pa.array(
+        [None if c is None else hasher(c.encode("utf-8")).digest()[:10].hex() for c in canonical.to_pylist()],
+        pa.string(),
+    )
+
+
 _native = accel.native("canon")
 if _native is not None:
     _rules = tracking_rules()
     _canonicalizer = _native.Canonicalizer(_rules.names, _rules.prefixes, _rules.token_names)
     canonicalize: Callable[[str], str] = _canonicalizer.canonicalize
+    canonical_array: Callable[..., Any] = _canonicalizer.canonical_array
 else:
     canonicalize = canonicalize_py
+    canonical_array = canonical_array_py

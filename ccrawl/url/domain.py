@@ -37,7 +37,7 @@ ones when ``ccrawl._native.domain`` is built, else the ``*_py`` twins; both give
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -47,12 +47,16 @@ from ccrawl.errors import UsageError
 
 __all__ = [
     "PSL_PATH",
+    "domain_columns",
+    "domain_columns_py",
     "fnv1a64",
     "fnv1a64_py",
     "host_of",
     "psl_info",
     "registered_domain",
     "registered_domain_py",
+    "shard_array",
+    "shard_array_py",
     "shard_key",
     "shard_key_py",
     "shard_of",
@@ -266,6 +270,40 @@ def shard_of_py(url_or_host: str, n: int) -> int:
     return fnv1a64_py(key.encode("utf-8")) % n
 
 
+def domain_columns_py(urls: Iterable[str | None] | Any, include_private: bool = True) -> tuple[Any, Any, Any]:
+    """``(host, registered_domain, shard_key)`` pyarrow string arrays for every row (twin of the
+    compiled ``domain_columns``): host null for no host, registered domain null when there is none,
+    shard key ``""`` for no host; all three null for a null row."""
+    import pyarrow as pa
+
+    from ccrawl.url.batch import rows_of
+
+    hosts: list[str | None] = []
+    domains: list[str | None] = []
+    keys: list[str | None] = []
+    for row in rows_of(urls):
+        if row is None:
+            hosts.append(None)
+            domains.append(None)
+            keys.append(None)
+            continue
+        hosts.append(host_of(row))
+        domains.append(registered_domain_py(row, include_private))
+        keys.append(shard_key_py(row))
+    return pa.array(hosts, pa.string()), pa.array(domains, pa.string()), pa.array(keys, pa.string())
+
+
+def shard_array_py(urls: Iterable[str | None] | Any, shards: int) -> Any:
+    """Shard of every row, a pyarrow uint32 array (no host: 0; null row: null); twin of ``shard_array``."""
+    import pyarrow as pa
+
+    _check_shards(shards)
+    keys = domain_columns_py(urls)[2].to_pylist()
+    return pa.array(
+        [None if k is None else (fnv1a64_py(k.encode("utf-8")) % shards if k else 0) for k in keys], pa.uint32()
+    )
+
+
 _native = accel.native("domain")
 if _native is not None:
     _table = _native.SuffixTable(*rules())
@@ -273,8 +311,12 @@ if _native is not None:
     shard_key: Callable[[str], str] = _table.shard_key
     shard_of: Callable[[str, int], int] = _table.shard_of
     fnv1a64: Callable[[bytes], int] = _native.fnv1a64
+    domain_columns: Callable[..., tuple[Any, Any, Any]] = _table.domain_columns
+    shard_array: Callable[..., Any] = _table.shard_array
 else:
     registered_domain = registered_domain_py
     shard_key = shard_key_py
     shard_of = shard_of_py
     fnv1a64 = fnv1a64_py
+    domain_columns = domain_columns_py
+    shard_array = shard_array_py

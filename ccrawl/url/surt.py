@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
 from ccrawl import accel
 from ccrawl.errors import InputError
 
-__all__ = ["surt", "surt_py"]
+__all__ = ["surt", "surt_array", "surt_array_py", "surt_py"]
 
 _SCHEME = re.compile(rb"[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _REPEATED_HTTP = re.compile(rb"(https?://)+")
@@ -289,5 +290,20 @@ def surt_py(url: str) -> str:
     return surt_bytes(raw).decode("utf-8")
 
 
+def surt_array_py(urls: Iterable[str | None] | Any, with_errors: bool = False) -> Any:
+    """:func:`surt_py` over every row (pure-Python twin of the compiled ``surt_array``).
+
+    ``urls`` is a sequence of str or a pyarrow string array; the result is a pyarrow string array in
+    input order, null for a null or bad row; with ``with_errors`` a pair ``(surts, errors)``.
+    """
+    from ccrawl.url.batch import map_rows
+
+    return map_rows(surt_py, urls, with_errors)
+
+
 _native = accel.native("surt")
 surt: Callable[[str], str] = _native.surt if _native else surt_py
+surt_array: Callable[..., Any] = _native.surt_array if _native else surt_array_py
+"""SURT of every row of a sequence of str or a pyarrow string array: a pyarrow string array (null
+for a null or bad row); ``with_errors=True`` returns ``(surts, errors)``. The compiled one runs its
+C pass with the GIL released."""

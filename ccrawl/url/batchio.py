@@ -1,0 +1,509 @@
+"""Batch URL commands over files: ``ccrawl url surt|canon|key|domain|shard --from FILE``.
+
+The input is read as a stream of chunks: a text file (plain, ``.gz`` or ``.zst``, recognised by its
+first bytes, ``-`` for stdin) in blocks of whole lines, one row per line; or a Parquet file batch by
+batch, the URLs in ``column``. Each chunk goes to a worker process (one per core by default) as a
+:class:`UrlChunk`; the worker computes the new columns with the batch kernels of ``ccrawl.url`` and
+answers a :class:`UrlChunkResult`: the input rows with the new columns and an ``error`` column. The
+parent takes the answers back in input order (at most ``2 x workers`` chunks in flight, so memory
+stays flat in the input's size) and writes them, a Parquet row group per chunk.
+
+A bad row (empty line, NUL byte, not UTF-8, null, not a URL the command can read) keeps its place
+with its reason in ``error`` and nulls in the new columns; with ``skip_bad`` it is dropped and
+counted instead. The output is never silently shorter than the input (``url shard --shard k``
+filters on purpose: it prints the rows shard k owns).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import sys
+import zlib
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from ccrawl.errors import InputError, UsageError
+
+__all__ = ["BatchReport", "UrlChunk", "UrlChunkResult", "new_columns", "read_chunks", "run_batch"]
+
+TEXT_BLOCK = 4 << 20  # bytes of text per chunk
+PARQUET_BATCH = 65_536  # rows per chunk from Parquet
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_PARQUET_MAGIC = b"PAR1"
+
+# the new columns of each command, in output order
+NEW_COLUMNS: dict[str, tuple[str, ...]] = {
+    "surt": ("surt",),
+    "canon": ("canonical",),
+    "key": ("url_key", "canonical"),
+    "domain": ("host", "registered_domain", "shard_key"),
+    "shard": ("shard", "shard_key"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class UrlChunk:
+    """Parent -> worker: one chunk of input, either a block of text lines or a Parquet record batch."""
+
+    seq: int
+    command: str
+    text: bytes | None = None
+    first_line: int = 1
+    batch: Any = None  # pyarrow.RecordBatch
+    column: str = "url"
+    params: dict[str, Any] = field(default_factory=dict)
+    skip_bad: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class UrlChunkResult:
+    """Worker -> parent: the chunk's rows with the new columns, and how many rows were bad."""
+
+    seq: int
+    batch: Any  # pyarrow.RecordBatch
+    rows_in: int
+    bad: int
+
+
+@dataclass(slots=True)
+class BatchReport:
+    """What a batch run did: rows read, rows written, bad rows (kept with an error, or skipped)."""
+
+    rows_in: int = 0
+    rows_out: int = 0
+    bad: int = 0
+    chunks: int = 0
+
+
+# --------------------------------------------------------------------------------------------------
+# reading
+
+
+class _Prefixed(io.RawIOBase):
+    """A byte stream with some already-read bytes put back in front."""
+
+    def __init__(self, prefix: bytes, rest: IO[bytes]) -> None:
+        self._prefix = prefix
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._prefix:
+            n = min(len(view), len(self._prefix))
+            view[:n] = self._prefix[:n]
+            self._prefix = self._prefix[n:]
+            return n
+        data = self._rest.read(len(view))
+        view[: len(data)] = data
+        return len(data)
+
+
+def _read_full(stream: Any, size: int) -> bytes:
+    parts = []
+    while size > 0:
+        data = stream.read(size)
+        if not data:
+            break
+        parts.append(data)
+        size -= len(data)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
+def _text_blocks(stream: Any, block: int) -> Iterator[bytes]:
+    """Blocks of whole lines from a byte stream (the last may lack its newline)."""
+    carry = b""
+    while True:
+        data = _read_full(stream, block)
+        if not data:
+            break
+        data = carry + data if carry else data
+        cut = data.rfind(b"\n")
+        if cut < 0:
+            carry = data
+            continue
+        carry = data[cut + 1 :]
+        yield data[: cut + 1]
+    if carry:
+        yield carry
+
+
+def _decompressed(raw: IO[bytes], head: bytes) -> Any:
+    import pyarrow as pa
+
+    source = _Prefixed(head, raw)
+    if head.startswith(_GZIP_MAGIC):
+        import gzip  # not pyarrow's: Python's notices a truncated member instead of stopping short
+
+        return gzip.GzipFile(fileobj=io.BufferedReader(source, buffer_size=1 << 20), mode="rb")
+    if head.startswith(_ZSTD_MAGIC):
+        return pa.CompressedInputStream(pa.PythonFile(source, mode="r"), "zstd")
+    return io.BufferedReader(source, buffer_size=1 << 20)
+
+
+def read_chunks(
+    source: str, *, column: str = "url", block: int = TEXT_BLOCK, rows: int = PARQUET_BATCH,
+    stdin: IO[bytes] | None = None, spool_dir: str | None = None,
+) -> Iterator[tuple[bytes | None, int, Any]]:
+    """``(text block, first line number, None)`` or ``(None, 0, record batch)`` chunks of ``source``.
+
+    ``source`` is a path or ``-`` (stdin). Parquet is recognised by its magic bytes; text may be gzip
+    or zstd compressed. Parquet on stdin is spooled to a temporary file first (Parquet needs seeking).
+    """
+    import pyarrow as pa
+
+    if source == "-":
+        raw: IO[bytes] = stdin if stdin is not None else sys.stdin.buffer
+        what = "stdin"
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise UsageError(f"--from {source}: no such file")
+        raw = open(path, "rb", buffering=0)  # noqa: SIM115 - closed below
+        what = source
+    try:
+        head = raw.read(4)
+        if head == _PARQUET_MAGIC:
+            yield from _parquet_chunks(raw, head, source, what, column, rows, spool_dir)
+            return
+        if source != "-" and not head.startswith((_GZIP_MAGIC, _ZSTD_MAGIC)):
+            raw.seek(0)  # a plain file: read it as it is, no wrapper
+            stream: Any = raw
+        else:
+            stream = _decompressed(raw, head)
+        line = 1
+        try:
+            for data in _text_blocks(stream, block):
+                yield data, line, None
+                line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
+            raise InputError(f"--from {what}: cannot decompress ({exc})") from None
+    finally:
+        if raw is not stdin and raw is not sys.stdin.buffer:
+            raw.close()
+
+
+def _parquet_chunks(
+    raw: IO[bytes], head: bytes, source: str, what: str, column: str, rows: int, spool_dir: str | None
+) -> Iterator[tuple[bytes | None, int, Any]]:
+    import tempfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    spooled = None
+    try:
+        if source == "-":
+            spooled = tempfile.NamedTemporaryFile(prefix="ccrawl-url-", suffix=".parquet", dir=spool_dir, delete=False)  # noqa: SIM115
+            with spooled:
+                spooled.write(head)
+                while chunk := raw.read(1 << 20):
+                    spooled.write(chunk)
+            path = spooled.name
+        else:
+            path = source
+        try:
+            pf = pq.ParquetFile(path)
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"--from {what}: not a readable Parquet file ({exc})") from None
+        names = pf.schema_arrow.names
+        if column not in names:
+            raise UsageError(f"--column {column!r} is not in {what}; its columns are: {', '.join(names)}")
+        try:
+            for batch in pf.iter_batches(batch_size=rows, use_threads=False):
+                yield None, 0, batch
+        except (OSError, pa.ArrowException) as exc:
+            raise InputError(f"--from {what}: Parquet file is damaged ({exc})") from None
+    finally:
+        if spooled is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(spooled.name)
+
+
+# --------------------------------------------------------------------------------------------------
+# the work of one chunk
+
+
+def _url_strings(values: Any) -> tuple[Any, Any]:
+    """A column as a string array plus an error array for rows that are not text."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(values, pa.ChunkedArray):
+        values = values.combine_chunks()
+    if pa.types.is_dictionary(values.type):
+        values = values.dictionary_decode()
+    errors: list[str | None] = [None] * len(values)
+    if pa.types.is_string(values.type) or pa.types.is_large_string(values.type):
+        pass
+    elif pa.types.is_binary(values.type) or pa.types.is_large_binary(values.type):
+        texts: list[str | None] = []
+        for i, raw in enumerate(values.to_pylist()):
+            if raw is None:
+                texts.append(None)
+                continue
+            try:
+                texts.append(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                texts.append(None)
+                errors[i] = f"not UTF-8 text (byte {exc.start})"
+        values = pa.array(texts, pa.string())
+    else:
+        raise UsageError(f"the URL column is of type {values.type}; it must hold strings")
+    nulls = pc.is_null(values).to_pylist() if values.null_count else []
+    for i, missing in enumerate(nulls):
+        if missing and errors[i] is None:
+            errors[i] = "null URL"
+    if not any(errors):
+        return values, pa.nulls(len(values), pa.string())
+    return values, pa.array(errors, pa.string())
+
+
+def new_columns(command: str, urls: Any, params: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    """The command's new columns for a string array of URLs, and the kernel's error array."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if command == "surt":
+        from ccrawl.url.surt import surt_array
+
+        values, errors = surt_array(urls, with_errors=True)
+        return {"surt": values}, errors
+    if command in ("canon", "key"):
+        from ccrawl.url.canon import canonical_array, url_key_array
+
+        canonical, errors = canonical_array(urls, with_errors=True)
+        if command == "canon":
+            return {"canonical": canonical}, errors
+        return {"url_key": url_key_array(canonical), "canonical": canonical}, errors
+    if command == "domain":
+        from ccrawl.url.domain import domain_columns
+
+        host, registered, key = domain_columns(urls, params.get("include_private", True))
+        no_host = pc.and_(pc.is_null(host), pc.is_valid(urls))
+        message = "no host: give a URL such as https://example.com/ or a host name"
+        errors = pc.if_else(no_host, pa.scalar(message, pa.string()), pa.scalar(None, pa.string()))
+        key = pc.if_else(no_host, pa.scalar(None, pa.string()), key)
+        return {"host": host, "registered_domain": registered, "shard_key": key}, errors
+    if command == "shard":
+        from ccrawl.url.domain import domain_columns, shard_array
+
+        key = domain_columns(urls)[2]
+        return {"shard": shard_array(urls, params["shards"]), "shard_key": key}, pa.nulls(len(urls), pa.string())
+    raise UsageError(f"no batch form for url {command}")
+
+
+def process_chunk(chunk: UrlChunk) -> UrlChunkResult:
+    """The worker's job: read the chunk's URLs, add the new columns and ``error``, drop bad rows if asked."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ccrawl import accel
+
+    if chunk.text is not None:
+        native = accel.native("surt")
+        if native is not None:
+            urls, read_errors = native.lines_array(chunk.text, chunk.first_line)
+        else:
+            from ccrawl.url.batch import lines_array_py
+
+            urls, read_errors = lines_array_py(chunk.text, chunk.first_line)
+        base = pa.RecordBatch.from_arrays([urls], names=[chunk.column])
+    else:
+        base = chunk.batch
+        urls, read_errors = _url_strings(base.column(chunk.column))
+    columns, errors = new_columns(chunk.command, urls, chunk.params)
+    errors = pc.coalesce(read_errors, errors)
+    names = [n for n in base.schema.names if n not in columns and n != "error"]
+    arrays = [base.column(n) for n in names]
+    table = pa.RecordBatch.from_arrays([*arrays, *columns.values(), errors], names=[*names, *columns, "error"])
+    rows_in = table.num_rows
+    bad = rows_in - int(pc.sum(pc.is_null(errors)).as_py() or 0) if errors.null_count != rows_in else 0
+    keep = None
+    if chunk.skip_bad and bad:
+        keep = pc.is_null(errors)
+    only = chunk.params.get("only")
+    if chunk.command == "shard" and only is not None:
+        mine = pc.fill_null(pc.equal(table.column("shard"), pa.scalar(only, pa.uint32())), False)
+        keep = mine if keep is None else pc.and_(keep, mine)
+    if keep is not None:
+        table = table.filter(keep)
+    if chunk.skip_bad:
+        table = table.drop_columns(["error"])
+    return UrlChunkResult(chunk.seq, table, rows_in, bad)
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent reports Ctrl-C once and stops the pool
+
+
+# --------------------------------------------------------------------------------------------------
+# the run
+
+
+def _ordered(chunks: Iterator[UrlChunk], workers: int, mode: str) -> Iterator[UrlChunkResult]:
+    """Results in input order: in this process for one worker, else a pool with a bounded window.
+
+    ``mode`` is ``thread`` (the compiled kernels release the GIL, so threads keep every core busy
+    with no copy between processes) or ``process`` (the pure-Python twins hold the GIL: a process
+    per core, each chunk pickled there and back).
+    """
+    if workers <= 1:
+        for chunk in chunks:
+            yield process_chunk(chunk)
+        return
+    import multiprocessing
+    from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+
+    pool: Executor
+    if mode == "thread":
+        pool = ThreadPoolExecutor(workers, thread_name_prefix="ccrawl-url")
+    else:
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init)
+    window: deque[Future[UrlChunkResult]] = deque()
+    try:
+        for chunk in chunks:
+            window.append(pool.submit(process_chunk, chunk))
+            if len(window) >= 2 * workers:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+    finally:
+        for future in window:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_batch(
+    command: str,
+    source: str,
+    sink: Callable[[Any], None],
+    *,
+    column: str = "url",
+    params: dict[str, Any] | None = None,
+    skip_bad: bool = False,
+    workers: int = 0,
+    block: int = TEXT_BLOCK,
+    rows: int = PARQUET_BATCH,
+    stdin: IO[bytes] | None = None,
+) -> BatchReport:
+    """Run ``command`` over every row of ``source``, handing each result batch to ``sink`` in order."""
+    report = BatchReport()
+    for batch in iter_results(command, source, report, column=column, params=params, skip_bad=skip_bad,
+                              workers=workers, block=block, rows=rows, stdin=stdin):
+        sink(batch)
+    return report
+
+
+def iter_results(
+    command: str,
+    source: str,
+    report: BatchReport,
+    *,
+    column: str = "url",
+    params: dict[str, Any] | None = None,
+    skip_bad: bool = False,
+    workers: int = 0,
+    block: int = TEXT_BLOCK,
+    rows: int = PARQUET_BATCH,
+    stdin: IO[bytes] | None = None,
+) -> Iterator[Any]:
+    """The result batches of ``command`` over ``source`` in input order; ``report`` counts as they go."""
+    if command not in NEW_COLUMNS:
+        raise UsageError(f"no batch form for url {command}")
+    workers = workers if workers > 0 else (os.cpu_count() or 1)
+    params = dict(params or {})
+    from ccrawl import accel
+
+    mode = "process" if accel.extensions_disabled() or accel.native("surt") is None else "thread"
+
+    def chunks() -> Iterator[UrlChunk]:
+        for seq, (text, first_line, batch) in enumerate(
+            read_chunks(source, column=column, block=block, rows=rows, stdin=stdin)
+        ):
+            yield UrlChunk(seq, command, text, first_line, batch, column, params, skip_bad)
+
+    for result in _ordered(chunks(), workers, mode):
+        report.chunks += 1
+        report.rows_in += result.rows_in
+        report.bad += result.bad
+        report.rows_out += result.batch.num_rows
+        yield result.batch
+
+
+class ParquetSink:
+    """Writes result batches to one Parquet file (``.tmp`` then renamed), a row group per batch."""
+
+    def __init__(self, target: str | IO[bytes]) -> None:
+        self.target = target
+        self.tmp: Path | None = None
+        self.writer: Any = None
+        self.schema: Any = None
+
+    def __call__(self, batch: Any) -> None:
+        import pyarrow.parquet as pq
+
+        if self.writer is None:
+            self.schema = batch.schema
+            where: Any = self.target
+            if isinstance(self.target, str):
+                self.tmp = Path(self.target + ".tmp")
+                where = str(self.tmp)
+            # URL-like columns are (nearly) all distinct: no dictionary, no min/max statistics to compute
+            url_like = {"url", "surt", "canonical", "url_key"}
+            others = [n for n in batch.schema.names if n not in url_like]
+            self.writer = pq.ParquetWriter(
+                where, batch.schema, compression="zstd", compression_level=1, use_dictionary=others,
+                write_statistics=others,
+            )
+        if batch.num_rows:
+            self.writer.write_batch(batch.cast(self.schema) if batch.schema != self.schema else batch)
+
+    def close(self, empty_schema: Any = None) -> None:
+        """Finish the file (an empty input still gets a file with ``empty_schema``) and rename it."""
+        if self.writer is None and empty_schema is not None:
+            self(_empty_batch(empty_schema))
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+        if self.tmp is not None:
+            os.replace(self.tmp, str(self.target))
+            self.tmp = None
+
+    def abort(self) -> None:
+        if self.writer is not None:
+            with contextlib.suppress(Exception):
+                self.writer.close()
+            self.writer = None
+        if self.tmp is not None:
+            with contextlib.suppress(OSError):
+                self.tmp.unlink()
+            self.tmp = None
+
+
+def _empty_batch(schema: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
+
+
+def empty_schema(command: str, column: str, skip_bad: bool) -> Any:
+    """The output schema of a run over empty text input (the header of an empty file)."""
+    import pyarrow as pa
+
+    types = {"shard": pa.uint32()}
+    fields = [pa.field(column, pa.string())]
+    fields += [pa.field(n, types.get(n, pa.string())) for n in NEW_COLUMNS[command]]
+    if not skip_bad:
+        fields.append(pa.field("error", pa.string()))
+    return pa.schema(fields)
