@@ -322,8 +322,10 @@ def main() -> None:
             runner.results["wrk"] = wrk
         from ccrawl.recrawl.sizing import stage_processes
 
-        # the engine's fetch-only pipeline processes with default flags: fetch processes that write
-        floor_procs, _, _ = stage_processes(cores, 256, extracting=False, fetch_writes=True)
+        # the engine's fetch-only pipeline processes with default flags: the fetch processes (which
+        # write their own rows) and the parent (feeding, checkpointing); at least two, as before
+        fetchers, _, _ = stage_processes(cores, 256, extracting=False, fetch_writes=True)
+        floor_procs = max(2, fetchers + 1)
         peers = {
             f"floor-{floor_procs}proc": [PY, "-m", "bench.peers.floor_peer", str(urls_file), "--procs",
                                          str(floor_procs), "--out", "{WORK}/floor"],

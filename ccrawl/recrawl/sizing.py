@@ -48,8 +48,12 @@ def stage_processes(cores: int, workers: int, *, extracting: bool, warc: bool = 
     """
     c = costs or STAGE_COST_MS
     if fetch_writes:
+        # One stage: the event loop fetches and builds rows (``fetch``) while a helper thread
+        # compresses and writes the row groups (``write``, GIL released), so one such process can
+        # use (fetch + write) / fetch cores before its loop is the ceiling.
         share = cores * (c["fetch"] + c["write"]) / (c["fetch"] + c["write"] + c.get("feed", 0.0))
-        fetchers = max(1, min(_processes(share), workers, max(1, math.ceil(workers / 16))))
+        per_process = (c["fetch"] + c["write"]) / c["fetch"] if c["fetch"] > 0 else 1.0
+        fetchers = max(1, min(_processes(share / per_process), workers, max(1, math.ceil(workers / 16))))
         return fetchers, 0, fetchers
     stages = {"fetch": c["fetch"], "write": c["write_warc"] if warc else c["write"]}
     if extracting:
