@@ -75,6 +75,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--concurrency", type=int, default=128)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--only", choices=["engine", "floor"], help="run one loop (to profile it with py-spy)")
     args = ap.parse_args()
     from bench.peers.floor_peer import _crawl
 
@@ -92,7 +93,7 @@ def main() -> None:
         n = len(listing)
         print(f"fetch_loop_cpu: {which}, {n} URLs, {size / args.pages / 1000:.0f} KB a page", file=sys.stderr)
         for r in range(args.repeats):
-            for name in ("engine", "floor"):
+            for name in [args.only] if args.only else ["engine", "floor"]:
                 out = work / f"{name}-{r}"
                 out.mkdir(parents=True, exist_ok=True)
                 coro = (_engine(listing, out, args.concurrency) if name == "engine"
@@ -101,6 +102,8 @@ def main() -> None:
                 cpu[name].append(c / n * 1000)
                 wall[name].append(n / w)
                 print(f"  {name} #{r + 1}: {c / n * 1000:.3f} CPU ms/page, {n / w:.0f} pages/s", file=sys.stderr)
+    if args.only:
+        return
     print("| loop | CPU ms/page (median, min-max) | pages/s (median) |\n|---|---|---|")
     for name in ("engine", "floor"):
         print(f"| {name} | {statistics.median(cpu[name]):.3f} ({min(cpu[name]):.3f}-{max(cpu[name]):.3f}) | "
