@@ -40,7 +40,8 @@ class _Events:
 
 async def _engine(urls_: list[str], out: Path, concurrency: int) -> None:
     from ccrawl.fetch.config import FetchConfig
-    from ccrawl.recrawl.fetchproc import Inbox, serve as fetch_loop
+    from ccrawl.recrawl.fetchproc import Inbox
+    from ccrawl.recrawl.fetchproc import serve as fetch_loop
     from ccrawl.recrawl.fetchwriter import FetchWriter
     from ccrawl.recrawl.messages import Drained, Exit, Seal, StopFeed, WorkBatch, WorkItem
 
@@ -77,10 +78,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--only", choices=["engine", "floor"], help="run one loop (to profile it with py-spy)")
     args = ap.parse_args()
-    from bench.peers.floor_peer import _crawl
-
     import aiohttp  # noqa: F401 - imported before any clock starts
     import pyarrow.parquet  # noqa: F401
+
+    from bench.peers.floor_peer import _crawl
 
     work = args.out or Path(tempfile.mkdtemp(prefix="flc-"))
     site = work / "site"
@@ -108,7 +109,8 @@ def main() -> None:
     for name in ("engine", "floor"):
         print(f"| {name} | {statistics.median(cpu[name]):.3f} ({min(cpu[name]):.3f}-{max(cpu[name]):.3f}) | "
               f"{statistics.median(wall[name]):.0f} |")
-    print(f"\nengine / floor CPU per page: **{statistics.median(cpu['engine']) / statistics.median(cpu['floor']):.2f}x**")
+    ratio = statistics.median(cpu["engine"]) / statistics.median(cpu["floor"])
+    print(f"\nengine / floor CPU per page: **{ratio:.2f}x**")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ See ``docs/fetch.md`` for the error classes, robots.txt behaviour, the DNS cap a
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -42,6 +44,20 @@ _WHERE = {
     "headers_to_json": "ccrawl.fetch.result",
     "sha1_base32": "ccrawl.fetch.result",
 }
+
+
+class _Package(types.ModuleType):
+    """``classify`` is both a submodule and the function this package exports. Importing the
+    submodule sets the package's attribute to the module; the function is kept there instead, as
+    when this file imported it eagerly."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "classify" and isinstance(value, types.ModuleType):
+            value = value.classify
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str) -> Any:

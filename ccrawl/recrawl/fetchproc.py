@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from ccrawl.fetch.config import FetchConfig
+from ccrawl.recrawl.fetchwriter import FetchWriter, WriterFailed
 from ccrawl.recrawl.hostsched import HostScheduler, host_of, retry_after
 from ccrawl.recrawl.messages import (
     CaptureRow,
@@ -39,7 +40,6 @@ from ccrawl.recrawl.messages import (
     WorkItem,
     WriterReport,
 )
-from ccrawl.recrawl.fetchwriter import FetchWriter, WriterFailed
 from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 
@@ -324,8 +324,14 @@ async def serve(
                 sched.sweep(now)
                 swept = now
             since = now - last_report
-            if (credit and (done_since_credit >= 64 or since > 0.1)) or since > 1.0:
+            if since > 1.0:
                 report()
+            elif credit and since > 0.1:
+                # credit alone (the feeder waits for it); the full stats (a dict of dicts, the peak
+                # RSS) once a second: at ten a second they were a percent of the process's CPU
+                events.put(Credit(idx, credit))
+                credit = done_since_credit = 0
+                last_report = now
         if writes:
             # the rows are in this process's open shard: the parent's final seal makes them durable
             events.put(Drained(idx))

@@ -95,7 +95,8 @@ class FetchWriter:
             last = self._last
             if last is None or last.done():
                 self._check(last)
-                self._submit(sink.cut(), None)
+                nbytes = sink.buffered
+                self._submit(sink.cut(), None, nbytes)
                 break
             t0 = time.perf_counter()
             await asyncio.wait([last])
@@ -113,10 +114,10 @@ class FetchWriter:
         self._jobs = [(f, n) for f, n in self._jobs if not f.done()]
         return sum(n for _, n in self._jobs)
 
-    def _submit(self, table: Any, seal: tuple[list[int], int, int] | None) -> asyncio.Future[Any]:
+    def _submit(self, table: Any, seal: tuple[list[int], int, int] | None, nbytes: int) -> asyncio.Future[Any]:
         """Queue a row group (and, with ``seal``, the shard's close) on the writing thread, in order."""
         fut = asyncio.get_running_loop().run_in_executor(self._pool, self._job, table, seal)
-        self._jobs.append((fut, 0 if table is None else int(table.nbytes)))
+        self._jobs.append((fut, nbytes))
         self._last = fut
         return fut
 
@@ -165,7 +166,8 @@ class FetchWriter:
         taken = self.sink.take_seal()
         durable = None
         if taken is not None:
-            fut = self._submit(self.sink.cut(), taken)
+            nbytes = self.sink.buffered
+            fut = self._submit(self.sink.cut(), taken, nbytes)
             await asyncio.wait([fut])
             durable = self._check(fut)
             self.sealed += 1
