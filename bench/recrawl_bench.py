@@ -322,10 +322,10 @@ def main() -> None:
             runner.results["wrk"] = wrk
         from ccrawl.recrawl.sizing import stage_processes
 
-        # the engine's fetch-only pipeline processes with default flags: the fetch processes (which
-        # write their own rows) and the parent (feeding, checkpointing); at least two, as before
+        # the engine's fetch-only pipeline processes with default flags: the fetch processes, which
+        # write their own rows (the parent not counted, as before); at least two
         fetchers, _, _ = stage_processes(cores, 256, extracting=False, fetch_writes=True)
-        floor_procs = max(2, fetchers + 1)
+        floor_procs = max(2, fetchers)
         peers = {
             f"floor-{floor_procs}proc": [PY, "-m", "bench.peers.floor_peer", str(urls_file), "--procs",
                                          str(floor_procs), "--out", "{WORK}/floor"],
@@ -339,6 +339,7 @@ def main() -> None:
             # the same through the rings to one writer process (the path before the fetch processes wrote)
             "ccrawl-fetch-only-rings": ccrawl_argv(worklist, extra=["--no-extract", "--writers", "1"]),
             "ccrawl-fetch-only-1proc": ccrawl_argv(worklist, extra=["--no-extract", "--fetchers", "1"]),
+            "ccrawl-fetch-only-2proc": ccrawl_argv(worklist, extra=["--no-extract", "--fetchers", "2"]),
             "ccrawl-full": ccrawl_argv(worklist, extra=[]),
             "ccrawl-warc": ccrawl_argv(worklist, extra=["--format", "warc"]),
         }
@@ -402,6 +403,7 @@ def report(runner: Runner, args: argparse.Namespace, which: str) -> None:
     ratio("ccrawl-fetch-only", "ccrawl-fetch-only-rings")
     for peer in floors:
         ratio("ccrawl-fetch-only-1proc", peer)
+        ratio("ccrawl-fetch-only-2proc", peer)
     cores = os.cpu_count() or 1
     # The peer's gain on the scaling list when it was measured there (same list as the engine's
     # curve), else on the main list.

@@ -292,10 +292,11 @@ def test_fetch_writer_processes_from_the_cores_and_their_groups_from_queue_mb() 
     from ccrawl.recrawl.pipeline import GROUP_BYTES, fetch_group_bytes
     from ccrawl.recrawl.sizing import stage_processes
 
-    # the writing thread takes a share of a core: 2 cores get one such process, more cores more
-    assert stage_processes(2, 256, extracting=False, fetch_writes=True) == (1, 0, 1)
-    f16, x16, w16 = stage_processes(16, 256, extracting=False, fetch_writes=True)
-    assert 4 < f16 < 16 and x16 == 0 and w16 == f16
+    # fetch + write is one stage: its share of the cores, one writer per fetch process
+    assert stage_processes(2, 256, extracting=False, fetch_writes=True) == (2, 0, 2)
+    assert stage_processes(1, 256, extracting=False, fetch_writes=True) == (1, 0, 1)
+    f16, x16, w16 = stage_processes(16, 1024, extracting=False, fetch_writes=True)
+    assert 10 < f16 <= 16 and x16 == 0 and w16 == f16
     assert stage_processes(64, 32, extracting=False, fetch_writes=True)[0] == 2, "one per 16 workers at most"
     mb = 1024 * 1024
     big = RunParams(source="x", out="o", no_extract=True, fetchers=2, workers=64, queue_mb=1024)
