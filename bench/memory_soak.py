@@ -52,6 +52,8 @@ def main() -> None:
     ap.add_argument("--seconds", type=int, default=300)
     ap.add_argument("--queue-mb", type=float, default=64)
     ap.add_argument("--no-extract", action="store_true")
+    ap.add_argument("--writers", type=int, default=0,
+                    help="writer processes (0: the default; a fetch-only run then writes in its fetch processes)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     root = args.out or Path(tempfile.mkdtemp(prefix="ccrawl-soak-"))
@@ -64,6 +66,8 @@ def main() -> None:
                "--progress", "none"]
         if args.no_extract:
             cmd.append("--no-extract")
+        if args.writers:
+            cmd += ["--writers", str(args.writers)]
         print(f"soak: {which} on :{port}, {args.rows} rows, {args.seconds} s: {' '.join(cmd[3:])}", file=sys.stderr)
         start = time.monotonic()
         proc = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)

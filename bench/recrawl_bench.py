@@ -322,8 +322,10 @@ def main() -> None:
             runner.results["wrk"] = wrk
         from ccrawl.recrawl.sizing import stage_processes
 
-        f_procs, _, w_procs = stage_processes(cores, 256, extracting=False)
-        floor_procs = f_procs + w_procs  # the engine's fetch-only pipeline processes with default flags
+        # the engine's fetch-only pipeline processes with default flags: the fetch processes, which
+        # write their own rows (the parent not counted, as before); at least two
+        fetchers, _, _ = stage_processes(cores, 256, extracting=False, fetch_writes=True)
+        floor_procs = max(2, fetchers)
         peers = {
             f"floor-{floor_procs}proc": [PY, "-m", "bench.peers.floor_peer", str(urls_file), "--procs",
                                          str(floor_procs), "--out", "{WORK}/floor"],
@@ -334,6 +336,10 @@ def main() -> None:
         }
         engines = {
             "ccrawl-fetch-only": ccrawl_argv(worklist, extra=["--no-extract"]),
+            # the same through the rings to one writer process (the path before the fetch processes wrote)
+            "ccrawl-fetch-only-rings": ccrawl_argv(worklist, extra=["--no-extract", "--writers", "1"]),
+            "ccrawl-fetch-only-1proc": ccrawl_argv(worklist, extra=["--no-extract", "--fetchers", "1"]),
+            "ccrawl-fetch-only-2proc": ccrawl_argv(worklist, extra=["--no-extract", "--fetchers", "2"]),
             "ccrawl-full": ccrawl_argv(worklist, extra=[]),
             "ccrawl-warc": ccrawl_argv(worklist, extra=["--format", "warc"]),
         }
@@ -391,9 +397,13 @@ def report(runner: Runner, args: argparse.Namespace, which: str) -> None:
             ratios[f"{a} / {b}"] = by[a]["pages_per_s"] / by[b]["pages_per_s"]
 
     floors = [name for name in by if name.startswith("floor-")]
-    for engine in ("ccrawl-fetch-only", "ccrawl-full", "ccrawl-warc"):
+    for engine in ("ccrawl-fetch-only", "ccrawl-fetch-only-rings", "ccrawl-full", "ccrawl-warc"):
         for peer in ("wrk", *floors, "aiohttp-1proc", "scrapy-count", "scrapy-jsonl"):
             ratio(engine, peer)
+    ratio("ccrawl-fetch-only", "ccrawl-fetch-only-rings")
+    for peer in floors:
+        ratio("ccrawl-fetch-only-1proc", peer)
+        ratio("ccrawl-fetch-only-2proc", peer)
     cores = os.cpu_count() or 1
     # The peer's gain on the scaling list when it was measured there (same list as the engine's
     # curve), else on the main list.

@@ -84,7 +84,8 @@ def _size_text(n: int) -> str:
 @click.option("--shard-size", default=_size_text(D["shard_size"]), show_default=True,
               help="Rotate to a new output shard past this payload (MB = 10^6 bytes, MiB = 2^20)")
 @click.option("--prefix", default=D["prefix"], show_default=True, help="File name prefix for the output files")
-@click.option("--writers", type=int, help="Writer processes, each with its own open file [from the core count]")
+@click.option("--writers", type=int, help="Writer processes, each with its own open file [from the core count; "
+              "a --no-extract Parquet run without it writes in its fetch processes]")
 @click.option("--batch", type=int, default=D["batch"], show_default=True, help="Work items between WARC checkpoints")
 @click.option("--queue-mb", type=float, default=D["queue_mb"], show_default=True,
               help="MB of finished work that may wait between stages (a quarter more for work read ahead)")

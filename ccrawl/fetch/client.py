@@ -227,7 +227,8 @@ class Fetcher:
         try:
             if problem:
                 raise UnsupportedURL(f"{problem}: {url!r}")
-            delay = await self._robots_gate(url, phases)
+            # robots off: no coroutine to build and await per fetch
+            delay = await self._robots_gate(url, phases) if self._robots is not None else self.config.delay
             waited = time.perf_counter()
             clock_wait = await self._clock.wait_turn(host, 0.0 if paced else delay, self._slots.acquire)
             phases.host_clock += clock_wait

@@ -18,21 +18,27 @@ import json
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from ccrawl.fetch.config import FetchConfig
+from ccrawl.recrawl.fetchwriter import FetchWriter, WriterFailed
 from ccrawl.recrawl.hostsched import HostScheduler, host_of, retry_after
 from ccrawl.recrawl.messages import (
     CaptureRow,
     Crash,
     Credit,
+    Drained,
     DropWaiting,
+    Exit,
     FetchReport,
     RowHeader,
+    Seal,
     StopFeed,
     WorkBatch,
     WorkItem,
+    WriterReport,
 )
 from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
@@ -119,6 +125,28 @@ class _Outbox:
             ring.put_eof()
 
 
+@dataclass(slots=True, frozen=True)
+class FetchWriterConfig:
+    """What a fetch process that writes its own rows needs (fetch-only Parquet runs)."""
+
+    out: str
+    stem: str
+    """``<prefix>[-s<i>of<n>]-<run id>-f<k>``: this process's part files."""
+    provenance: dict[str, str]
+    shard_size: int
+    row_group_bytes: int
+
+    def open(self, idx: int, events: Any) -> FetchWriter:
+        from ccrawl.recrawl.diskfail import disk_failure
+
+        def on_disk(exc: BaseException) -> str | None:
+            failure = disk_failure(exc, self.out)
+            return failure.message() if failure is not None else None
+
+        return FetchWriter(idx, self.out, self.stem, self.provenance, events, shard_size=self.shard_size,
+                           row_group_bytes=self.row_group_bytes, disk_failure=on_disk)
+
+
 #: HTTP statuses whose ``Retry-After`` backs the host off (that host only, never the run).
 BACKOFF_STATUSES = frozenset({429, 503})
 
@@ -127,7 +155,7 @@ class Inbox:
     """The parent's messages, as an asyncio queue: from a pipe (a real run) or pushed by a test."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[WorkBatch | StopFeed] = asyncio.Queue()
+        self.queue: asyncio.Queue[WorkBatch | StopFeed | DropWaiting | Seal | Exit] = asyncio.Queue()
 
     def attach(self, conn: Connection) -> None:
         loop = asyncio.get_running_loop()
@@ -152,6 +180,11 @@ async def serve(
 
     ``events`` needs only ``put``; ``outbox`` needs ``async put(row, body)`` and ``close()`` (the
     shared-memory rings in a run, a list in a test), so the loop runs alone with in-memory queues.
+
+    When ``outbox`` is a :class:`~ccrawl.recrawl.fetchwriter.FetchWriter` (a fetch-only Parquet
+    run) this process is also its rows' writer: it takes ``Seal`` and ``Exit`` on its inbox as a
+    writer process does on its control pipe, reports ``Drained`` when its work is done, and
+    waits for the parent's final seal and ``Exit`` before it ends.
     """
     from ccrawl.fetch import Fetcher
 
@@ -170,6 +203,14 @@ async def serve(
     credit_every = max(1, config.concurrency // 8)
     done_since_credit = 0
     host_wait = 0.0
+    writes = isinstance(outbox, FetchWriter)
+    exit_now = asyncio.Event()  # a writing fetch process: the parent said Exit
+    sealing: asyncio.Task[None] | None = None
+
+    async def seal_after(previous: asyncio.Task[None] | None, round_: int, final: bool) -> None:
+        if previous is not None:
+            await previous  # seals answer in the order the parent sent them
+        await outbox.seal(round_, final)
 
     async with Fetcher(config) as fetcher:
 
@@ -191,6 +232,8 @@ async def serve(
                         sched.back_off(host, pause, time.monotonic())
                 body = b"" if result.error else result.body
                 await outbox.put(capture_row(result, item.seq, warc=warc), body)
+            except WriterFailed:
+                return  # reported to the parent as a Crash already; the run stops
             except Exception as exc:  # a bug, not a network failure (those are rows): stop the run
                 events.put(Crash(f"fetch process {idx}", f"{type(exc).__name__}: {exc} (url {item.url})"))
                 return
@@ -223,7 +266,7 @@ async def serve(
 
         async def receive() -> None:
             """Take the parent's messages into the scheduler, until the loop ends."""
-            nonlocal dropped
+            nonlocal dropped, sealing
             while True:
                 msg = await inbox.queue.get()
                 match msg:
@@ -235,6 +278,10 @@ async def serve(
                         fed.set()
                     case DropWaiting():
                         dropped += sched.drop_waiting()
+                    case Seal(round=round_, final=final) if writes:
+                        sealing = loop.create_task(seal_after(sealing, round_, final))
+                    case Exit() if writes:
+                        exit_now.set()
                     case _:
                         raise TypeError(f"fetch process {idx}: unexpected message {msg!r}")
                 wake.set()
@@ -277,24 +324,51 @@ async def serve(
                 sched.sweep(now)
                 swept = now
             since = now - last_report
-            if (credit and (done_since_credit >= 64 or since > 0.1)) or since > 1.0:
+            if since > 1.0:
                 report()
+            elif credit and since > 0.1:
+                # credit alone (the feeder waits for it); the full stats (a dict of dicts, the peak
+                # RSS) once a second: at ten a second they were a percent of the process's CPU
+                events.put(Credit(idx, credit))
+                credit = done_since_credit = 0
+                last_report = now
+        if writes:
+            # the rows are in this process's open shard: the parent's final seal makes them durable
+            events.put(Drained(idx))
+            exit_wait = loop.create_task(exit_now.wait())
+            await asyncio.wait([exit_wait, receiver], return_when=asyncio.FIRST_COMPLETED)
+            if not exit_now.is_set():
+                raise RuntimeError("fetch process inbox failed") from receiver.exception()
+            if sealing is not None:
+                with contextlib.suppress(WriterFailed):
+                    await sealing
         receiver.cancel()
         inbox.detach()
         report(final=True)
+        if writes:
+            events.put(WriterReport(idx, outbox.stats(), True))
     outbox.close()
 
 
-def fetch_main(idx: int, inbox: Connection, events: Any, rings: list[Ring], config: FetchConfig, warc: bool) -> None:
-    """Entry point of fetch process ``idx``."""
+def fetch_main(idx: int, inbox: Connection, events: Any, rings: list[Ring], config: FetchConfig, warc: bool,
+               writer: FetchWriterConfig | None = None) -> None:
+    """Entry point of fetch process ``idx``; with ``writer``, it writes its own rows (fetch-only Parquet)."""
     child_setup()
     from ccrawl.fetch import run
     from ccrawl.profiling.session import heap_profile
 
+    if writer is not None:
+        import pyarrow.parquet  # noqa: F401 - before the first row, not in the middle of the fetches
+
+        from ccrawl.recrawl.diskfail import apply_test_fsize_limit
+
+        apply_test_fsize_limit()
+
     async def main() -> None:
         box = Inbox()
         box.attach(inbox)
-        await serve(idx, box, events, _Outbox(rings), config, warc)
+        outbox: Any = _Outbox(rings) if writer is None else writer.open(idx, events)
+        await serve(idx, box, events, outbox, config, warc)
 
     with heap_profile(f"fetch-{idx}"):
         run(main())

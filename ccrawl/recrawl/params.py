@@ -52,6 +52,9 @@ class RunParams:
     prefix: str = "ccrawl"
     writers: int | None = None
     """Writer processes; default from the core count and the stages' costs (see docs/recrawl.md)."""
+    fetch_writes: bool | None = None
+    """Fetch processes write their own Parquet rows (no writer processes, no rings). None: yes for a
+    fetch-only Parquet run with ``--out`` and no ``--writers`` (docs/recrawl.md, "Who writes what")."""
     batch: int = 2000
     queue_mb: float = 128.0
     shard: int = 0
@@ -128,11 +131,18 @@ class RunParams:
         _check_paths(self)
         from ccrawl.recrawl.sizing import stage_processes  # the counts from the machine: docs/recrawl.md
 
+        if self.fetch_writes is None:  # decided once, before --writers is filled in
+            self.fetch_writes = (self.format == "parquet" and self.no_extract and bool(self.out)
+                                 and self.writers is None)
+        elif self.fetch_writes and (self.format != "parquet" or not self.no_extract or not self.out):
+            raise UsageError("fetch_writes needs a fetch-only Parquet run with an output directory "
+                             "(--no-extract, --format parquet, --out)")
         auto_f, auto_x, auto_w = stage_processes(cores(), self.workers, extracting=self.extracting,
-                                                 warc=self.format == "warc")
+                                                 warc=self.format == "warc", fetch_writes=self.fetch_writes)
         self.fetchers = min(self.fetchers or auto_f, self.workers)
         self.extractors = max(1, min(self.extractors or auto_x or 1, self.workers))
-        self.writers = self.writers or auto_w
+        # a fetch process that writes its own rows is its own writer: one writer per fetch process
+        self.writers = self.fetchers if self.fetch_writes else (self.writers or auto_w)
         if self.dns_lookups is None:
             from ccrawl.fetch import default_dns_lookups
 

@@ -92,6 +92,21 @@ def read_ahead_bytes(params: RunParams) -> int:
     return max(int(params.queue_mb * MB * READ_AHEAD_SHARE), 2 * params.workers * (ITEM_OVERHEAD + 256))
 
 
+#: A row group of a fetch process that writes its own rows holds at most this much payload.
+GROUP_BYTES = 32 * MB
+
+
+def fetch_group_bytes(params: RunParams) -> int:
+    """Payload bytes of a row group in a fetch process that writes its own rows.
+
+    Each such process holds at most three groups (one filling, one being written, and a seal's
+    rest queued behind it), so the groups of all of them fit ``--queue-mb``; never below one
+    largest row, never above :data:`GROUP_BYTES`.
+    """
+    share = int(params.queue_mb * MB) // (3 * (params.fetchers or 1))
+    return max(min(share, GROUP_BYTES), record_size(_META_ROOM, params.max_body))
+
+
 def ring_sizes(params: RunParams) -> tuple[int, int, int]:
     """(bytes per extract-stage ring, bytes per writer-stage ring, total bound).
 
@@ -160,6 +175,9 @@ class Pipeline:
                              "under `if __name__ == \"__main__\":` (see docs/recrawl.md)")
         p, ctx = self.p, self.ctx
         assert p.fetchers and p.extractors and p.writers  # RunParams is complete once built
+        if p.fetch_writes:
+            self._start_fetch_writers()
+            return
         x_ring, w_ring, self.queue_bound = ring_sizes(p)
         writer_rings = [Ring(ctx, w_ring) for _ in range(p.writers)]
         self.counters.append(StageCounter(writer_rings))
@@ -208,6 +226,44 @@ class Pipeline:
             )
             self.procs.fetch.append(proc)
             self.procs.inboxes.append(tx)
+        self._launch()
+
+    def _start_fetch_writers(self) -> None:
+        """A fetch-only Parquet run: each fetch process writes its own part files (no rings, no writers).
+
+        The parent speaks to them as to writers: ``Seal`` and ``Exit`` go down the same pipe as the
+        work, and ``WantSeal``, ``DurableRows``, ``Drained`` and the final ``WriterReport`` come back.
+        """
+        from ccrawl.recrawl.fetchproc import FetchWriterConfig, fetch_main
+
+        p, ctx = self.p, self.ctx
+        assert p.fetchers
+        group = fetch_group_bytes(p)
+        self.queue_bound = 3 * group * p.fetchers
+        per_fetcher = max(1, p.workers // p.fetchers)
+        self.read_ahead = read_ahead_bytes(p)
+        self.credit_limit = self.read_ahead // p.fetchers
+        for k in range(p.fetchers):
+            rx, tx = ctx.Pipe(duplex=False)
+            writer = FetchWriterConfig(p.out or "", f"{self.stem}-f{k}", self.provenance, p.shard_size, group)
+            proc = ctx.Process(
+                target=fetch_main,
+                name=f"ccrawl-fetch-{k}",
+                args=(k, rx, self.events, [], self.fetch_config(per_fetcher), False, writer),
+                daemon=True,
+            )
+            self.procs.fetch.append(proc)
+            self.procs.inboxes.append(tx)
+            self.procs.controls.append(tx)  # the fetch process is this pipe's writer too
+        self._launch()
+
+    @property
+    def writing_processes(self) -> int:
+        """The processes that seal, drain and exit as writers: the writers, or the fetch processes."""
+        return len(self.procs.fetch) if self.p.fetch_writes else len(self.procs.writer)
+
+    def _launch(self) -> None:
+        p = self.p
         if p.profile_dir:
             from ccrawl.profiling.session import ProfileSession
 
@@ -299,7 +355,7 @@ class Pipeline:
         final_sent = dropped = False
         batches: list[list[WorkItem]] = [[] for _ in self.procs.fetch]
         last_tick = time.monotonic()
-        while self._exited < len(self.procs.writer):
+        while self._exited < self.writing_processes:
             # feed as far as the read-ahead budget (bytes of items out in the fetch processes) allows
             if feeding and self.stop_reason:
                 feeding = False
@@ -380,7 +436,7 @@ class Pipeline:
                 self._on_durable(k, d)
             case Drained():
                 self._drained += 1
-                if self._drained == len(self.procs.writer):
+                if self._drained == self.writing_processes:
                     for ctl in self.procs.controls:
                         ctl.send(Seal(0, final=True))
                         ctl.send(Exit())

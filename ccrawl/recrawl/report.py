@@ -40,7 +40,9 @@ def summarize(pipe: Pipeline, elapsed: float) -> RunSummary:
         phase_shares=phase_shares(f, p.workers, wall),
         extract_shares=extract_shares(list(pipe.extract_stats.values())) if p.extracting else {},
         writer_busy=round(sum(s.get("busy_s", 0.0) for s in pipe.writer_stats.values()) / writer_wall, 4),
-        queue_peak_bytes=max(pipe.queue_peak, *(c.peak() for c in pipe.counters)),
+        queue_peak_bytes=max([pipe.queue_peak, *(c.peak() for c in pipe.counters),
+                              # fetch processes that write their own rows: each one's peak, summed (a bound)
+                              sum(s.get("held_peak_bytes", 0) for s in pipe.writer_stats.values())]),
         queue_bound_bytes=pipe.queue_bound,
         feeder_share=round(pipe.feeder_busy / wall, 4),
         fetch_cpu=round(f["cpu_s"] / f["wall_s"], 4) if f["wall_s"] else 0.0,
@@ -59,6 +61,8 @@ def _stage_cpu_ms(pipe: Pipeline) -> dict[str, float]:
     pages = max(pipe.durable_rows, 1)
     out = {}
     for kind, stats in (("fetch", pipe.fetch_stats), ("extract", pipe.extract_stats), ("write", pipe.writer_stats)):
+        if kind == "write" and any(s.get("in_fetch") for s in stats.values()):
+            continue  # written in the fetch processes: their CPU is the fetch figure
         if stats:
             out[kind] = round(sum(s.get("cpu_s", 0.0) for s in stats.values()) / pages * 1000, 3)
     out["feed"] = round(pipe.parent_cpu_s / pages * 1000, 3)
@@ -70,7 +74,7 @@ def _peak_rss(pipe: Pipeline) -> dict[str, float]:
     out = {"parent": peak_rss_mb()}
     for kind, stats in (("fetch", pipe.fetch_stats), ("extract", pipe.extract_stats),
                         ("writer", pipe.writer_stats)):
-        values = [s.get("peak_rss_mb", 0.0) for s in stats.values()]
+        values = [s["peak_rss_mb"] for s in stats.values() if "peak_rss_mb" in s]
         if values:
             out[kind] = max(values)
     return out

@@ -119,23 +119,49 @@ class ParquetSink:
         return 0  # a sync makes nothing durable: only a seal does
 
     def add(self, row: CaptureRow, body: bytes) -> None:
+        self.buffer(row, body)
+        if self.group_full():
+            self._flush()
+
+    # The pieces below let a caller that writes row groups on another thread (the fetch process's
+    # writer, :mod:`ccrawl.recrawl.fetchwriter`) split the work: ``buffer``, ``cut`` and ``take_seal``
+    # on the thread that adds rows; ``write_group`` and ``close_shard`` on the one that writes, in order.
+    def buffer(self, row: CaptureRow, body: bytes) -> int:
+        """Add one row to the open row group without writing anything; returns its payload."""
         size = self._buffer.append(row.columns, body)
         self._buffered += size
         self.payload += size
         self._seqs.append(row.header.seq)
         self._rows += 1
-        if len(self._buffer) >= self.row_group_rows or self._buffered >= self.row_group_bytes:
-            self._flush()
+        return size
 
-    def _flush(self) -> None:
+    @property
+    def buffered(self) -> int:
+        """Payload bytes in the row group not cut yet."""
+        return self._buffered
+
+    @property
+    def buffered_rows(self) -> int:
+        return len(self._buffer)
+
+    def group_full(self) -> bool:
+        return len(self._buffer) >= self.row_group_rows or self._buffered >= self.row_group_bytes
+
+    def cut(self) -> Any:
+        """The buffered rows as one row group (a ``pyarrow.Table``), or None when there are none."""
         if not self._buffer:
-            return
+            return None
+        self._buffered = 0
+        return self._buffer.take_table()
+
+    def write_group(self, table: Any) -> None:
+        """Write a row group cut by :meth:`cut`, opening the shard's ``.tmp`` on the first."""
         import pyarrow.parquet as pq
 
         if self._writer is None:
             final = self._naming.next()
             self._path = final
-            self._file = open(str(final) + ".tmp", "wb")  # noqa: SIM115 - closed by seal()
+            self._file = open(str(final) + ".tmp", "wb")  # noqa: SIM115 - closed by close_shard()
             self._writer = pq.ParquetWriter(
                 self._file,
                 self._schema,
@@ -143,9 +169,34 @@ class ParquetSink:
                 use_dictionary=_DICTIONARY_COLUMNS,
                 write_statistics=["url", "host", "status", "fetched_at", "error"],
             )
-        rows = len(self._buffer)
-        self._writer.write_table(self._buffer.take_table(), row_group_size=rows)
-        self._buffered = 0
+        self._writer.write_table(table, row_group_size=table.num_rows)
+
+    def _flush(self) -> None:
+        table = self.cut()
+        if table is not None:
+            self.write_group(table)
+
+    def take_seal(self) -> tuple[list[int], int, int] | None:
+        """(seqs, rows, payload) of the open shard, reset for the next one; None when it has no row.
+
+        The rows' last group must still be :meth:`cut` and written before :meth:`close_shard`."""
+        if not self._rows:
+            return None
+        out = (self._seqs, self._rows, self.payload)
+        self._seqs, self._rows, self.payload = [], 0, 0
+        return out
+
+    def close_shard(self, seqs: list[int], rows: int, payload: int) -> Durable:
+        """Footer, fsync and close the open shard; its rows are the ones :meth:`take_seal` gave."""
+        assert self._writer is not None and self._file is not None and self._path is not None
+        self._writer.close()
+        self._file.flush()
+        os.fsync(self._file.fileno())
+        self._file.close()
+        tmp = str(self._path) + ".tmp"
+        out = Durable(seqs, tmp, str(self._path), os.path.getsize(tmp), rows, payload, True)
+        self._writer = self._file = self._path = None
+        return out
 
     def sync(self) -> Durable | None:
         """Parquet rows are durable only at a seal."""
@@ -153,19 +204,11 @@ class ParquetSink:
 
     def seal(self) -> Durable | None:
         """Finish the open shard (footer, fsync); None when no row arrived since the last seal."""
-        if not self._rows:
+        taken = self.take_seal()
+        if taken is None:
             return None
         self._flush()
-        assert self._writer is not None and self._file is not None and self._path is not None
-        self._writer.close()
-        self._file.flush()
-        os.fsync(self._file.fileno())
-        self._file.close()
-        tmp = str(self._path) + ".tmp"
-        out = Durable(self._seqs, tmp, str(self._path), os.path.getsize(tmp), self._rows, self.payload, True)
-        self._writer = self._file = self._path = None
-        self._seqs, self._rows, self.payload = [], 0, 0
-        return out
+        return self.close_shard(*taken)
 
 
 @dataclass

@@ -20,14 +20,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _cmd(wl: Path, out: Path, state: Path, fmt: str) -> list[str]:
+    # parquet-fetch-only: --no-extract without --writers, so the fetch process writes (and fills the disk)
+    flags = ["--format", "parquet", "--no-extract"] if fmt == "parquet-fetch-only" else ["--format", fmt]
     return [sys.executable, "-m", "ccrawl", "recrawl", "run", "--from", str(wl), "--column", "url",
             "--out", str(out), "--state", str(state), "--resolve", "*.test=127.0.0.1", "--workers", "8",
-            "--delay", "0s", "--timeout", "5s", "--shard-size", "4MB", "--format", fmt, "--batch", "4",
+            "--delay", "0s", "--timeout", "5s", "--shard-size", "4MB", *flags, "--batch", "4",
             "--progress", "none"]
 
 
 def _urls(out: Path, fmt: str, read_captures: Any) -> list[str]:
-    if fmt == "parquet":
+    if fmt.startswith("parquet"):
         return list(read_captures(out).column("url").to_pylist())
     got = []
     for f in out.glob("*.warc.gz"):
@@ -37,7 +39,7 @@ def _urls(out: Path, fmt: str, read_captures: Any) -> list[str]:
     return got
 
 
-@pytest.mark.parametrize("fmt", ["warc", "parquet"])
+@pytest.mark.parametrize("fmt", ["warc", "parquet", "parquet-fetch-only"])
 def test_full_disk_is_one_line_exit_75_and_the_resume_is_lossless(
     web: SynthWeb, tmp_path: Path, write_worklist: Any, read_captures: Any, fmt: str
 ) -> None:

@@ -132,3 +132,21 @@ def test_writing_a_table_does_not_import_pandas() -> None:
             "rows_to_table([capture_row({'url': 'u', 'body': b'x'})]); print('pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_large_bodies_are_arrays_over_their_own_bytes_and_read_back_the_same(tmp_path: Path) -> None:
+    import pyarrow.parquet as pq
+
+    big = [bytes([65 + i]) * (schema.ZERO_COPY_MIN + i) for i in range(3)]
+    values = [b"small", big[0], big[1], b"", b"tiny", big[2], b"end"]
+    built = schema._binary_array(values)
+    assert isinstance(built, pa.ChunkedArray) and built.to_pylist() == values
+    # small runs joined, each large body alone, in row order
+    assert [len(c) for c in built.chunks] == [1, 1, 1, 2, 1, 1]
+    assert schema._binary_array([b"a", b"b"]).to_pylist() == [b"a", b"b"], "all small: one joined array"
+    rows = [capture_row({"url": f"u{i}", "body": v, "body_length": len(v)}) for i, v in enumerate(values)]
+    table = rows_to_table(rows)
+    table.validate(full=True)
+    pq.write_table(table, tmp_path / "t.parquet", compression="zstd")
+    back = pq.read_table(tmp_path / "t.parquet")
+    assert back.schema.equals(CAPTURE_SCHEMA) and back.column("body").to_pylist() == values

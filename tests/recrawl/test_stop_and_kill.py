@@ -22,11 +22,14 @@ from ccrawl.testing.synthweb import SynthWeb
 REPO = Path(__file__).resolve().parents[2]
 
 
-def start_run(wl: Path, out: Path, state: Path, *extra: str, delay: str = "150ms") -> subprocess.Popen[bytes]:
+def start_run(wl: Path, out: Path, state: Path, *extra: str, delay: str = "150ms",
+              writers: str = "2") -> subprocess.Popen[bytes]:
+    """A run in a subprocess; ``writers=""`` leaves --writers out (a fetch-only run then writes in its
+    fetch processes)."""
     cmd = [sys.executable, "-m", "ccrawl", "recrawl", "run", "--from", str(wl), "--column", "url",
            "--out", str(out), "--state", str(state), "--resolve", "*.test=127.0.0.1", "--workers", "24",
-           "--delay", delay, "--timeout", "5s", "--shard-size", "20KB", "--writers", "2", "--progress", "none",
-           "--journal", str(out.parent / "journal.jsonl"), *extra]
+           "--delay", delay, "--timeout", "5s", "--shard-size", "20KB", "--progress", "none",
+           "--journal", str(out.parent / "journal.jsonl"), *(["--writers", writers] if writers else []), *extra]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
 
@@ -103,7 +106,7 @@ def test_second_signal_exits_at_once_and_the_checkpoint_still_resumes(
     assert Counter(read_captures(out).column("url").to_pylist()) == Counter(urls)
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "warc"])
+@pytest.mark.parametrize("fmt", ["parquet", "warc", "parquet-fetch-only"])
 def test_sigkill_at_random_moments_then_resume_loses_nothing_and_duplicates_nothing(
     web: SynthWeb, tmp_path: Path, fmt: str, write_worklist: Any, read_captures: Any
 ) -> None:
@@ -111,11 +114,14 @@ def test_sigkill_at_random_moments_then_resume_loses_nothing_and_duplicates_noth
     wl = write_worklist(tmp_path / "wl", urls, parts=3)
     out, state = tmp_path / "out", tmp_path / "s.json"
     rng = random.Random(int(os.environ.get("CCRAWL_KILL_SEED", "20261129")))
-    kills = 4 if fmt == "parquet" else 2
+    kills = 2 if fmt == "warc" else 4
+    # fetch-only Parquet with no --writers: the two fetch processes write (and seal) their own files
+    flags = ["--no-extract", "--fetchers", "2"] if fmt == "parquet-fetch-only" else ["--format", fmt]
+    writers = "" if fmt == "parquet-fetch-only" else "2"
     progress = []
     for _ in range(kills):
         before = checkpoints_in(tmp_path / "journal.jsonl")
-        proc = start_run(wl, out, state, "--format", fmt, "--batch", "10", delay="300ms")
+        proc = start_run(wl, out, state, *flags, "--batch", "10", delay="300ms", writers=writers)
         wait_for_checkpoint(tmp_path / "journal.jsonl", after=before)
         time.sleep(rng.uniform(0.0, 1.5))  # seals land every few rows: some kills hit one mid-way
         proc.kill()
@@ -125,10 +131,13 @@ def test_sigkill_at_random_moments_then_resume_loses_nothing_and_duplicates_noth
             break  # this run walked the list out before the kill landed
         progress.append(cp["fetched"])
     assert len(progress) >= 2 and progress[-1] > 0, "at least two kills landed mid-run, after durable progress"
-    code, err = finish(start_run(wl, out, state, "--format", fmt, "--batch", "10", delay="0s"))
+    code, err = finish(start_run(wl, out, state, *flags, "--batch", "10", delay="0s", writers=writers))
     assert code == 0, err
     assert json.loads(state.read_text())["done"]
-    got = read_captures(out).column("url").to_pylist() if fmt == "parquet" else warc_urls(out)
+    if fmt == "parquet-fetch-only":
+        names = [p.name for p in out.glob("*.parquet")]
+        assert names and all("-f0-" in n or "-f1-" in n for n in names), names
+    got = warc_urls(out) if fmt == "warc" else read_captures(out).column("url").to_pylist()
     counts = Counter(got)
     missing = set(urls) - set(counts)
     duplicates = sum(n - 1 for n in counts.values())
