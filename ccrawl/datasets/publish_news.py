@@ -29,7 +29,7 @@ import shutil
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +71,9 @@ class NewsPublishOptions:
     languages: bool = True
     backoff: float = 1.0
     backoff_max: float = 60.0
+    executor: str = "local"
+    """``local`` (a process pool here) or ``ray`` (a Ray task per WARC file, see ccrawl.scale.rayexec)."""
+    ray_address: str = ""
 
     def __post_init__(self) -> None:
         if not self.months:
@@ -86,6 +89,9 @@ class NewsPublishOptions:
         if self.max_stall <= 0 or self.min_free_gb < 0:
             raise UsageError("--max-stall must be > 0 and --min-free-gb >= 0")
         self.staging = Path(self.staging)
+        from ccrawl.scale.rayexec import check_executor
+
+        self.executor = check_executor(self.executor)
 
 
 @dataclass(slots=True)
@@ -282,15 +288,12 @@ class NewsPublisher:
             yield from self._commit(ready[: self.opts.commit_every])
             ready = ready[self.opts.commit_every :]
         if queue:
-            # fork: a worker needs nothing of the parent but its arguments, and spawn would re-import a
-            # caller's __main__ (which breaks a script or stdin without a main guard)
-            ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-            pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, len(queue)), mp_context=ctx,
-                                       initializer=_worker_init, initargs=(self._lock_fd,))
+            stack = contextlib.ExitStack()
+            pool, slots = self._pool(stack, len(queue))
             inflight: dict[Future[ShardResult], _Job] = {}
             try:
                 while queue or inflight:
-                    while queue and len(inflight) < self.opts.workers and not self._disk_low():
+                    while queue and len(inflight) < slots and not self._disk_low():
                         job = queue.popleft()
                         fut = pool.submit(index_file, job.warc_path, str(job.local), self.opts.client_options,
                                           self.opts.languages)
@@ -331,8 +334,24 @@ class NewsPublisher:
                         ready = []
             finally:
                 _stop_pool(pool)
+                stack.close()
         if ready:
             yield from self._commit(ready)
+
+    def _pool(self, stack: contextlib.ExitStack, jobs: int) -> tuple[Executor, int]:
+        """The executor that runs ``index_file`` per archive, and how many archives to keep in flight."""
+        if self.opts.executor == "ray":
+            from ccrawl.scale.rayexec import RayPool, cluster, cluster_cpus
+
+            ray = stack.enter_context(cluster(self.opts.ray_address, log=self.log))
+            # one archive queued past the cluster's CPUs, so a CPU that frees up never waits on the driver
+            return RayPool(ray, num_cpus=1, what="archives", log=self.log), cluster_cpus(ray) + 1
+        # fork: a worker needs nothing of the parent but its arguments, and spawn would re-import a
+        # caller's __main__ (which breaks a script or stdin without a main guard)
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, jobs), mp_context=ctx,
+                                   initializer=_worker_init, initargs=(self._lock_fd,))
+        return pool, self.opts.workers
 
     def _commit(self, batch: list[tuple[_Job, ShardResult, str]]) -> Iterator[dict[str, Any]]:
         """Commit ``batch`` with both ledgers and the card in one commit (see the module docstring)."""
@@ -455,8 +474,11 @@ def _worker_init(lock_fd: int) -> None:
             os.close(lock_fd)  # the parent's flock must not outlive the parent in a forked child
 
 
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
+def _stop_pool(pool: Executor) -> None:
     """Shut the pool down without waiting on a worker stuck in a request (a stall exits 75 promptly)."""
+    if not isinstance(pool, ProcessPoolExecutor):
+        pool.shutdown(wait=False, cancel_futures=True)  # a RayPool interrupts its tasks, then kills them
+        return
     processes = list(getattr(pool, "_processes", {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in processes:

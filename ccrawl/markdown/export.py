@@ -89,6 +89,9 @@ class ExportOptions:
     command_line: str = ""
     pause_limit: float = 600.0
     client_options: dict[str, Any] = field(default_factory=dict)
+    executor: str = "local"
+    """``local`` (threads and a process pool here) or ``ray`` (a Ray task per unit, see ccrawl.scale.rayexec)."""
+    ray_address: str = ""
 
     def validate(self) -> None:
         """Refuse impossible combinations with the seed's wording (usage errors, exit 2)."""
@@ -130,6 +133,9 @@ class ExportOptions:
             raise UsageError("pushing needs --repo owner/name (or pass --push=false to build locally)")
         if self.workers == 0:
             self.workers = os.cpu_count() or 1
+        from ccrawl.scale.rayexec import check_executor
+
+        self.executor = check_executor(self.executor)
         if self.ledger is None:
             self.ledger = self.out / ".committed"
         if self.journal is None:
@@ -234,58 +240,17 @@ def card(repo_id: str) -> str:
     )
 
 
-class Exporter:
-    """One ``markdown export`` run (see the module docstring)."""
+class UnitBuilder:
+    """Builds one unit into its Parquet file(s): the work a local run does per unit and a Ray task does too.
 
-    def __init__(self, opts: ExportOptions, repo: Any = None, *, log: Callable[[str], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        opts.validate()
-        if opts.push and repo is None:
-            raise UsageError("pushing needs a dataset repo; pass --push=false to build locally")
+    It needs only the options, the extractor's label and a log, so an ``--executor ray`` task builds with
+    exactly this code (:func:`build_in_task`) while the driver keeps the ledger, the commits and the journal.
+    """
+
+    def __init__(self, opts: ExportOptions, label: str, log: Callable[[str], None]) -> None:
         self.opts = opts
-        self.repo = repo
-        self.log = log or (lambda _msg: None)
-        self.sleep = sleep
-        self.stats = ExportStats()
-        assert opts.ledger is not None
-        self.ledger = CommittedLedger(opts.ledger)
-        self.journal = Journal(opts.journal)
-        self.label = ""
-        self._card_on_hub = False
-        self._stale: set[str] = set()
-
-    # -- planning --------------------------------------------------------------------------------
-
-    def _plan(self) -> Iterator[Unit]:
-        opts = self.opts
-        if opts.locations is not None:
-            yield from location_parts(opts.locations, opts.part_size)
-            return
-        from ccrawl.commoncrawl.crawls import resolve
-        from ccrawl.commoncrawl.manifests import fetch_paths
-        from ccrawl.net.client import CCClient
-
-        async def manifest() -> tuple[str, list[str]]:
-            async with CCClient(**opts.client_options) as cc:
-                crawls = await resolve(cc, opts.crawl or "latest", warn=self.log)
-                if len(crawls) != 1:
-                    raise UsageError(f"-c {opts.crawl}: name one crawl (it resolves to {len(crawls)})")
-                return crawls[0], await fetch_paths(cc, crawls[0], opts.source_kind)
-
-        crawl, paths = asyncio.run(manifest())
-        if not paths:
-            raise InputError(f"{crawl} lists no {opts.source_kind} files")
-        yield from shard_units(paths, parse_shards(opts.shards, len(paths)), crawl)
-
-    def _todo(self, units: Iterable[Unit]) -> Iterator[Unit]:
-        for unit in units:
-            self.stats.units += 1
-            if self.ledger.done(unit.key, extractor=self.label, limit=self.opts.limit):
-                self.stats.already += 1
-                continue
-            if unit.key in self.ledger.entries:
-                self._stale.add(unit.key)  # built before under another --limit: replace what is on the hub
-            yield unit
+        self.label = label
+        self.log = log
 
     # -- building one unit -----------------------------------------------------------------------
 
@@ -369,6 +334,69 @@ class Exporter:
         if download is not None:
             download.unlink(missing_ok=True)
         return Built(unit, files, read, detected, kept, dropped, errors, time.perf_counter() - started)
+
+
+
+def build_in_task(opts: ExportOptions, label: str, unit: Unit) -> Built:
+    """The body of one ``--executor ray`` task: build ``unit`` in this worker, converting in-process."""
+    from ccrawl.scale.rayexec import task_log
+
+    with Converter(opts.extractor, 1) as converter:
+        return UnitBuilder(opts, label, task_log)._build(unit, converter)
+
+
+class Exporter(UnitBuilder):
+    """One ``markdown export`` run (see the module docstring)."""
+
+    def __init__(self, opts: ExportOptions, repo: Any = None, *, log: Callable[[str], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        opts.validate()
+        if opts.push and repo is None:
+            raise UsageError("pushing needs a dataset repo; pass --push=false to build locally")
+        self.opts = opts
+        self.repo = repo
+        self.log = log or (lambda _msg: None)
+        self.sleep = sleep
+        self.stats = ExportStats()
+        assert opts.ledger is not None
+        self.ledger = CommittedLedger(opts.ledger)
+        self.journal = Journal(opts.journal)
+        self.label = ""
+        self._card_on_hub = False
+        self._stale: set[str] = set()
+
+    # -- planning --------------------------------------------------------------------------------
+
+    def _plan(self) -> Iterator[Unit]:
+        opts = self.opts
+        if opts.locations is not None:
+            yield from location_parts(opts.locations, opts.part_size)
+            return
+        from ccrawl.commoncrawl.crawls import resolve
+        from ccrawl.commoncrawl.manifests import fetch_paths
+        from ccrawl.net.client import CCClient
+
+        async def manifest() -> tuple[str, list[str]]:
+            async with CCClient(**opts.client_options) as cc:
+                crawls = await resolve(cc, opts.crawl or "latest", warn=self.log)
+                if len(crawls) != 1:
+                    raise UsageError(f"-c {opts.crawl}: name one crawl (it resolves to {len(crawls)})")
+                return crawls[0], await fetch_paths(cc, crawls[0], opts.source_kind)
+
+        crawl, paths = asyncio.run(manifest())
+        if not paths:
+            raise InputError(f"{crawl} lists no {opts.source_kind} files")
+        yield from shard_units(paths, parse_shards(opts.shards, len(paths)), crawl)
+
+    def _todo(self, units: Iterable[Unit]) -> Iterator[Unit]:
+        for unit in units:
+            self.stats.units += 1
+            if self.ledger.done(unit.key, extractor=self.label, limit=self.opts.limit):
+                self.stats.already += 1
+                continue
+            if unit.key in self.ledger.entries:
+                self._stale.add(unit.key)  # built before under another --limit: replace what is on the hub
+            yield unit
 
     # -- disk, commits, ledger -------------------------------------------------------------------
 
@@ -491,7 +519,9 @@ class Exporter:
                 self.journal.event("start", extractor=self.label, source_kind=self.opts.source_kind,
                                    shards=self.opts.shards or None, locations=self.opts.locations is not None,
                                    lang=self.opts.lang or None, push=self.opts.push, repo=self.opts.repo or None)
-                with Converter(self.opts.extractor, self.opts.workers) as converter:
+                # under Ray each task converts in its own worker: no process pool on the driver
+                workers = self.opts.workers if self.opts.executor == "local" else 1
+                with Converter(self.opts.extractor, workers) as converter:
                     yield from self._run_units(converter)
             finally:
                 self.stats.seconds = time.perf_counter() - started
@@ -507,44 +537,76 @@ class Exporter:
             self.log(f"markdown export: created {self.opts.repo}")
 
     def _run_units(self, converter: Converter) -> Iterator[dict[str, Any]]:
+        if self.opts.executor == "ray":
+            yield from self._run_units_on_ray()
+            return
+        with ThreadPoolExecutor(max_workers=self.opts.parallel, thread_name_prefix="md-unit") as pool:
+            yield from self._drive(lambda unit: pool.submit(self._build, unit, converter), self.opts.parallel, pool)
+
+    def _run_units_on_ray(self) -> Iterator[dict[str, Any]]:
+        """A Ray task per unit (same build code, converting in the task); commits and ledger stay here."""
+        import dataclasses
+
+        from ccrawl.scale.rayexec import RayPool, cluster, cluster_cpus
+
+        task_opts = dataclasses.replace(
+            self.opts, locations=None,
+            client_options={k: v for k, v in self.opts.client_options.items() if not callable(v)})
+        with cluster(self.opts.ray_address, log=self.log) as ray:
+            pool = RayPool(ray, num_cpus=1, what="units", log=self.log)
+            # one unit queued past the cluster's CPUs, so a CPU that frees up never waits on the driver
+            slots = max(self.opts.parallel, cluster_cpus(ray) + 1)
+            yield from self._drive(lambda unit: pool.submit(build_in_task, task_opts, self.label, unit), slots, pool)
+            self.log(pool.tally.line("units"))
+
+    def _drive(self, submit: Callable[[Unit], Future[Built]], slots: int, pool: Any) -> Iterator[dict[str, Any]]:
+        """Keep ``slots`` units building, account and commit each as it finishes (any executor)."""
         units = self._todo(self._plan())
         waiting: list[Built] = []
         failure: BaseException | None = None
         running: dict[Future[Built], Unit] = {}
-        with ThreadPoolExecutor(max_workers=self.opts.parallel, thread_name_prefix="md-unit") as pool:
-            exhausted = False
-            try:
-                while True:
-                    while not exhausted and failure is None and len(running) < self.opts.parallel:
-                        yield from self._wait_for_disk(waiting)
-                        unit = next(units, None)
-                        if unit is None:
-                            exhausted = True
-                            break
-                        running[pool.submit(self._build, unit, converter)] = unit
-                    if not running:
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and failure is None and len(running) < slots:
+                    yield from self._wait_for_disk(waiting)
+                    unit = next(units, None)
+                    if unit is None:
+                        exhausted = True
                         break
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        unit = running.pop(fut)
-                        try:
-                            built = fut.result()
-                        except (CcrawlError, OSError) as exc:
-                            self._failed(unit, exc)
-                            if not self.opts.skip_errors and failure is None:
-                                failure = exc
-                            continue
-                        self._account(built)
-                        waiting.append(built)
-                        if len(waiting) >= self.opts.commit_batch:
-                            yield from self._flush(waiting)
-                yield from self._flush(waiting)
-            except BaseException:
-                for fut in running:
-                    fut.cancel()
-                raise
+                    running[submit(unit)] = unit
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    unit = running.pop(fut)
+                    try:
+                        built = fut.result()
+                        self._check_visible(built)
+                    except (CcrawlError, OSError) as exc:
+                        self._failed(unit, exc)
+                        if not self.opts.skip_errors and failure is None:
+                            failure = exc
+                        continue
+                    self._account(built)
+                    waiting.append(built)
+                    if len(waiting) >= self.opts.commit_batch:
+                        yield from self._flush(waiting)
+            yield from self._flush(waiting)
+        except BaseException:
+            for fut in running:
+                fut.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
         if failure is not None:
             raise failure
+
+    def _check_visible(self, built: Built) -> None:
+        """A file a task wrote must be where the driver commits from (a multi-node cluster needs a shared --out)."""
+        for f in built.files:
+            if not f.local.is_file():
+                raise CcrawlError(f"{built.unit.key}: the task wrote {f.local} on another machine; with a Ray cluster "
+                                  "of several nodes put --out on a file system every node shares")
 
     def _failed(self, unit: Unit, exc: BaseException) -> None:
         self.stats.failed += 1
