@@ -205,9 +205,23 @@ def unwrap(ray: Any, exc: BaseException, retries: int) -> BaseException:
     if isinstance(exc, rex.WorkerCrashedError | rex.NodeDiedError | rex.OwnerDiedError | rex.ObjectLostError):
         return TemporaryFailure(f"ray: a task's worker died {retries + 1} time(s) ({type(exc).__name__}); "
                                 "run the same command again to resume")
+    unserializable = getattr(rex, "UnserializableException", None)
+    if unserializable is not None and isinstance(exc, unserializable):
+        # the task's exception did not survive pickling (a custom __init__): keep its last line, the message
+        return CcrawlError(_last_line(str(exc.args[0] if exc.args else exc)))
     if isinstance(exc, rex.RayError):
-        return TemporaryFailure(f"ray: {type(exc).__name__}: {exc}")
+        return TemporaryFailure(f"ray: {type(exc).__name__}: {_last_line(str(exc))}")
     return exc
+
+
+def _last_line(text: str) -> str:
+    """``pkg.Class: message`` of a traceback's last line, as ``message`` (colour codes dropped)."""
+    import re
+
+    lines = [ln for ln in re.sub(r"\x1b\[[0-9;]*m", "", text).splitlines() if ln.strip()]
+    last = lines[-1].strip() if lines else text.strip()
+    head, sep, rest = last.partition(": ")
+    return rest if sep and re.fullmatch(r"[\w.]+", head) else last
 
 
 def task_log(message: str) -> None:
