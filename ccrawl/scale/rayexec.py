@@ -67,6 +67,7 @@ def cluster(address: str = "", *, num_cpus: int | None = None, log: Callable[[st
     """
     ray = import_ray()
     say = log or (lambda _msg: None)
+    messages_to_stderr()
     if ray.is_initialized():
         yield ray
         return
@@ -86,6 +87,25 @@ def cluster(address: str = "", *, num_cpus: int | None = None, log: Callable[[st
         yield ray
     finally:
         ray.shutdown()
+
+
+def messages_to_stderr() -> None:
+    """Ray prints its workers' output and its own notices ("a worker died ...") on the driver's stdout; ccrawl's
+    stdout carries records (``-o jsonl``), so send them all to stderr. Ray has no option for it: wrap its printer.
+    """
+    try:
+        from ray._private import worker
+    except ImportError:  # another layout: Ray's default printing stays
+        return
+    original = getattr(worker, "print_to_stdstream", None)
+    if original is None or getattr(original, "_ccrawl_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        original({**data, "is_err": True}, ignore_prefix=ignore_prefix)
+
+    to_stderr._ccrawl_stderr = True  # type: ignore[attr-defined]
+    worker.print_to_stdstream = to_stderr
 
 
 def cluster_cpus(ray: Any) -> int:

@@ -21,6 +21,9 @@ def local_ray(num_cpus: int = 2, *, start_timeout: float = 60.0) -> Iterator[Any
     os.environ.setdefault("RAY_AUTH_MODE", "disabled")
     import ray
 
+    from ccrawl.scale.rayexec import messages_to_stderr
+
+    messages_to_stderr()
     if ray.is_initialized():
         raise RuntimeError("a Ray cluster is already initialised in this process; one per test module")
     started = time.monotonic()
