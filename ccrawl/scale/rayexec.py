@@ -125,8 +125,10 @@ class Tally:
 
     def line(self, what: str) -> str:
         took = time.perf_counter() - self.started
+        running = self.submitted - self.done - self.failed - self.cancelled
         return (f"ray: {self.done} of {self.submitted} {what} done, {self.failed} failed, "
-                f"{self.submitted - self.done - self.failed - self.cancelled} running or queued ({took:.1f}s)")
+                + (f"{self.cancelled} cancelled, " if self.cancelled else "")
+                + f"{running} running or queued ({took:.1f}s)")
 
 
 class RayPool(Executor):
@@ -175,8 +177,12 @@ class RayPool(Executor):
         try:
             result = inner.result()
         except BaseException as exc:
-            self.tally.failed += 1
-            out.set_exception(unwrap(self.ray, exc, self.max_retries))
+            error = unwrap(self.ray, exc, self.max_retries)
+            if isinstance(error, KeyboardInterrupt):
+                self.tally.cancelled += 1
+            else:
+                self.tally.failed += 1
+            out.set_exception(error)
         else:
             self.tally.done += 1
             out.set_result(result)
@@ -196,7 +202,6 @@ class RayPool(Executor):
         for ref in pending:
             with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=False)
-        self.tally.cancelled += len(pending)
         # a task that takes its KeyboardInterrupt cleans up (a shard's children get SIGTERM and seal);
         # one that does not stop within the grace is killed
         with contextlib.suppress(Exception):

@@ -165,7 +165,7 @@ def test_ctrl_c_on_the_driver_stops_the_tasks_and_a_rerun_finishes(
     driver.send_signal(signal.SIGINT)
     _, err = driver.communicate(timeout=60)
     assert driver.returncode == 130, err.decode()
-    assert "ray: cancelled" in err.decode()
+    assert "ray: cancelled 3 shards still running; the next run resumes them" in err.decode()
     # no shard process is left running: every crawl and publisher of this fleet has exited
     time.sleep(1)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
@@ -175,4 +175,5 @@ def test_ctrl_c_on_the_driver_stops_the_tasks_and_a_rerun_finishes(
     assert states and not all(s.get("done") for s in states)
     rerun = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=120)
     assert rerun.returncode == 0, rerun.stderr
+    assert "(3 of 3 done)" in rerun.stderr and "attempt 2" in rerun.stderr  # each shard's second start resumed
     assert_published_exactly_once(hub, urls)
