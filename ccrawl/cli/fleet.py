@@ -38,7 +38,7 @@ def fleet(run: Run, source: str, repo: str, shards: int, executor: str, ray_addr
           kind: str, watch: str, commit_every: int, restarts: int, cpus_per_shard: float, task_retries: int,
           run_args: str, publish_args: str) -> None:
     from ccrawl import ops
-    from ccrawl.cli.publish import _seconds, _InfoHandler
+    from ccrawl.cli.publish import _InfoHandler, _seconds
     from ccrawl.errors import UsageError
 
     seconds = _seconds("--watch", watch)

@@ -334,6 +334,9 @@ class NewsPublisher:
                         ready = []
             finally:
                 _stop_pool(pool)
+                tally = getattr(pool, "tally", None)  # a RayPool: the driver's view of its tasks
+                if tally is not None:
+                    self.log(tally.line("archives"))
                 stack.close()
         if ready:
             yield from self._commit(ready)

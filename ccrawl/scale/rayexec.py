@@ -1,4 +1,4 @@
-"""``--executor ray``: a Ray cluster as a ``concurrent.futures`` executor, so a pipeline swaps its pool and keeps its code.
+"""``--executor ray``: a Ray cluster as a ``concurrent.futures`` executor; a pipeline swaps its pool, keeps its code.
 
 The batch pipelines (``markdown export``, ``news publish``, ``recrawl fleet``) already hand work units to a
 pool and act on the results in the driver (commits, ledgers, summaries). :class:`RayPool` is that pool on

@@ -1,11 +1,10 @@
 """markdown export --executor ray on a real local Ray cluster: the same files and rows as a local run.
 
-One 2-CPU cluster for the module (started once, shut down in the fixture's teardown).
+One 2-CPU cluster for the module (the ``ray_cluster`` fixture of tests/conftest.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,14 +16,6 @@ from ccrawl.markdown.schema import provenance_of
 from tests.markdown.conftest import CRAWL
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    from ccrawl.testing.raycluster import local_ray
-
-    with local_ray(num_cpus=2) as ray:
-        yield ray
 
 
 def _files(out: Path) -> dict[str, Path]:

@@ -40,14 +40,6 @@ RUN_ARGS = ("--column url --resolve *.test=127.0.0.1 --delay 250ms --timeout 5s 
             "--fetchers 1 --extractors 1 --writers 1")
 
 
-@pytest.fixture(scope="module")
-def ray_cluster() -> Iterator[Any]:
-    from ccrawl.testing.raycluster import local_ray
-
-    with local_ray(num_cpus=2) as ray:
-        yield ray
-
-
 @pytest.fixture
 def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
     for name in ENGINE_VARS:
@@ -149,13 +141,11 @@ def test_ray_fleet_with_a_task_sigkilled_mid_run_publishes_every_url_once(
 
 def test_ctrl_c_on_the_driver_stops_the_tasks_and_a_rerun_finishes(
         ray_cluster: Any, web: SynthWeb, hub: FakeHub, tmp_path: Path, write_worklist: Any) -> None:
-    from ccrawl.testing.raycluster import address
-
     urls = web.page_urls()
     wl = write_worklist(tmp_path / "wl", urls, parts=2)
     work = tmp_path / "work"
     argv = [sys.executable, "-m", "ccrawl", *fleet_argv(wl, work, "--executor", "ray", "--ray-address",
-                                                        address(ray_cluster))]
+                                                        str(ray_cluster.get_runtime_context().gcs_address))]
     env = {k: v for k, v in os.environ.items() if k not in ENGINE_VARS}
     driver = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     deadline = time.monotonic() + 60
