@@ -240,17 +240,58 @@ def card(repo_id: str) -> str:
     )
 
 
-class UnitBuilder:
-    """Builds one unit into its Parquet file(s): the work a local run does per unit and a Ray task does too.
+class Exporter:
+    """One ``markdown export`` run (see the module docstring)."""
 
-    It needs only the options, the extractor's label and a log, so an ``--executor ray`` task builds with
-    exactly this code (:func:`build_in_task`) while the driver keeps the ledger, the commits and the journal.
-    """
-
-    def __init__(self, opts: ExportOptions, label: str, log: Callable[[str], None]) -> None:
+    def __init__(self, opts: ExportOptions, repo: Any = None, *, log: Callable[[str], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        opts.validate()
+        if opts.push and repo is None:
+            raise UsageError("pushing needs a dataset repo; pass --push=false to build locally")
         self.opts = opts
-        self.label = label
-        self.log = log
+        self.repo = repo
+        self.log = log or (lambda _msg: None)
+        self.sleep = sleep
+        self.stats = ExportStats()
+        assert opts.ledger is not None
+        self.ledger = CommittedLedger(opts.ledger)
+        self.journal = Journal(opts.journal)
+        self.label = ""
+        self._card_on_hub = False
+        self._stale: set[str] = set()
+
+    # -- planning --------------------------------------------------------------------------------
+
+    def _plan(self) -> Iterator[Unit]:
+        opts = self.opts
+        if opts.locations is not None:
+            yield from location_parts(opts.locations, opts.part_size)
+            return
+        from ccrawl.commoncrawl.crawls import resolve
+        from ccrawl.commoncrawl.manifests import fetch_paths
+        from ccrawl.net.client import CCClient
+
+        async def manifest() -> tuple[str, list[str]]:
+            async with CCClient(**opts.client_options) as cc:
+                crawls = await resolve(cc, opts.crawl or "latest", warn=self.log)
+                if len(crawls) != 1:
+                    raise UsageError(f"-c {opts.crawl}: name one crawl (it resolves to {len(crawls)})")
+                return crawls[0], await fetch_paths(cc, crawls[0], opts.source_kind)
+
+        crawl, paths = asyncio.run(manifest())
+        if not paths:
+            raise InputError(f"{crawl} lists no {opts.source_kind} files")
+        yield from shard_units(paths, parse_shards(opts.shards, len(paths)), crawl)
+
+    def _todo(self, units: Iterable[Unit]) -> Iterator[Unit]:
+        for unit in units:
+            self.stats.units += 1
+            if self.ledger.done(unit.key, extractor=self.label, limit=self.opts.limit):
+                self.stats.already += 1
+                continue
+            if unit.key in self.ledger.entries:
+                self._stale.add(unit.key)  # built before under another --limit: replace what is on the hub
+            yield unit
 
     # -- building one unit -----------------------------------------------------------------------
 
@@ -334,69 +375,6 @@ class UnitBuilder:
         if download is not None:
             download.unlink(missing_ok=True)
         return Built(unit, files, read, detected, kept, dropped, errors, time.perf_counter() - started)
-
-
-
-def build_in_task(opts: ExportOptions, label: str, unit: Unit) -> Built:
-    """The body of one ``--executor ray`` task: build ``unit`` in this worker, converting in-process."""
-    from ccrawl.scale.rayexec import task_log
-
-    with Converter(opts.extractor, 1) as converter:
-        return UnitBuilder(opts, label, task_log)._build(unit, converter)
-
-
-class Exporter(UnitBuilder):
-    """One ``markdown export`` run (see the module docstring)."""
-
-    def __init__(self, opts: ExportOptions, repo: Any = None, *, log: Callable[[str], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        opts.validate()
-        if opts.push and repo is None:
-            raise UsageError("pushing needs a dataset repo; pass --push=false to build locally")
-        self.opts = opts
-        self.repo = repo
-        self.log = log or (lambda _msg: None)
-        self.sleep = sleep
-        self.stats = ExportStats()
-        assert opts.ledger is not None
-        self.ledger = CommittedLedger(opts.ledger)
-        self.journal = Journal(opts.journal)
-        self.label = ""
-        self._card_on_hub = False
-        self._stale: set[str] = set()
-
-    # -- planning --------------------------------------------------------------------------------
-
-    def _plan(self) -> Iterator[Unit]:
-        opts = self.opts
-        if opts.locations is not None:
-            yield from location_parts(opts.locations, opts.part_size)
-            return
-        from ccrawl.commoncrawl.crawls import resolve
-        from ccrawl.commoncrawl.manifests import fetch_paths
-        from ccrawl.net.client import CCClient
-
-        async def manifest() -> tuple[str, list[str]]:
-            async with CCClient(**opts.client_options) as cc:
-                crawls = await resolve(cc, opts.crawl or "latest", warn=self.log)
-                if len(crawls) != 1:
-                    raise UsageError(f"-c {opts.crawl}: name one crawl (it resolves to {len(crawls)})")
-                return crawls[0], await fetch_paths(cc, crawls[0], opts.source_kind)
-
-        crawl, paths = asyncio.run(manifest())
-        if not paths:
-            raise InputError(f"{crawl} lists no {opts.source_kind} files")
-        yield from shard_units(paths, parse_shards(opts.shards, len(paths)), crawl)
-
-    def _todo(self, units: Iterable[Unit]) -> Iterator[Unit]:
-        for unit in units:
-            self.stats.units += 1
-            if self.ledger.done(unit.key, extractor=self.label, limit=self.opts.limit):
-                self.stats.already += 1
-                continue
-            if unit.key in self.ledger.entries:
-                self._stale.add(unit.key)  # built before under another --limit: replace what is on the hub
-            yield unit
 
     # -- disk, commits, ledger -------------------------------------------------------------------
 
@@ -668,6 +646,27 @@ class Exporter(UnitBuilder):
         if s.errors or s.bad_records:
             extra.append(f"{s.errors} pages and {s.bad_records} records skipped on errors")
         return head + (f" ({', '.join(extra)})" if extra else "") + f" in {s.seconds:.1f}s"
+
+
+class UnitBuilder(Exporter):
+    """Only the per-unit build of an :class:`Exporter` (``_build``), without its ledger, journal or repo.
+
+    An ``--executor ray`` task builds its unit with it (:func:`build_in_task`): the same code a local run
+    runs per unit, while the driver keeps the ledger, the commits and the journal.
+    """
+
+    def __init__(self, opts: ExportOptions, label: str, log: Callable[[str], None]) -> None:
+        self.opts = opts
+        self.label = label
+        self.log = log
+
+
+def build_in_task(opts: ExportOptions, label: str, unit: Unit) -> Built:
+    """The body of one ``--executor ray`` task: build ``unit`` in this worker, converting in-process."""
+    from ccrawl.scale.rayexec import task_log
+
+    with Converter(opts.extractor, 1) as converter:
+        return UnitBuilder(opts, label, task_log)._build(unit, converter)
 
 
 def open_export_repo(repo_id: str, *, endpoint: str = "", token: str | None = None) -> Any:

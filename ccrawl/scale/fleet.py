@@ -30,6 +30,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
@@ -115,6 +116,8 @@ def _die_with_parent() -> None:
             ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+#: Set when a fleet driven from this process stops: its thread tasks then restart nothing.
+_STOPPING = threading.Event()
 #: Children started by tasks running in this process (local thread tasks), so a failing fleet can stop the rest.
 _LOCAL_CHILDREN: set[_Child] = set()
 
@@ -166,6 +169,14 @@ class _Child:
         self.poll()
 
 
+def _crawl_done(spec: ShardSpec) -> bool:
+    """The shard's checkpoint says the whole work list is done."""
+    from ccrawl.datasets.publish_recrawl import read_state
+
+    progress = read_state(Path(spec.directory) / "recrawl.json", spec.index, spec.count)
+    return progress is not None and progress.done
+
+
 def run_shard(spec: ShardSpec) -> ShardOutcome:
     """The body of one fleet task (any executor): run and publish shard ``spec.index`` until both are done."""
     started = time.perf_counter()
@@ -189,9 +200,12 @@ def run_shard(spec: ShardSpec) -> ShardOutcome:
                 code = child.poll()
                 if code is None:
                     continue
-                if code == 0 and (child is run or run.finished):
+                if _STOPPING.is_set():
+                    raise KeyboardInterrupt  # this process's fleet is stopping: no restart
+                if code == 0 and (run.finished or (child is run and _crawl_done(spec))):
                     child.finished = True
                 elif code in (0, EXIT_TEMPORARY) and child.restarts < spec.restarts:
+                    # exit 0 before the crawl is done: stopped from outside (SIGTERM), so resume it
                     # exit 75 (a lock still held, a stall): start it again in place, after a short pause
                     child.restarts += 1
                     time.sleep(min(30.0, 0.5 * 2 ** min(child.restarts, 6)))
@@ -268,6 +282,7 @@ class FleetOptions:
 def run_fleet(opts: FleetOptions, *, log: Callable[[str], None] | None = None) -> Iterator[dict[str, Any]]:
     """Start every shard task, yield one record per shard as it finishes; the first failure ends the fleet."""
     opts.validate()
+    _STOPPING.clear()
     say = log or (lambda _msg: None)
     opts.work.mkdir(parents=True, exist_ok=True)
     specs = opts.specs()
@@ -298,6 +313,7 @@ def run_fleet(opts: FleetOptions, *, log: Callable[[str], None] | None = None) -
         except BaseException:
             if isinstance(pool, ThreadPoolExecutor):
                 # local tasks are threads: nothing interrupts them but their processes ending (SIGTERM, sealed)
+                _STOPPING.set()
                 for child in list(_LOCAL_CHILDREN):
                     child.stop()
             pool.shutdown(wait=False, cancel_futures=True)

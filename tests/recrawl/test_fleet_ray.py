@@ -51,6 +51,12 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHub]:
         yield fake
 
 
+def worklist_urls(web: SynthWeb) -> list[str]:
+    """Half the synthetic web's pages (every host, every other page): enough for seals and commits to
+    interleave with a kill, few enough that three shards of processes finish quickly on two cores."""
+    return web.page_urls()[::2]
+
+
 def owners(urls: list[str]) -> dict[int, list[str]]:
     """``url shard --shards 3``: the assignment every published shard must match."""
     env = {k: v for k, v in os.environ.items() if k not in ENGINE_VARS}
@@ -92,7 +98,7 @@ def assert_published_exactly_once(hub: FakeHub, urls: list[str]) -> None:
 def test_local_fleet_crawls_and_publishes_every_shard_once(web: SynthWeb, hub: FakeHub, tmp_path: Path,
                                                            write_worklist: Any,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    urls = web.page_urls()
+    urls = worklist_urls(web)
     wl = write_worklist(tmp_path / "wl", urls, parts=2)
     assert main(fleet_argv(wl, tmp_path / "work", "-o", "jsonl")) == 0
     out, err = capsys.readouterr()
@@ -120,7 +126,7 @@ def _kill_one_task_mid_run(work: Path, killed: list[int]) -> None:
 def test_ray_fleet_with_a_task_sigkilled_mid_run_publishes_every_url_once(
         ray_cluster: Any, web: SynthWeb, hub: FakeHub, tmp_path: Path, write_worklist: Any,
         capsys: pytest.CaptureFixture[str]) -> None:
-    urls = web.page_urls()
+    urls = worklist_urls(web)
     wl = write_worklist(tmp_path / "wl", urls, parts=2)
     work = tmp_path / "work"
     killed: list[int] = []
@@ -141,7 +147,7 @@ def test_ray_fleet_with_a_task_sigkilled_mid_run_publishes_every_url_once(
 
 def test_ctrl_c_on_the_driver_stops_the_tasks_and_a_rerun_finishes(
         ray_cluster: Any, web: SynthWeb, hub: FakeHub, tmp_path: Path, write_worklist: Any) -> None:
-    urls = web.page_urls()
+    urls = worklist_urls(web)
     wl = write_worklist(tmp_path / "wl", urls, parts=2)
     work = tmp_path / "work"
     argv = [sys.executable, "-m", "ccrawl", *fleet_argv(wl, work, "--executor", "ray", "--ray-address",
@@ -167,3 +173,24 @@ def test_ctrl_c_on_the_driver_stops_the_tasks_and_a_rerun_finishes(
     assert rerun.returncode == 0, rerun.stderr
     assert "(3 of 3 done)" in rerun.stderr and "attempt 2" in rerun.stderr  # each shard's second start resumed
     assert_published_exactly_once(hub, urls)
+
+
+def test_ctrl_c_on_a_local_fleet_stops_its_processes_sealed(web: SynthWeb, hub: FakeHub, tmp_path: Path,
+                                                            write_worklist: Any) -> None:
+    wl = write_worklist(tmp_path / "wl", worklist_urls(web), parts=2)
+    work = tmp_path / "work"
+    env = {k: v for k, v in os.environ.items() if k not in ENGINE_VARS}
+    driver = subprocess.Popen([sys.executable, "-m", "ccrawl", *fleet_argv(wl, work)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(work.glob("shard-*/captures/*.parquet")):
+        time.sleep(0.05)
+    assert driver.poll() is None, "the fleet ended before it could be interrupted"
+    driver.send_signal(signal.SIGINT)  # the driver only: its children hear of it from the driver
+    _, err = driver.communicate(timeout=60)
+    assert driver.returncode == 130, err.decode()
+    assert err.decode().strip().endswith("ccrawl: interrupted")
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(work) not in ps, [ln for ln in ps.splitlines() if str(work) in ln]
+    # nothing restarted after the stop: one start per shard
+    assert all(len(p.read_text().splitlines()) == 1 for p in work.glob("shard-*/attempts"))
