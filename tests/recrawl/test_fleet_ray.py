@@ -36,8 +36,8 @@ SHARDS = 3
 TOKEN = "hf_test_token"
 ENGINE_VARS = ("SLURM_ARRAY_TASK_ID", "JOB_COMPLETION_INDEX", "RANK", "WORLD_SIZE", "CCRAWL_HUB")
 #: Loopback, paced so a kill lands while the shard still works, light on processes (3 shards on 2 CPUs).
-RUN_ARGS = ("--column url --resolve *.test=127.0.0.1 --delay 250ms --timeout 5s --shard-size 12KB --workers 8 "
-            "--fetchers 1 --extractors 1 --writers 1")
+RUN_ARGS = ("--column url --resolve *.test=127.0.0.1 --delay 100ms --timeout 5s --shard-size 24KB --workers 8 "
+            "--fetchers 1 --writers 1 --no-extract")
 
 
 @pytest.fixture
