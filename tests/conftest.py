@@ -44,3 +44,29 @@ def native_or_skip(name: str):  # type: ignore[no-untyped-def]
     module = accel.native(name)
     assert module is not None, f"ccrawl._native.{name} did not import; build with `pip install -e .`"
     return module
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():  # type: ignore[no-untyped-def]
+    """A real local Ray cluster of 2 CPUs, one per test module, shut down (raylet and workers) in teardown.
+
+    Never skipped: Ray is in the dev extra the test command installs. ccrawl's ``--executor ray`` finds
+    the initialised cluster and uses it; a subprocess joins it at ``ray.get_runtime_context().gcs_address``.
+    """
+    import time
+
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    os.environ.setdefault("RAY_AUTH_MODE", "disabled")
+    import ray
+
+    from ccrawl.scale.rayexec import messages_to_stderr
+
+    messages_to_stderr()
+    started = time.monotonic()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False, address="local")
+    try:
+        took = time.monotonic() - started
+        assert took < 60, f"the local Ray cluster took {took:.0f}s to start"
+        yield ray
+    finally:
+        ray.shutdown()

@@ -114,11 +114,15 @@ def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
 @click.option("--skip-errors", is_flag=True,
               help="Report a shard or page that fails and go on, instead of stopping the run")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where units are built: here, or a Ray task per WARC/WET file (pip install 'ccrawl[ray]')")
+@click.option("--ray-address", default="", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
+                                               "this machine]")
 def export(run: Run, shards: str, task: str | None, tasks: int | None, source_kind: str | None, extractor: str,
            lang: str, min_lang_confidence: float,
            dedup_digest: bool, locations: str | None, part_size: int, gap: str, max_span: str, parallel: int,
            workers: int, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool,
-           min_free_gb: float, ledger: Path | None, skip_errors: bool) -> None:
+           min_free_gb: float, ledger: Path | None, skip_errors: bool, executor: str, ray_address: str) -> None:
     import shlex
 
     from ccrawl.markdown.export import COLUMNS, Exporter, ExportOptions, open_export_repo
@@ -137,7 +141,7 @@ def export(run: Run, shards: str, task: str | None, tasks: int | None, source_ki
         limit=limit, push=push, repo=repo, commit_batch=commit_batch, keep_parquet=keep_parquet,
         min_free_gb=min_free_gb, ledger=ledger, skip_errors=skip_errors,
         journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
-        client_options=_client(run),
+        client_options=_client(run), executor=executor, ray_address=ray_address,
     )
     opts.validate()
     target = None

@@ -117,9 +117,13 @@ def news_search_cmd(run: Run, host: str, year: int, month: int, repo: str, hub: 
                                         "else the Hub)")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where shards are sealed before commit (default <data-dir>/news-staging/<repo>)")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where archives are indexed: here, or a Ray task per WARC file (pip install 'ccrawl[ray]')")
+@click.option("--ray-address", default="", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
+                                               "this machine]")
 def news_publish_cmd(run: Run, months: str, repo: str, files: int, commit_every: int, workers: int, private: bool,
                      keep: bool, min_free_gb: float, max_stall: str, no_push: bool, hub: str,
-                     staging: Path | None) -> None:
+                     staging: Path | None, executor: str, ray_address: str) -> None:
     from ccrawl import ops
 
     repo = _repo(run, repo)
@@ -130,7 +134,7 @@ def news_publish_cmd(run: Run, months: str, repo: str, files: int, commit_every:
     rows = op(months=months, repo=repo, files=files, commit_every=commit_every, workers=workers, private=private,
               keep=keep, min_free_gb=min_free_gb, max_stall=_seconds("--max-stall", max_stall), no_push=no_push,
               hub=hub, endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), staging=str(staging),
-              client_options=_client(run), notice=_echo)
+              client_options=_client(run), notice=_echo, executor=executor, ray_address=ray_address)
     run.emit(rows, columns=op.columns)
 
 

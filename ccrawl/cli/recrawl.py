@@ -15,6 +15,10 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
         "ccrawl.cli.publish:publish",
         "Commit closed capture shards to a dataset repo as they land, with the ledger and card",
     ),
+    "fleet": (
+        "ccrawl.cli.fleet:fleet",
+        "Run and publish every shard of a recrawl as tasks: here, or on a Ray cluster",
+    ),
 }
 
 

@@ -25,7 +25,7 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,9 @@ class NewsPublishOptions(UpkeepOptions):
     staging: Path = Path("news-staging")
     client_options: dict[str, Any] = field(default_factory=dict)
     languages: bool = True
+    executor: str = "local"
+    """``local`` (a process pool here) or ``ray`` (a Ray task per WARC file, see ccrawl.scale.rayexec)."""
+    ray_address: str = ""
 
     def __post_init__(self) -> None:
         if not self.months:
@@ -59,6 +62,9 @@ class NewsPublishOptions(UpkeepOptions):
         if self.files < 0:
             raise UsageError("--files must be 0 (the whole month) or more")
         check_upkeep(self, default_workers=os.cpu_count() or 1)
+        from ccrawl.scale.rayexec import check_executor
+
+        self.executor = check_executor(self.executor)
 
 
 @dataclass(slots=True)
@@ -261,20 +267,36 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
         if not queue:
             yield from self.drain((), _never, self._accept, ready, unit="archive")
             return
-        # fork: a worker needs nothing of the parent but its arguments, and spawn would re-import a
-        # caller's __main__ (which breaks a script or stdin without a main guard)
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, len(queue)), mp_context=ctx,
-                                   initializer=_worker_init, initargs=(self._lock_fd,))
+        stack = contextlib.ExitStack()
+        pool, slots = self._pool(stack, len(queue))
 
         def submit(job: _Job) -> Future[ShardResult]:
             return pool.submit(index_file, job.warc_path, str(job.local), self.opts.client_options,
                                self.opts.languages)
 
         try:
-            yield from self.drain(queue, submit, self._accept, ready, unit="archive")
+            yield from self.drain(queue, submit, self._accept, ready, unit="archive", slots=slots)
         finally:
             _stop_pool(pool)
+            tally = getattr(pool, "tally", None)  # a RayPool: the driver's view of its tasks
+            if tally is not None:
+                self.log(tally.line("archives"))
+            stack.close()
+
+    def _pool(self, stack: contextlib.ExitStack, jobs: int) -> tuple[Executor, int]:
+        """The executor that runs ``index_file`` per archive, and how many archives to keep in flight."""
+        if self.opts.executor == "ray":
+            from ccrawl.scale.rayexec import RayPool, cluster, cluster_cpus
+
+            ray = stack.enter_context(cluster(self.opts.ray_address, log=self.log))
+            # one archive queued past the cluster's CPUs, so a CPU that frees up never waits on the driver
+            return RayPool(ray, num_cpus=1, what="archives", log=self.log), cluster_cpus(ray) + 1
+        # fork: a worker needs nothing of the parent but its arguments, and spawn would re-import a
+        # caller's __main__ (which breaks a script or stdin without a main guard)
+        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        pool = ProcessPoolExecutor(max_workers=min(self.opts.workers, jobs), mp_context=ctx,
+                                   initializer=_worker_init, initargs=(self._lock_fd,))
+        return pool, self.opts.workers
 
 
 def _never(job: _Job) -> Future[ShardResult]:
@@ -296,8 +318,11 @@ def _worker_init(lock_fd: int) -> None:
             os.close(lock_fd)  # the parent's flock must not outlive the parent in a forked child
 
 
-def _stop_pool(pool: ProcessPoolExecutor) -> None:
+def _stop_pool(pool: Executor) -> None:
     """Shut the pool down without waiting on a worker stuck in a request (a stall exits 75 promptly)."""
+    if not isinstance(pool, ProcessPoolExecutor):
+        pool.shutdown(wait=False, cancel_futures=True)  # a RayPool interrupts its tasks, then kills them
+        return
     processes = list(getattr(pool, "_processes", {}).values())
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in processes:

@@ -223,23 +223,25 @@ class StagedPublisher(Generic[R, L]):
 
     def drain(self, jobs: Iterable[J], submit: Callable[[J], Future[X]],
               accept: Callable[[J, X], tuple[R | None, Record | None]], ready: list[R], *,
-              unit: str) -> Iterator[Record]:
+              unit: str, slots: int | None = None) -> Iterator[Record]:
         """Run ``jobs`` and commit what they seal; ``ready`` holds shards sealed before (a killed run's).
 
         ``submit`` starts one job; ``accept`` turns its result into a sealed shard or a failure record
         (or raises to end the run). ``jobs`` is pulled lazily, only when a worker is free and the disk
-        is not low, so it may be a stream.
+        is not low, so it may be a stream. ``slots`` jobs run at once (default ``--workers``; an
+        executor on a cluster keeps one per CPU of the cluster in flight).
         """
         every = self.upkeep.commit_every
         source = iter(jobs)
         exhausted = False
         inflight: dict[Future[X], J] = {}
+        slots = self.upkeep.workers if slots is None else slots
         while True:
             if len(ready) >= every:
                 yield from self.commit(ready[:every])
                 del ready[:every]
                 continue
-            while not exhausted and len(inflight) < self.upkeep.workers and not self.disk_low():
+            while not exhausted and len(inflight) < slots and not self.disk_low():
                 try:
                     job = next(source)
                 except StopIteration:

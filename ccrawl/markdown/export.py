@@ -91,6 +91,9 @@ class ExportOptions:
     command_line: str = ""
     pause_limit: float = 600.0
     client_options: dict[str, Any] = field(default_factory=dict)
+    executor: str = "local"
+    """``local`` (threads and a process pool here) or ``ray`` (a Ray task per unit, see ccrawl.scale.rayexec)."""
+    ray_address: str = ""
 
     def validate(self) -> None:
         """Refuse impossible combinations with the seed's wording (usage errors, exit 2)."""
@@ -132,6 +135,9 @@ class ExportOptions:
             raise UsageError("pushing needs --repo owner/name (or pass --push=false to build locally)")
         if self.workers == 0:
             self.workers = os.cpu_count() or 1
+        from ccrawl.scale.rayexec import check_executor
+
+        self.executor = check_executor(self.executor)
         if self.ledger is None:
             self.ledger = self.out / ".committed"
         if self.journal is None:
@@ -493,7 +499,9 @@ class Exporter:
                 self.journal.event("start", extractor=self.label, source_kind=self.opts.source_kind,
                                    shards=self.opts.shards or None, locations=self.opts.locations is not None,
                                    lang=self.opts.lang or None, push=self.opts.push, repo=self.opts.repo or None)
-                with Converter(self.opts.extractor, self.opts.workers) as converter:
+                # under Ray each task converts in its own worker: no process pool on the driver
+                workers = self.opts.workers if self.opts.executor == "local" else 1
+                with Converter(self.opts.extractor, workers) as converter:
                     yield from self._run_units(converter)
             finally:
                 self.stats.seconds = time.perf_counter() - started
@@ -509,44 +517,76 @@ class Exporter:
             self.log(f"markdown export: created {self.opts.repo}")
 
     def _run_units(self, converter: Converter) -> Iterator[dict[str, Any]]:
+        if self.opts.executor == "ray":
+            yield from self._run_units_on_ray()
+            return
+        with ThreadPoolExecutor(max_workers=self.opts.parallel, thread_name_prefix="md-unit") as pool:
+            yield from self._drive(lambda unit: pool.submit(self._build, unit, converter), self.opts.parallel, pool)
+
+    def _run_units_on_ray(self) -> Iterator[dict[str, Any]]:
+        """A Ray task per unit (same build code, converting in the task); commits and ledger stay here."""
+        import dataclasses
+
+        from ccrawl.scale.rayexec import RayPool, cluster, cluster_cpus
+
+        task_opts = dataclasses.replace(
+            self.opts, locations=None,
+            client_options={k: v for k, v in self.opts.client_options.items() if not callable(v)})
+        with cluster(self.opts.ray_address, log=self.log) as ray:
+            pool = RayPool(ray, num_cpus=1, what="units", log=self.log)
+            # one unit queued past the cluster's CPUs, so a CPU that frees up never waits on the driver
+            slots = max(self.opts.parallel, cluster_cpus(ray) + 1)
+            yield from self._drive(lambda unit: pool.submit(build_in_task, task_opts, self.label, unit), slots, pool)
+            self.log(pool.tally.line("units"))
+
+    def _drive(self, submit: Callable[[Unit], Future[Built]], slots: int, pool: Any) -> Iterator[dict[str, Any]]:
+        """Keep ``slots`` units building, account and commit each as it finishes (any executor)."""
         units = self._todo(self._plan())
         waiting: list[Built] = []
         failure: BaseException | None = None
         running: dict[Future[Built], Unit] = {}
-        with ThreadPoolExecutor(max_workers=self.opts.parallel, thread_name_prefix="md-unit") as pool:
-            exhausted = False
-            try:
-                while True:
-                    while not exhausted and failure is None and len(running) < self.opts.parallel:
-                        yield from self._wait_for_disk(waiting)
-                        unit = next(units, None)
-                        if unit is None:
-                            exhausted = True
-                            break
-                        running[pool.submit(self._build, unit, converter)] = unit
-                    if not running:
+        exhausted = False
+        try:
+            while True:
+                while not exhausted and failure is None and len(running) < slots:
+                    yield from self._wait_for_disk(waiting)
+                    unit = next(units, None)
+                    if unit is None:
+                        exhausted = True
                         break
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        unit = running.pop(fut)
-                        try:
-                            built = fut.result()
-                        except (CcrawlError, OSError) as exc:
-                            self._failed(unit, exc)
-                            if not self.opts.skip_errors and failure is None:
-                                failure = exc
-                            continue
-                        self._account(built)
-                        waiting.append(built)
-                        if len(waiting) >= self.opts.commit_batch:
-                            yield from self._flush(waiting)
-                yield from self._flush(waiting)
-            except BaseException:
-                for fut in running:
-                    fut.cancel()
-                raise
+                    running[submit(unit)] = unit
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    unit = running.pop(fut)
+                    try:
+                        built = fut.result()
+                        self._check_visible(built)
+                    except (CcrawlError, OSError) as exc:
+                        self._failed(unit, exc)
+                        if not self.opts.skip_errors and failure is None:
+                            failure = exc
+                        continue
+                    self._account(built)
+                    waiting.append(built)
+                    if len(waiting) >= self.opts.commit_batch:
+                        yield from self._flush(waiting)
+            yield from self._flush(waiting)
+        except BaseException:
+            for fut in running:
+                fut.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
         if failure is not None:
             raise failure
+
+    def _check_visible(self, built: Built) -> None:
+        """A file a task wrote must be where the driver commits from (a multi-node cluster needs a shared --out)."""
+        for f in built.files:
+            if not f.local.is_file():
+                raise CcrawlError(f"{built.unit.key}: the task wrote {f.local} on another machine; with a Ray cluster "
+                                  "of several nodes put --out on a file system every node shares")
 
     def _failed(self, unit: Unit, exc: BaseException) -> None:
         self.stats.failed += 1
@@ -608,6 +648,27 @@ class Exporter:
         if s.errors or s.bad_records:
             extra.append(f"{s.errors} pages and {s.bad_records} records skipped on errors")
         return head + (f" ({', '.join(extra)})" if extra else "") + f" in {s.seconds:.1f}s"
+
+
+class UnitBuilder(Exporter):
+    """Only the per-unit build of an :class:`Exporter` (``_build``), without its ledger, journal or repo.
+
+    An ``--executor ray`` task builds its unit with it (:func:`build_in_task`): the same code a local run
+    runs per unit, while the driver keeps the ledger, the commits and the journal.
+    """
+
+    def __init__(self, opts: ExportOptions, label: str, log: Callable[[str], None]) -> None:
+        self.opts = opts
+        self.label = label
+        self.log = log
+
+
+def build_in_task(opts: ExportOptions, label: str, unit: Unit) -> Built:
+    """The body of one ``--executor ray`` task: build ``unit`` in this worker, converting in-process."""
+    from ccrawl.scale.rayexec import task_log
+
+    with Converter(opts.extractor, 1) as converter:
+        return UnitBuilder(opts, label, task_log)._build(unit, converter)
 
 
 def open_export_repo(repo_id: str, *, endpoint: str = "", token: str | None = None) -> Any:

@@ -43,6 +43,8 @@ def markdown_export(
     skip_errors: bool = False,
     endpoint: str = "",
     client_options: dict[str, Any] | None = None,
+    executor: str = "local",
+    ray_address: str = "",
 ) -> Iterator[dict[str, Any]]:
     """One record per file written or committed; progress and the summary go to ``ccrawl.markdown``."""
     from ccrawl.commoncrawl.records import location_from
@@ -57,6 +59,7 @@ def markdown_export(
         gap=gap, max_span=max_span, parallel=parallel, workers=workers, limit=limit, push=push, repo=repo,
         commit_batch=commit_batch, keep_parquet=keep_parquet, min_free_gb=min_free_gb,
         ledger=Path(ledger) if ledger else None, skip_errors=skip_errors, client_options=client_options or {},
+        executor=executor, ray_address=ray_address,
     )
     opts.validate()
     logger = logging.getLogger("ccrawl.markdown")

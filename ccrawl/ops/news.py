@@ -160,7 +160,8 @@ def news_publish(months: str, repo: str = "open-index/ccrawl-news", files: int =
                  workers: int = 0, private: bool = False, keep: bool = False, min_free_gb: float = 0.0,
                  max_stall: float = 600.0, no_push: bool = False, hub: str = "", endpoint: str = "",
                  staging: str = "", client_options: Mapping[str, Any] | None = None,
-                 notice: Notice | None = None, stats: Any = None) -> Iterator[Record]:
+                 notice: Notice | None = None, stats: Any = None, executor: str = "local",
+                 ray_address: str = "") -> Iterator[Record]:
     """One record per archive: committed, staged (``no_push``), exists (on the hub already) or failed."""
     from pathlib import Path
 
@@ -172,7 +173,7 @@ def news_publish(months: str, repo: str = "open-index/ccrawl-news", files: int =
         parse_months(months), repo_id=repo, files=files, commit_every=commit_every, workers=workers,
         private=private, keep=keep, min_free_gb=min_free_gb, max_stall=max_stall, no_push=no_push,
         staging=Path(staging) if staging else Path("news-staging") / repo.replace("/", "__"),
-        client_options=dict(client_options or {}),
+        client_options=dict(client_options or {}), executor=executor, ray_address=ray_address,
     )
     target = open_news_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
 

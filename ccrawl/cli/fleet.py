@@ -1,0 +1,60 @@
+"""``ccrawl recrawl fleet``: parse the flags, call the ``recrawl.fleet`` operation, print a row per shard."""
+
+from __future__ import annotations
+
+import logging
+import shlex
+
+import click
+
+from ccrawl.cli.common import Run, command
+
+
+@command("fleet", help="Run and publish every shard of a recrawl as tasks: here, or on a Ray cluster.")
+@click.option("--from", "source", required=True,
+              help="Work list every shard reads: domains, urls, a dataset repo ID or a local directory")
+@click.option("--repo", required=True, help="Dataset repo the shards' publishers commit to, owner/name")
+@click.option("--shards", type=int, required=True, help="How many shards split the work list (fixed for a release)")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+              help="Where shard tasks run: threads here, or Ray tasks (pip install 'ccrawl[ray]')")
+@click.option("--ray-address", default="", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
+                                               "this machine]")
+@click.option("--work", type=click.Path(file_okay=False), default="fleet", show_default=True,
+              help="Directory of the shards' captures, checkpoints and logs (shard-<i>of<N>/)")
+@click.option("--server", default="fleet", show_default=True, help="Name in every ledger: <server>-shard<i>of<N>")
+@click.option("--kind", type=click.Choice(["domains", "urls"]), default="domains", show_default=True,
+              help="Which recrawl this is")
+@click.option("--watch", default="30s", show_default=True, help="How often each publisher looks for sealed shards")
+@click.option("--commit-every", type=int, default=4, show_default=True, help="Shards per commit, per publisher")
+@click.option("--restarts", type=int, default=10, show_default=True,
+              help="Restarts in place of a process that exits 75, per shard task")
+@click.option("--cpus-per-shard", type=float, default=1.0, show_default=True,
+              help="CPUs a shard task reserves on Ray (its processes keep their own per-core layout)")
+@click.option("--task-retries", type=int, default=3, show_default=True,
+              help="Times Ray reruns a shard task whose worker died (the rerun resumes from the checkpoint)")
+@click.option("--run-args", default="", help="More flags for every recrawl run, one shell-quoted string")
+@click.option("--publish-args", default="", help="More flags for every recrawl publish, one shell-quoted string")
+def fleet(run: Run, source: str, repo: str, shards: int, executor: str, ray_address: str, work: str, server: str,
+          kind: str, watch: str, commit_every: int, restarts: int, cpus_per_shard: float, task_retries: int,
+          run_args: str, publish_args: str) -> None:
+    from ccrawl import ops
+    from ccrawl.cli.publish import _InfoHandler, _seconds
+    from ccrawl.errors import UsageError
+
+    seconds = _seconds("--watch", watch)
+    if seconds <= 0:
+        raise UsageError("--watch must be more than 0: a fleet's publishers keep watching until their crawl is done")
+    op = ops.get("recrawl.fleet")
+    records = op(source=source, repo=repo, shards=shards, work=work, server=server, kind=kind, watch=seconds,
+                 commit_every=commit_every, restarts=restarts, executor=executor, ray_address=ray_address,
+                 cpus_per_shard=cpus_per_shard, task_retries=task_retries, run_args=shlex.split(run_args),
+                 publish_args=shlex.split(publish_args))
+    handler = _InfoHandler(run.info)
+    logger = logging.getLogger("ccrawl.fleet")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    try:
+        run.emit(records, columns=op.columns)
+    finally:
+        logger.removeHandler(handler)

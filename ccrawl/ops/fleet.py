@@ -1,0 +1,34 @@
+"""The ``recrawl.fleet`` operation: the N shard runs of a recrawl and their publishers, as tasks of an executor.
+
+``ccrawl recrawl fleet`` calls it; ``serve``/``mcp`` list it (hidden unless ``--allow-writes``: it writes
+and commits). The work is :func:`ccrawl.scale.fleet.run_fleet`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ccrawl.ops import operation
+
+COLUMNS = ("shard", "shards", "attempt", "run_restarts", "publish_restarts", "seconds", "dir")
+
+
+@operation("recrawl.fleet", summary="Run and publish every shard of a recrawl as tasks (local threads or Ray)",
+           columns=COLUMNS, writes=True)
+def recrawl_fleet(source: str, repo: str, shards: int, work: str = "fleet", server: str = "fleet",
+                  kind: str = "domains", watch: float = 30.0, commit_every: int = 4, restarts: int = 10,
+                  executor: str = "local", ray_address: str = "", cpus_per_shard: float = 1.0,
+                  task_retries: int = 3, run_args: Sequence[str] = (), publish_args: Sequence[str] = ()
+                  ) -> Iterator[dict[str, Any]]:
+    """One record per shard as it finishes (crawled and published); progress on the ``ccrawl.fleet`` logger."""
+    from pathlib import Path
+
+    from ccrawl.scale.fleet import FleetOptions, run_fleet
+
+    opts = FleetOptions(shards=shards, source=source, repo=repo, work=Path(work), server=server, kind=kind,
+                        watch=watch, commit_every=commit_every, restarts=restarts, executor=executor,
+                        ray_address=ray_address, cpus_per_shard=cpus_per_shard, task_retries=task_retries,
+                        run_args=tuple(run_args), publish_args=tuple(publish_args))
+    yield from run_fleet(opts, log=logging.getLogger("ccrawl.fleet").info)
