@@ -191,6 +191,7 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
             for p, shard in wanted.items():
                 if there.get(shard):
                     self.stats.existing += 1
+                    self.drop_local(self.opts.staging / shard)  # committed by a run killed before its delete
                     records.append(self._record(month, shard, p, None, "exists", ""))
                 else:
                     jobs.append(_Job(month, p, shard, self.opts.staging / shard))

@@ -335,9 +335,7 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
             for p, shard in wanted.items():
                 if there.get(shard):
                     self.stats.existing += 1
-                    if not self.opts.keep and not self.opts.no_push:
-                        # committed by a run killed before its local delete
-                        (self.opts.staging / shard).unlink(missing_ok=True)
+                    self.drop_local(self.opts.staging / shard)  # committed by a run killed before its delete
                     records.append(self._record(crawl, shard, p, None, "exists", ""))
                 else:
                     jobs.append(_Job(crawl, p, shard, self.opts.staging / shard))

@@ -165,6 +165,21 @@ def test_without_keep_local_shards_go(news_server: FakeCCServer, tmp_path: Path)
     assert not list((tmp_path / "staging/data").rglob("*.parquet"))
 
 
+def test_a_local_copy_of_a_shard_the_hub_has_is_dropped_on_the_next_run(news_server: FakeCCServer,
+                                                                         tmp_path: Path) -> None:
+    """A run killed between a commit and its local delete leaves the shard behind: the next run's
+    plan sees it on the hub and removes it (with --keep it stays)."""
+    _publish(news_server, tmp_path, files=2, months="2026/05", keep=True)
+    left = sorted((tmp_path / "staging/data").rglob("*.parquet"))
+    assert len(left) == 2  # what a kill right after the commit leaves
+    records, stats = _publish(news_server, tmp_path, files=2, months="2026/05", keep=True)
+    assert [r["action"] for r in records] == ["exists", "exists"]
+    assert sorted((tmp_path / "staging/data").rglob("*.parquet")) == left  # --keep keeps them
+    records, stats = _publish(news_server, tmp_path, files=2, months="2026/05")
+    assert [r["action"] for r in records] == ["exists", "exists"] and stats["commits"] == 0
+    assert not list((tmp_path / "staging/data").rglob("*.parquet"))
+
+
 def test_no_push_stages_and_a_rerun_reuses_the_sealed_shards(news_server: FakeCCServer, tmp_path: Path) -> None:
     records, stats = _publish(news_server, tmp_path, files=3, commit_every=3, no_push=True, months="2026/06")
     assert [r["action"] for r in records] == ["staged"] * 3
