@@ -7,14 +7,42 @@ renderer leaves where pruning removed something, so that a heading left above it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from ccrawl.extract.escape import escape_inline
+from ccrawl.extract.escape import escape_inline, escape_line_starts
 
 Node = Any  # selectolax.lexbor.LexborNode
 Block = tuple[str, str, str]  # markdown, text, kind
 DROPPED: Block = ("", "", "x")
+#: What an image leaves in the Markdown when link targets are off (``links="text"``): a
+#: placeholder, so that the blocks, and so the pruning and the text, are those of ``keep``;
+#: :func:`drop_image_marks` takes it out once the pruning is done.
+IMAGE_MARK = "\ue000"
+_INNER_SPACES = re.compile(r"(?<=\S) {2,}")
+_EMPTY_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)]|>)? *$")
+
+
+def drop_image_marks(blocks: list[Block]) -> list[Block]:
+    """``blocks`` with :data:`IMAGE_MARK` removed, and the blocks and lines left empty by it.
+
+    A paragraph's lines are re-escaped where a mark hid a line start (``1.``, ``#``, ``-``).
+    """
+    out: list[Block] = []
+    for md, tx, kind in blocks:
+        if IMAGE_MARK in md:
+            lines = [_INNER_SPACES.sub(" ", line).rstrip(" ") for line in md.replace(IMAGE_MARK, "").split("\n")]
+            if kind == "p":
+                md = escape_line_starts("\n".join(line.lstrip(" ") for line in lines).strip())
+            elif kind == "h":
+                md = "" if not md.replace(IMAGE_MARK, "").strip("# ") else "\n".join(lines)
+            else:
+                md = "\n".join(line for line in lines if not _EMPTY_ITEM.match(line))
+            if not md.strip():
+                continue
+        out.append((md, tx, kind))
+    return out
 
 
 def only_titles_left(blocks: list[Block], start: int) -> bool:
