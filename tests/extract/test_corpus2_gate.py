@@ -65,3 +65,24 @@ def test_token_scorer_counts_multisets_and_splits_unspaced_scripts() -> None:
     assert (s.common, s.extracted, s.expected) == (3, 5, 4)
     assert s.precision == 0.6 and s.recall == 0.75
     assert tokens("東京で 3 km ภาษาไทย") == Counter(["東", "京", "で", "3", "km", "ภ", "า", "ษ", "า", "ไ", "ท", "ย"])
+
+
+@pytest.mark.parametrize("links", ["keep", "text"])
+def test_markdown_scores_within_001_of_the_text(corpus2: list[Article], links: str) -> None:
+    pytest.importorskip("markdown_it", reason="markdown-it-py (the dev extra) reads the Markdown back")
+    from ccrawl.extract.articles import TokenScore
+    from ccrawl.extract.engines import get_extractor
+    from ccrawl.extract.evaluate import markdown_words
+
+    engine = get_extractor("h2m", links=links)
+    text, parsed, raw = TokenScore(), TokenScore(), TokenScore()
+    for a in corpus2:
+        x = engine.extract(a.html.read_bytes(), a.url)
+        text.add(score_text(x.text, a.expected))
+        parsed.add(score_text(markdown_words(x.markdown), a.expected))
+        raw.add(score_text(x.markdown, a.expected))
+    assert abs(parsed.f1 - text.f1) <= 0.01, (parsed.as_dict(), text.as_dict())
+    if links == "text":  # no URLs left: even the raw string scores as the text does
+        assert abs(raw.f1 - text.f1) <= 0.01, (raw.as_dict(), text.as_dict())
+    else:  # link and image targets are tokens the article never has
+        assert raw.precision < text.precision - 0.05, (raw.as_dict(), text.as_dict())
