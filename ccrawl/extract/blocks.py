@@ -21,7 +21,64 @@ DROPPED: Block = ("", "", "x")
 #: :func:`drop_image_marks` takes it out once the pruning is done.
 IMAGE_MARK = "\ue000"
 _INNER_SPACES = re.compile(r"(?<=\S) {2,}")
-_EMPTY_ITEM = re.compile(r"^ *(?:[-*+]|\d{1,9}[.)]|>)? *$")
+_ITEM_PREFIX = re.compile(r" *(?:(?:[-*+]|\d{1,9}[.)]|>) +)?")
+
+
+def _paragraph_without_marks(md: str) -> str:
+    # Every line of a paragraph but the last ends in the "\\" of a hard break: a line that only
+    # held pictures goes with its break, and a line start the mark hid is escaped.
+    lines = md.split("\n")
+    kept = []
+    for i, line in enumerate(lines):
+        if i < len(lines) - 1:
+            line = line[:-1]
+        line = _INNER_SPACES.sub(" ", line.replace(IMAGE_MARK, "")).strip(" ")
+        if line:
+            kept.append(line)
+    return escape_line_starts("\\\n".join(kept))
+
+
+def _ends_in_break(line: str) -> bool:
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1  # an odd run: the last "\\" is a hard break
+
+
+def _lines_without_marks(md: str) -> str:
+    # Lists, quotes, tables, headings: a line left empty (or a bare item marker) by its pictures
+    # goes, and so does the hard break before it when it was the last line of its item. A bare
+    # marker whose item goes on below takes the item's next line up instead; a line start the
+    # mark hid is escaped.
+    lines = md.split("\n")
+    kept: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if IMAGE_MARK not in line:
+            kept.append(line)
+            continue
+        prefix = _ITEM_PREFIX.match(line)
+        head = prefix.group(0) if prefix else ""
+        rest = line[len(head) :]
+        content = _INNER_SPACES.sub(" ", rest.replace(IMAGE_MARK, "")).strip(" ")
+        if rest.lstrip(" ").startswith(IMAGE_MARK) and content:
+            content = escape_line_starts(content)
+        bare = content[:-1].rstrip(" ") if _ends_in_break(content) else content
+        if bare:
+            kept.append(head + content)
+            continue
+        marker = head.strip(" ")
+        if marker and marker != ">":
+            j = i
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            width = len(head)
+            if j < len(lines) and lines[j].startswith(" " * width) and lines[j].strip():
+                lines[j] = head + lines[j][width:].lstrip(" ")  # read again: it may hold marks too
+                i = j
+                continue
+        if kept and _ends_in_break(kept[-1]) and not _ends_in_break(content):
+            kept[-1] = kept[-1][:-1].rstrip(" ")
+    return "\n".join(kept)
 
 
 def drop_image_marks(blocks: list[Block]) -> list[Block]:
@@ -32,13 +89,13 @@ def drop_image_marks(blocks: list[Block]) -> list[Block]:
     out: list[Block] = []
     for md, tx, kind in blocks:
         if IMAGE_MARK in md:
-            lines = [_INNER_SPACES.sub(" ", line).rstrip(" ") for line in md.replace(IMAGE_MARK, "").split("\n")]
             if kind == "p":
-                md = escape_line_starts("\n".join(line.lstrip(" ") for line in lines).strip())
+                md = _paragraph_without_marks(md)
             elif kind == "h":
-                md = "" if not md.replace(IMAGE_MARK, "").strip("# ") else "\n".join(lines)
+                md = _INNER_SPACES.sub(" ", md.replace(IMAGE_MARK, "")).rstrip(" ")
+                md = md if md.strip("# ") else ""
             else:
-                md = "\n".join(line for line in lines if not _EMPTY_ITEM.match(line))
+                md = _lines_without_marks(md)
             if not md.strip():
                 continue
         out.append((md, tx, kind))

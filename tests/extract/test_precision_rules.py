@@ -173,3 +173,16 @@ def test_links_mode_is_checked() -> None:
         engines.get_extractor("wet+textlinks")
     with pytest.raises(UsageError, match="unknown links mode"):
         engines.get_extractor("h2m", links="none")
+
+
+def test_image_marks_go_with_the_lines_and_breaks_they_emptied() -> None:
+    from ccrawl.extract.blocks import IMAGE_MARK as M
+    from ccrawl.extract.blocks import drop_image_marks
+
+    blocks = [
+        (f"a\\\n{M}\\\n{M}1. b\\\nc {M} d\\\n{M}", "t", "p"),
+        (f"- {M}\n\n  {M}\n\n  x\n- y\\\n  {M}\n- {M}", "t", "list"),
+        (f"## {M}", "", "h"),
+        (M, "", "p"),
+    ]
+    assert drop_image_marks(blocks) == [("a\\\n1\\. b\\\nc d", "t", "p"), ("- x\n- y", "t", "list")]
