@@ -58,7 +58,7 @@ import time
 
 import selectolax.lexbor as _sx
 
-from ccrawl.extract.blocks import DROPPED, finish_blocks
+from ccrawl.extract.blocks import DROPPED, IMAGE_MARK, drop_image_marks, finish_blocks
 from ccrawl.extract.boilerplate import HIDDEN, KEEP
 from ccrawl.extract.escape import (
     code_fence,

@@ -104,6 +104,8 @@ cdef class Renderer:
             blocks.pop()
         while blocks and blocks[0][2] == "hr":
             blocks.pop(0)
+        if not self.link_targets:
+            blocks = drop_image_marks(blocks)
         markdown = "\n\n".join([b[0] for b in blocks])
         text = "\n".join([b[1] for b in blocks if b[1]])
         limit = self.max_chars
@@ -383,6 +385,10 @@ cdef class Renderer:
     cdef int _image(self, lxb_dom_node_t *node, _Ctx ctx) except -1:
         alt = " ".join((_attr_value(node, &A_ALT) or "").split())
         if not alt:
+            return 0
+        if not self.link_targets:  # links="text": an image would be its alt words alone
+            ctx.md.append(IMAGE_MARK)
+            self.markup += 1
             return 0
         src = _attr_value(node, &A_SRC) or _attr_value(node, &A_DATA_SRC) or ""
         url = "" if src.startswith("data:") else self._resolve(src)

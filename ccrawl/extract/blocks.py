@@ -7,14 +7,99 @@ renderer leaves where pruning removed something, so that a heading left above it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
-from ccrawl.extract.escape import escape_inline
+from ccrawl.extract.escape import escape_inline, escape_line_starts
 
 Node = Any  # selectolax.lexbor.LexborNode
 Block = tuple[str, str, str]  # markdown, text, kind
 DROPPED: Block = ("", "", "x")
+#: What an image leaves in the Markdown when link targets are off (``links="text"``): a
+#: placeholder, so that the blocks, and so the pruning and the text, are those of ``keep``;
+#: :func:`drop_image_marks` takes it out once the pruning is done.
+IMAGE_MARK = "\ue000"
+_INNER_SPACES = re.compile(r"(?<=\S) {2,}")
+_ITEM_PREFIX = re.compile(r" *(?:(?:[-*+]|\d{1,9}[.)]|>) +)?")
+
+
+def _paragraph_without_marks(md: str) -> str:
+    # Every line of a paragraph but the last ends in the "\\" of a hard break: a line that only
+    # held pictures goes with its break, and a line start the mark hid is escaped.
+    lines = md.split("\n")
+    kept = []
+    for i, line in enumerate(lines):
+        if i < len(lines) - 1:
+            line = line[:-1]
+        line = _INNER_SPACES.sub(" ", line.replace(IMAGE_MARK, "")).strip(" ")
+        if line:
+            kept.append(line)
+    return escape_line_starts("\\\n".join(kept))
+
+
+def _ends_in_break(line: str) -> bool:
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1  # an odd run: the last "\\" is a hard break
+
+
+def _lines_without_marks(md: str) -> str:
+    # Lists, quotes, tables, headings: a line left empty (or a bare item marker) by its pictures
+    # goes, and so does the hard break before it when it was the last line of its item. A bare
+    # marker whose item goes on below takes the item's next line up instead; a line start the
+    # mark hid is escaped.
+    lines = md.split("\n")
+    kept: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if IMAGE_MARK not in line:
+            kept.append(line)
+            continue
+        prefix = _ITEM_PREFIX.match(line)
+        head = prefix.group(0) if prefix else ""
+        rest = line[len(head) :]
+        content = _INNER_SPACES.sub(" ", rest.replace(IMAGE_MARK, "")).strip(" ")
+        if rest.lstrip(" ").startswith(IMAGE_MARK) and content:
+            content = escape_line_starts(content)
+        bare = content[:-1].rstrip(" ") if _ends_in_break(content) else content
+        if bare:
+            kept.append(head + content)
+            continue
+        marker = head.strip(" ")
+        if marker and marker != ">":
+            j = i
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            width = len(head)
+            if j < len(lines) and lines[j].startswith(" " * width) and lines[j].strip():
+                lines[j] = head + lines[j][width:].lstrip(" ")  # read again: it may hold marks too
+                i = j
+                continue
+        if kept and _ends_in_break(kept[-1]) and not _ends_in_break(content):
+            kept[-1] = kept[-1][:-1].rstrip(" ")
+    return "\n".join(kept)
+
+
+def drop_image_marks(blocks: list[Block]) -> list[Block]:
+    """``blocks`` with :data:`IMAGE_MARK` removed, and the blocks and lines left empty by it.
+
+    A paragraph's lines are re-escaped where a mark hid a line start (``1.``, ``#``, ``-``).
+    """
+    out: list[Block] = []
+    for md, tx, kind in blocks:
+        if IMAGE_MARK in md:
+            if kind == "p":
+                md = _paragraph_without_marks(md)
+            elif kind == "h":
+                md = _INNER_SPACES.sub(" ", md.replace(IMAGE_MARK, "")).rstrip(" ")
+                md = md if md.strip("# ") else ""
+            else:
+                md = _lines_without_marks(md)
+            if not md.strip():
+                continue
+        out.append((md, tx, kind))
+    return out
 
 
 def only_titles_left(blocks: list[Block], start: int) -> bool:

@@ -10,6 +10,11 @@ false positive, absent a true negative. Both sides are whitespace-collapsed befo
 * leakage   = fp / (fp + tn)      share of ``without`` snippets let through
 * precision = tp / (tp + fp)
 * F1        = 2 * precision * recall / (precision + recall)   (the figure trafilatura publishes)
+
+Markdown is scored two ways: as the raw string (its syntax, ``**``, ``[..](url)``, ``\\*``,
+counted as characters, so a snippet with a link or a bold word in it is missed), and as the text a
+CommonMark parser reads out of it (``markdown_words``, markdown-it-py): what a fair comparison
+with the text column is.
 """
 
 from __future__ import annotations
@@ -104,6 +109,31 @@ def score_page(text: str, page: EvalPage) -> Score:
         else:
             s.tn += 1
     return s
+
+
+def markdown_words(markdown: str) -> str:
+    """The visible text of ``markdown`` as markdown-it-py (CommonMark + GFM tables, strikethrough) parses it.
+
+    One line per block; inline text, code spans and line breaks as they read, markup, link
+    destinations and image alt texts (an attribute, not visible text) left out. Needs
+    markdown-it-py (the ``dev`` extra).
+    """
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+    lines: list[str] = []
+    for token in parser.parse(markdown):
+        if token.type == "inline":
+            parts = []
+            for child in token.children or ():
+                if child.type in ("text", "code_inline"):
+                    parts.append(child.content)
+                elif child.type in ("softbreak", "hardbreak"):
+                    parts.append("\n")
+            lines.append("".join(parts))
+        elif token.type in ("code_block", "fence", "html_block"):
+            lines.append(token.content)
+    return "\n".join(lines)
 
 
 def load_pages(corpus: Path) -> list[EvalPage]:

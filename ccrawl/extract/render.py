@@ -32,7 +32,9 @@ from typing import Any
 from ccrawl import accel
 from ccrawl.extract.blocks import (
     DROPPED,
+    IMAGE_MARK,
     Block,
+    drop_image_marks,
     drop_orphan_headings,
     finish_blocks,
     has_nested_table,
@@ -211,6 +213,8 @@ class Renderer:
             blocks.pop()
         while blocks and blocks[0][2] == "hr":
             blocks.pop(0)
+        if not self.link_targets:
+            blocks = drop_image_marks(blocks)
         markdown = "\n\n".join(b[0] for b in blocks)
         text = "\n".join(b[1] for b in blocks if b[1])
         limit = self.budget.max_chars
@@ -438,6 +442,12 @@ class Renderer:
         attrs = node.attributes
         alt = " ".join((attrs.get("alt") or "").split())
         if not alt:
+            return
+        if not self.link_targets:
+            # Without its target an image would be its alt words alone: words the text never
+            # has (mostly credits and ad labels on html-eval), so it goes, after the pruning.
+            ctx.md.append(IMAGE_MARK)
+            self.markup += 1
             return
         src = attrs.get("src") or attrs.get("data-src") or ""
         url = "" if src.startswith("data:") else self.resolver.resolve(src)

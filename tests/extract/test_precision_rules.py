@@ -140,6 +140,32 @@ def test_textlinks_renders_links_as_their_text_only(cls: str) -> None:
     )
 
 
+PICTURED = (
+    f"<article><h1>Port</h1><p>{PARA}</p><figure><img src='/q.jpg' alt='Photo: Agency / Credit'></figure>"
+    f"<ul><li><img src='/a.jpg' alt='icon'></li><li>Second berth</li></ul>"
+    f"<p><img src='/b.jpg' alt='Advert'>1. Not a list, and <b>bold</b> <img src='/c.jpg' alt='x'> after. {PARA}</p>"
+    f"<p>{PARA}</p><figure><img src='/d.jpg' alt='Trailing picture'></figure><p>Tags:</p></article>"
+)
+
+
+@pytest.mark.parametrize("cls", ["twin", "native"])
+def test_textlinks_drops_images_after_the_pruning(cls: str) -> None:
+    from markdown_it import MarkdownIt
+
+    renderer = render.PyRenderer if cls == "twin" else native_or_skip("h2mwalk").Renderer
+    with _renderer(renderer):
+        keep = engines.get_extractor("h2m").extract(PICTURED, URL)
+        plain = engines.get_extractor("h2m+textlinks").extract(PICTURED, URL)
+    assert "![Photo: Agency / Credit](https://example.com/q.jpg)" in keep.markdown
+    assert "![" not in plain.markdown and "Photo" not in plain.markdown and "\ue000" not in plain.markdown
+    # The pictures shaped the pruning in both modes alike, so the text is the same.
+    assert plain.text == keep.text and "Tags:" not in plain.text
+    assert "\n\n\n" not in plain.markdown and "  " not in plain.markdown
+    assert "\n1\\. Not a list, and **bold** after." in plain.markdown
+    html = MarkdownIt("commonmark").render(plain.markdown)
+    assert "<ol" not in html and "<li></li>" not in html and "Second berth" in html
+
+
 def test_links_mode_is_checked() -> None:
     from ccrawl.errors import UsageError
 
@@ -147,3 +173,16 @@ def test_links_mode_is_checked() -> None:
         engines.get_extractor("wet+textlinks")
     with pytest.raises(UsageError, match="unknown links mode"):
         engines.get_extractor("h2m", links="none")
+
+
+def test_image_marks_go_with_the_lines_and_breaks_they_emptied() -> None:
+    from ccrawl.extract.blocks import IMAGE_MARK as M
+    from ccrawl.extract.blocks import drop_image_marks
+
+    blocks = [
+        (f"a\\\n{M}\\\n{M}1. b\\\nc {M} d\\\n{M}", "t", "p"),
+        (f"- {M}\n\n  {M}\n\n  x\n- y\\\n  {M}\n- {M}", "t", "list"),
+        (f"## {M}", "", "h"),
+        (M, "", "p"),
+    ]
+    assert drop_image_marks(blocks) == [("a\\\n1\\. b\\\nc d", "t", "p"), ("- x\n- y", "t", "list")]
