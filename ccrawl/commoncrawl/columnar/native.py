@@ -212,36 +212,49 @@ _OUTPUT: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Ranges of one part closer than this are fetched as one: a request costs more than these bytes
+#: (a round trip to S3 is worth about a megabyte; on loopback, the client's per-request work).
+COALESCE_GAP = 32 << 10
+
+
 class _PartFile:
     """One part opened for reading: pyarrow's view of the footer, our decoded footer, page indexes."""
 
     def __init__(self, source: RangeSource, part: Part) -> None:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         from ccrawl.commoncrawl.columnar import pageindex
 
         self.source = source
         self.path = part.path
-        import pyarrow as pa
-
         self.blocks: dict[int, bytes] = {}
-        fh = SparseFile(source, part.path, self.blocks)
-        self.size = fh.size
         footer = source.footer(part.path)
+        self.size = source.size(part.path)
         # pyarrow would read a speculative 64 KiB from the end; hand it the footer we already have.
         try:
-            metadata = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
+            self.meta = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid/ArrowIOError
             raise InputError(f"{part.path}: corrupt Parquet footer ({str(exc).splitlines()[0]})") from exc
-        self.pf = pq.ParquetFile(fh, metadata=metadata, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
         self._footer_bytes = footer
-        self.meta = self.pf.metadata
-        self.names: list[str] = self.pf.schema_arrow.names
+        self.names: list[str] = self.meta.schema.names
         self.index = {n: i for i, n in enumerate(self.names)}
+        self._pf: Any = None
         self._footer: Any = None
         self._pages: dict[tuple[int, int], Any] = {}
         self._dicts: dict[tuple[int, int], bytes] = {}
         self._pi = pageindex
+
+    @property
+    def pf(self) -> Any:
+        """pyarrow's reader of the whole part, made only when a row group is read whole (most parts never are)."""
+        if self._pf is None:
+            import pyarrow.parquet as pq
+
+            fh = SparseFile(self.source, self.path, self.blocks)
+            self._pf = pq.ParquetFile(fh, metadata=self.meta, read_dictionary=list(DICTIONARY_COLUMNS),
+                                      pre_buffer=False)
+        return self._pf
 
     def get(self, start: int, length: int) -> bytes:
         data = cached(self.blocks, start, length)
@@ -252,7 +265,7 @@ class _PartFile:
         missing = sorted(r for r in ranges if r[1] > 0 and cached(self.blocks, r[0], r[1]) is None)
         merged: list[tuple[int, int]] = []
         for start, length in missing:
-            if merged and start <= merged[-1][0] + merged[-1][1]:
+            if merged and start <= merged[-1][0] + merged[-1][1] + COALESCE_GAP:
                 s0, n0 = merged[-1]
                 merged[-1] = (s0, max(s0 + n0, start + length) - s0)
             else:
@@ -267,7 +280,7 @@ class _PartFile:
             col = self.index[c]
             if (rg, col) in self._pages:
                 continue
-            oi = self.footer().chunk(rg, col).offset_index
+            oi, _ = self.footer().locations(rg, col)
             if oi is not None:
                 out.append(oi)
         return out
@@ -291,17 +304,17 @@ class _PartFile:
 
     def footer(self) -> Any:
         if self._footer is None:
-            self._footer = self._pi.footer_of(self._footer_bytes)
+            self._footer = self._pi.footer_index(self._footer_bytes)
         return self._footer
 
     def pages(self, rg: int, col: int) -> Any:
         """The OffsetIndex of a chunk, or None when the file has no page index."""
         key = (rg, col)
         if key not in self._pages:
-            ci = self.footer().chunk(rg, col)
+            oi, _ = self.footer().locations(rg, col)
             pages = None
-            if ci.offset_index is not None:
-                off, length = ci.offset_index
+            if oi is not None:
+                off, length = oi
                 pages = self._pi.offset_index(self.get(off, length))
             self._pages[key] = pages
         return self._pages[key]
@@ -314,14 +327,14 @@ class _PartFile:
         The page indexes of the ``also`` columns are fetched in the same round trip.
         """
         col = self.index["url_surtkey"]
-        ci = self.footer().chunk(rg, col)
-        if ci.column_index is None or ci.offset_index is None:
+        oi, column_index = self.footer().locations(rg, col)
+        if column_index is None or oi is None:
             return None
-        self.prefetch([ci.column_index, *self.index_ranges(rg, ["url_surtkey", *also])])
+        self.prefetch([column_index, *self.index_ranges(rg, ["url_surtkey", *also])])
         pages = self.pages(rg, col)
         if pages is None:
             return None
-        off, length = ci.column_index
+        off, length = column_index
         bounds = self._pi.column_index_bounds(self.get(off, length))
         rows = self.meta.row_group(rg).num_rows
         spans = self._pi.matching_spans(bounds, pages.first_rows, rows,

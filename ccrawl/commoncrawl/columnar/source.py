@@ -25,9 +25,11 @@ from typing import Any
 from ccrawl.errors import InputError
 from ccrawl.net.rangefile import RangeFile
 
-#: The first read of a part: its last 16 KiB, which holds a small footer whole; a bigger footer
-#: costs one more read of exactly the rest (:meth:`RangeSource.footer`).
-TAIL_BYTES = 16 << 10
+#: The first read of a part: its last 64 KiB, the speculative footer read Arrow's own reader makes.
+#: It holds a small part's footer and page index whole, so a part with a surviving row group goes
+#: from its tail straight to its pages; a bigger footer costs one more read of exactly the rest
+#: (:meth:`RangeSource.footer`).
+TAIL_BYTES = 64 << 10
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
 

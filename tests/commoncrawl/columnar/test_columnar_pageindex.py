@@ -24,6 +24,23 @@ def test_footer_reencodes_byte_for_byte(colroot: Path) -> None:
         assert pi.encode(pi.footer_of(data).meta) == data[-8 - n : -8]
 
 
+def test_the_footer_walk_finds_what_the_full_decode_finds(colroot: Path) -> None:
+    for path in part_paths(colroot):
+        data = path.read_bytes()
+        full, walked = pi.footer_of(data), pi.footer_index(data)
+        row_groups = pi._get(full.meta, 4)[1]
+        assert len(walked.places) == len(row_groups) > 0
+        for rg, group in enumerate(row_groups):
+            assert len(walked.places[rg]) == len(pi._get(group, 1)[1])
+            for col in range(len(walked.places[rg])):
+                a, b = full.chunk(rg, col), walked.chunk(rg, col)
+                assert a.offset_index is not None and a.column_index is not None
+                assert walked.locations(rg, col) == (a.offset_index, a.column_index) == (b.offset_index, b.column_index)
+                assert b.chunk[3] == a.chunk[3] and b.schema_element == a.schema_element
+                assert b.column_order == a.column_order
+        assert {k: v for k, v in full.meta.items() if k not in (4, 5)} == walked.meta
+
+
 def test_every_page_run_of_every_column_decodes_alone(colroot: Path) -> None:
     path = _biggest(colroot)
     data = path.read_bytes()
@@ -71,5 +88,9 @@ def test_broken_footers_are_input_errors() -> None:
         pi.footer_of(b"not parquet at all")
     with pytest.raises(InputError):
         pi.footer_of(b"\x15\x00" + (1000).to_bytes(4, "little") + b"PAR1")
+    with pytest.raises(InputError):
+        pi.footer_index(b"\x15\x00" + (1000).to_bytes(4, "little") + b"PAR1")
+    with pytest.raises(InputError):
+        pi.footer_index(b"\x49\x1c\x15" + (3).to_bytes(4, "little") + b"PAR1")  # row groups cut short
     with pytest.raises(InputError):
         pi.decode(b"\x19\xfc")  # a list that says it has many elements, then ends
