@@ -8,12 +8,20 @@ for both). Prints a Markdown table: median wall seconds per engine, the ratio, a
 share of the index bytes.
 
     python bench/bench_columnar.py --root /tmp/colbench --repeats 5
+
+``--profile large`` serves a copy of that bucket whose table has the shape of Common Crawl's parts
+(within the fake's means): every capture repeated on 8 sibling hosts (``r0-www.example.com``...,
+same registered domain), row groups of 65,536 rows and 64 KiB pages, so a key column chunk has
+tens of pages as a real one does (the default profile: whole parts of 1,200-20,000 rows in one or two
+row groups, 8 KiB pages, ~10 pages a chunk). Built once into ``--root`` (default ``<tmp>/colbench-large``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import shutil
 import statistics
 import tempfile
 import time
@@ -35,6 +43,55 @@ def build(root: Path) -> FakeCCServer:
     spec = SiteSpec(records=40000, files=8, older_records=12000, older_files=3, crawls=CRAWLS,
                     hosts=HOSTS + many_hosts(4000))
     return FakeCCServer(root, spec)
+
+
+LARGE = {"copies": 8, "row_group_rows": 65536, "page_bytes": 64 << 10, "write_batch": 1024, "parts": 2}
+
+
+def _sibling(host: str, k: int) -> str:
+    return f"r{k}-{host}"
+
+
+def build_large(root: Path, small: Path) -> FakeCCServer:
+    """The small bucket copied to ``root``, its table rewritten with every capture on 8 hosts and big row groups."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ccrawl.testing.fakecc.columnar import TABLE_ROOT, Layout, write_parts
+
+    marker = root / ".bench-large.json"
+    if marker.exists() and json.loads(marker.read_text()) == LARGE:
+        return FakeCCServer(root)
+    build(small).site  # noqa: B018  (builds the small bucket when it is not there yet)
+    if root.exists():
+        shutil.rmtree(root)
+    shutil.copytree(small, root)
+    layout = Layout(max_parts=int(LARGE["parts"]), rows_per_part=1, row_group_rows=int(LARGE["row_group_rows"]),
+                    page_bytes=int(LARGE["page_bytes"]), write_batch=int(LARGE["write_batch"]))
+    manifests: dict[str, list[str]] = {}
+    for directory in sorted((root / TABLE_ROOT).glob("crawl=*/subset=*")):
+        crawl, subset = directory.parent.name.split("=", 1)[1], directory.name.split("=", 1)[1]
+        rows = pa.concat_tables([pq.read_table(p) for p in sorted(directory.glob("*.parquet"))]).to_pylist()
+        out = []
+        for k in range(int(LARGE["copies"])):
+            for r in rows:
+                host = r["url_host_name"]
+                new = _sibling(host, k)
+                rest = r["url_surtkey"].partition(")")[2]
+                c = dict(r)
+                c["url_host_name"] = new
+                c["url"] = r["url"].replace(f"//{host}", f"//{new}", 1)
+                c["url_surtkey"] = ",".join(reversed(new.split("."))) + ")" + rest
+                c["url_host_name_reversed"] = ".".join(reversed(new.split(".")))
+                out.append(c)
+        manifests.setdefault(crawl, []).extend(write_parts(root, crawl, subset, out, layout))
+    for crawl, paths in manifests.items():
+        import gzip
+
+        manifest = root / f"crawl-data/{crawl}/cc-index-table.paths.gz"
+        manifest.write_bytes(gzip.compress("".join(f"{p}\n" for p in paths).encode(), mtime=0))
+    marker.write_text(json.dumps(LARGE))
+    return FakeCCServer(root)
 
 
 SOURCE = "http"
@@ -67,16 +124,24 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=8)
     ap.add_argument("--source", choices=("http", "local"), default="http",
                     help="ranged reads over loopback HTTP (default) or from the files (engine compute alone)")
+    ap.add_argument("--profile", choices=("small", "large"), default="small",
+                    help="the fake's own table (default) or the large-row-group copy (see the module doc)")
+    ap.add_argument("--large-root", default=str(Path(tempfile.gettempdir()) / "colbench-large"))
     args = ap.parse_args()
     global SOURCE
     SOURCE = args.source
-    server = build(Path(args.root))
+    server = build(Path(args.root)) if args.profile == "small" else build_large(Path(args.large_root),
+                                                                                Path(args.root))
     with server:
         total = sum(p.stat().st_size for p in part_paths(server.site.root))
-        rows = sum(1 for _ in server.site.captures)
+        import pyarrow.parquet as pq
+
+        rows = sum(pq.read_metadata(p).num_rows for p in part_paths(server.site.root))
         domain = "example.com"
         hosts = sorted({c["url"].split("/")[2] for c in server.site.captures})
         rng = random.Random(5)
+        if args.profile == "large":
+            hosts = sorted(_sibling(h, k) for h in hosts for k in range(int(LARGE["copies"])))
         listed = rng.sample(hosts, 100) + [f"h{i}.absent-{i % 97}.example" for i in range(9900)]
         print(f"index: {len(part_paths(server.site.root))} parts, {total:,} bytes, {rows:,} rows, "
               f"{len(hosts):,} hosts\n")

@@ -444,6 +444,11 @@ def scan_part(
             # one round trip rather than one per column.
             wanted = [*{p.column: 0 for p in preds}, *columns]
             pfile.prefetch([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, spans)])
+        elif len({p.column for p in preds}) > 1:
+            # Whole chunks: the predicate columns in one round trip (they are read cheapest first from
+            # memory); the output columns wait until some row matches.
+            needed = dict.fromkeys(p.column for p in preds)
+            pfile.prefetch([r for c in needed for r in pfile.column_ranges(rg, c, None)])
         order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
         mask: Any = None
         read: dict[str, Any] = {}
