@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ccrawl import accel
 from ccrawl.errors import InputError
 
 # Compact-protocol wire types.
@@ -461,23 +462,39 @@ def footer_index(tail: bytes) -> FooterIndex:
     n = int.from_bytes(tail[-8:-4], "little")
     if n + 8 > len(tail):
         raise InputError("parquet footer longer than the bytes read")
-    data = tail[len(tail) - 8 - n : len(tail) - 8]
+    data = bytes(tail[len(tail) - 8 - n : len(tail) - 8])
     try:
-        return _walk_footer(data)
+        places, top = walk(data)
+        meta: dict[int, Value] = {}
+        for fid, wtype, pos in top:
+            r = _Reader(data)
+            r.pos = pos
+            meta[fid] = (wtype, r.value(wtype))
     except IndexError:
         raise InputError("parquet footer: Thrift data ends early") from None
+    except ValueError as exc:  # the compiled walk's word for a malformed value
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(exc)) from None
+    return FooterIndex(data, meta, places, {})
 
 
-def _walk_footer(data: bytes) -> FooterIndex:
-    meta: dict[int, Value] = {}
-    places: list[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]]] = []
+Places = list[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]]]
+
+
+def walk_py(data: bytes) -> tuple[Places, list[tuple[int, int, int]]]:
+    """The footer walk (twin of the compiled ``ccrawl._native.pqfooter.walk``): per row group and column
+    (OffsetIndex, ColumnIndex, where the ColumnMetaData starts or -1), and where each other top-level
+    field starts, as (field id, wire type, position); the key-value metadata is skipped."""
+    places: Places = []
+    top: list[tuple[int, int, int]] = []
     pos = last = 0
     while True:
         head = data[pos]
         pos += 1
         wtype = head & 0x0F
         if wtype == STOP:
-            break
+            return places, top
         delta = head >> 4
         if delta:
             fid = last + delta
@@ -489,14 +506,10 @@ def _walk_footer(data: bytes) -> FooterIndex:
             for _ in range(size):
                 row, pos = _walk_row_group(data, pos)
                 places.append(row)
-        elif fid == 5:
-            pos = _skip(data, pos, wtype)  # key-value metadata (the Arrow schema): not needed
         else:
-            r = _Reader(data)
-            r.pos = pos
-            meta[fid] = (wtype, r.value(wtype))
-            pos = r.pos
-    return FooterIndex(data, meta, places, {})
+            if fid != 5:
+                top.append((fid, wtype, pos))
+            pos = _skip(data, pos, wtype)
 
 
 def _walk_row_group(data: bytes, pos: int) -> tuple[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]],
@@ -646,3 +659,7 @@ def page_range(pages: Pages, lo: int, hi: int) -> tuple[int, int]:
     first = bisect.bisect_right(pages.first_rows, lo) - 1
     last = bisect.bisect_left(pages.first_rows, hi) - 1
     return max(first, 0), max(last, first, 0)
+
+
+_native = accel.native("pqfooter")
+walk = _native.walk if _native else walk_py
