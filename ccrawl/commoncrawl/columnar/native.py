@@ -491,7 +491,26 @@ def scan_part(
 
 
 def _decode(arr: Any) -> Counter[Any]:
-    return Counter(arr.to_pylist())
+    """Value counts of a (dictionary) column, missing values under None, counted in Arrow.
+
+    A dictionary chunk is counted by index and only its few distinct values become Python objects
+    (``to_pylist`` over every row cost ~5 ms per 10,000 rows).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out: Counter[Any] = Counter()
+    for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
+        if pa.types.is_dictionary(chunk.type):
+            names = chunk.dictionary.to_pylist()
+            counted = pc.value_counts(chunk.indices)
+            for i, n in zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True):
+                out[None if i is None else names[i]] += n
+        else:
+            counted = pc.value_counts(chunk)
+            for v, n in zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True):
+                out[v] += n
+    return out
 
 
 def _undictionary(table: Any) -> Any:
