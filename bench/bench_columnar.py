@@ -10,7 +10,7 @@ share of the index bytes.
     python bench/bench_columnar.py --root /tmp/colbench --repeats 5
 
 ``--profile large`` serves a copy of that bucket whose table has the shape of Common Crawl's parts
-(within the fake's means): every capture repeated on 8 sibling hosts (``r0-www.example.com``...,
+(within the fake's means): every capture repeated on 8 sibling hosts (``r0.www.example.com``...,
 same registered domain), row groups of 65,536 rows and 64 KiB pages, so a key column chunk has
 tens of pages as a real one does (the default profile: whole parts of 1,200-20,000 rows in one or two
 row groups, 8 KiB pages, ~10 pages a chunk). Built once into ``--root`` (default ``<tmp>/colbench-large``).
@@ -45,11 +45,12 @@ def build(root: Path) -> FakeCCServer:
     return FakeCCServer(root, spec)
 
 
-LARGE = {"copies": 8, "row_group_rows": 65536, "page_bytes": 64 << 10, "write_batch": 1024, "parts": 2}
+LARGE = {"v": 2, "copies": 8, "row_group_rows": 65536, "page_bytes": 64 << 10, "write_batch": 1024, "parts": 2}
 
 
 def _sibling(host: str, k: int) -> str:
-    return f"r{k}-{host}"
+    # A subdomain of the host: the registered domain, the TLD and so the key prefixes stay the same.
+    return f"r{k}.{host}"
 
 
 def build_large(root: Path, small: Path) -> FakeCCServer:
