@@ -19,6 +19,7 @@ row groups, 8 KiB pages, ~10 pages a chunk). Built once into ``--root`` (default
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import shutil
@@ -98,7 +99,37 @@ def build_large(root: Path, small: Path) -> FakeCCServer:
 SOURCE = "http"
 
 
-def once(server: FakeCCServer, kind: str, f: Filters, engine: str, jobs: int) -> tuple[float, query.Explain, Any]:
+class ServerProcess:
+    """The fake served by a Python process of its own, so its request handling is not timed with the client's."""
+
+    def __init__(self, root: Path) -> None:
+        import subprocess
+        import sys
+
+        code = ("import sys, time\nfrom ccrawl.testing.fakecc import FakeCCServer\n"
+                "s = FakeCCServer(sys.argv[1]).start()\nprint(s.url, flush=True)\nsys.stdin.read()\n")
+        self.proc = subprocess.Popen([sys.executable, "-c", code, str(root)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            self.close()
+            raise RuntimeError("the fake server process did not start")
+
+    def client_options(self, **extra: Any) -> dict[str, Any]:
+        options: dict[str, Any] = {"collinfo_endpoint": f"{self.url}/collinfo.json", "data_endpoint": self.url,
+                                   "cdx_endpoint": self.url, "s3_endpoint": self.url, "global_rate": 0,
+                                   "backoff": 0.01, "backoff_max": 0.05}
+        options.update(extra)
+        return options
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()  # the child's read returns and it exits
+        self.proc.wait(30)
+
+
+def once(server: Any, kind: str, f: Filters, engine: str, jobs: int) -> tuple[float, query.Explain, Any]:
     if SOURCE == "local":
         index = parts.open_local(server.site.root)
     else:
@@ -127,13 +158,22 @@ def main() -> None:
                     help="ranged reads over loopback HTTP (default) or from the files (engine compute alone)")
     ap.add_argument("--profile", choices=("small", "large"), default="small",
                     help="the fake's own table (default) or the large-row-group copy (see the module doc)")
+    ap.add_argument("--server", choices=("thread", "process"), default="thread",
+                    help="the fake in a thread of the bench (default: its request handling is timed with both "
+                         "engines) or in a process of its own")
     ap.add_argument("--large-root", default=str(Path(tempfile.gettempdir()) / "colbench-large"))
     args = ap.parse_args()
     global SOURCE
     SOURCE = args.source
     server = build(Path(args.root)) if args.profile == "small" else build_large(Path(args.large_root),
                                                                                 Path(args.root))
-    with server:
+    with contextlib.ExitStack() as stack:
+        if args.server == "thread":
+            stack.enter_context(server)
+            endpoint: Any = server
+        else:
+            endpoint = ServerProcess(Path(server.site.root))
+            stack.callback(endpoint.close)
         total = sum(p.stat().st_size for p in part_paths(server.site.root))
         import pyarrow.parquet as pq
 
@@ -160,14 +200,14 @@ def main() -> None:
         print("|---|---|---|---|---|---|---|")
         for kind, f, _label in cases[:2]:  # warm-up: imports, kernels, connections; not counted
             for engine in ("native", "duckdb"):
-                once(server, kind, f, engine, args.jobs)
+                once(endpoint, kind, f, engine, args.jobs)
         for kind, f, label in cases:
             times: dict[str, list[float]] = {"native": [], "duckdb": []}
             explains: dict[str, query.Explain] = {}
             answers: dict[str, Any] = {}
             for _ in range(args.repeats):
                 for engine in ("native", "duckdb"):
-                    t, ex, ans = once(server, kind, f, engine, args.jobs)
+                    t, ex, ans = once(endpoint, kind, f, engine, args.jobs)
                     times[engine].append(t)
                     explains[engine] = ex
                     answers[engine] = _canon(kind, ans)
