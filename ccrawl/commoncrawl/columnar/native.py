@@ -150,6 +150,32 @@ def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Any], Any]:
     return mask
 
 
+def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Any], Any]:
+    """``column in values`` (missing: no), or with ``negate`` ``column not in values`` (missing: yes), in Arrow.
+
+    On a dictionary chunk the test runs over the distinct values and is spread by index, like
+    :func:`_dict_mask`, but without a Python call per distinct value (a host column has thousands).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    value_set = pa.array(sorted(set(values)), pa.string())
+
+    def mask(arr: Any) -> Any:
+        out = []
+        for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
+            if pa.types.is_dictionary(chunk.type):
+                table = pc.is_in(chunk.dictionary, value_set=value_set)
+                picked = pc.take(pc.invert(table) if negate else table, chunk.indices)
+                out.append(pc.fill_null(picked, negate) if chunk.null_count else picked)
+            else:
+                hit = pc.is_in(chunk, value_set=value_set)  # a missing value is never in the set
+                out.append(pc.or_(pc.invert(hit), pc.is_null(chunk)) if negate else hit)
+        return pa.chunked_array(out, pa.bool_())
+
+    return mask
+
+
 def _langs_in(langs: Sequence[str]) -> Callable[[str | None], bool]:
     wanted = set(langs)
     return lambda v: v is not None and not wanted.isdisjoint(v.split(","))
@@ -162,20 +188,14 @@ def predicates(f: Filters) -> list[_Predicate]:
 
     out: list[_Predicate] = []
 
-    def member(values: Sequence[str], negate: bool = False) -> Callable[[str | None], bool]:
-        s = set(values)
-        if negate:
-            return lambda v: v is None or v not in s
-        return lambda v: v is not None and v in s
-
     if f.domains:
-        out.append(_Predicate("url_host_registered_domain", _in_prune(f.domains), _dict_mask(member(f.domains))))
+        out.append(_Predicate("url_host_registered_domain", _in_prune(f.domains), _member_mask(f.domains)))
     if f.hosts:
-        out.append(_Predicate("url_host_name", _in_prune(f.hosts), _dict_mask(member(f.hosts))))
+        out.append(_Predicate("url_host_name", _in_prune(f.hosts), _member_mask(f.hosts)))
     if f.tlds:
-        out.append(_Predicate("url_host_tld", _in_prune(f.tlds), _dict_mask(member(f.tlds))))
+        out.append(_Predicate("url_host_tld", _in_prune(f.tlds), _member_mask(f.tlds)))
     if f.mimes:
-        out.append(_Predicate("content_mime_type", _in_prune(f.mimes), _dict_mask(member(f.mimes))))
+        out.append(_Predicate("content_mime_type", _in_prune(f.mimes), _member_mask(f.mimes)))
     if f.langs:
         out.append(_Predicate("content_languages", _always, _dict_mask(_langs_in(f.langs))))
     if f.statuses:
@@ -186,10 +206,10 @@ def predicates(f: Filters) -> list[_Predicate]:
         prefix = f.path_prefix
         out.append(_Predicate("url_path", _always, lambda a: pc.fill_null(pc.starts_with(a, prefix), False)))
     if f.not_tlds:
-        out.append(_Predicate("url_host_tld", _not_in_prune(f.not_tlds), _dict_mask(member(f.not_tlds, True))))
+        out.append(_Predicate("url_host_tld", _not_in_prune(f.not_tlds), _member_mask(f.not_tlds, True)))
     if f.not_mimes:
         out.append(_Predicate("content_mime_type", _not_in_prune(f.not_mimes),
-                              _dict_mask(member(f.not_mimes, True))))
+                              _member_mask(f.not_mimes, True)))
     if f.not_langs:
         langs = _langs_in(f.not_langs)
         out.append(_Predicate("content_languages", _always, _dict_mask(lambda v: v is None or not langs(v))))
@@ -212,36 +232,49 @@ _OUTPUT: dict[str, tuple[str, ...]] = {
 }
 
 
+#: Ranges of one part closer than this are fetched as one: a request costs more than these bytes
+#: (a round trip to S3 is worth about a megabyte; on loopback, the client's per-request work).
+COALESCE_GAP = 32 << 10
+
+
 class _PartFile:
     """One part opened for reading: pyarrow's view of the footer, our decoded footer, page indexes."""
 
     def __init__(self, source: RangeSource, part: Part) -> None:
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
         from ccrawl.commoncrawl.columnar import pageindex
 
         self.source = source
         self.path = part.path
-        import pyarrow as pa
-
         self.blocks: dict[int, bytes] = {}
-        fh = SparseFile(source, part.path, self.blocks)
-        self.size = fh.size
         footer = source.footer(part.path)
+        self.size = source.size(part.path)
         # pyarrow would read a speculative 64 KiB from the end; hand it the footer we already have.
         try:
-            metadata = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
+            self.meta = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid/ArrowIOError
             raise InputError(f"{part.path}: corrupt Parquet footer ({str(exc).splitlines()[0]})") from exc
-        self.pf = pq.ParquetFile(fh, metadata=metadata, read_dictionary=list(DICTIONARY_COLUMNS), pre_buffer=False)
         self._footer_bytes = footer
-        self.meta = self.pf.metadata
-        self.names: list[str] = self.pf.schema_arrow.names
+        self.names: list[str] = self.meta.schema.names
         self.index = {n: i for i, n in enumerate(self.names)}
+        self._pf: Any = None
         self._footer: Any = None
         self._pages: dict[tuple[int, int], Any] = {}
         self._dicts: dict[tuple[int, int], bytes] = {}
         self._pi = pageindex
+
+    @property
+    def pf(self) -> Any:
+        """pyarrow's reader of the whole part, made only when a row group is read whole (most parts never are)."""
+        if self._pf is None:
+            import pyarrow.parquet as pq
+
+            fh = SparseFile(self.source, self.path, self.blocks)
+            self._pf = pq.ParquetFile(fh, metadata=self.meta, read_dictionary=list(DICTIONARY_COLUMNS),
+                                      pre_buffer=False)
+        return self._pf
 
     def get(self, start: int, length: int) -> bytes:
         data = cached(self.blocks, start, length)
@@ -252,7 +285,7 @@ class _PartFile:
         missing = sorted(r for r in ranges if r[1] > 0 and cached(self.blocks, r[0], r[1]) is None)
         merged: list[tuple[int, int]] = []
         for start, length in missing:
-            if merged and start <= merged[-1][0] + merged[-1][1]:
+            if merged and start <= merged[-1][0] + merged[-1][1] + COALESCE_GAP:
                 s0, n0 = merged[-1]
                 merged[-1] = (s0, max(s0 + n0, start + length) - s0)
             else:
@@ -267,7 +300,7 @@ class _PartFile:
             col = self.index[c]
             if (rg, col) in self._pages:
                 continue
-            oi = self.footer().chunk(rg, col).offset_index
+            oi, _ = self.footer().locations(rg, col)
             if oi is not None:
                 out.append(oi)
         return out
@@ -291,17 +324,17 @@ class _PartFile:
 
     def footer(self) -> Any:
         if self._footer is None:
-            self._footer = self._pi.footer_of(self._footer_bytes)
+            self._footer = self._pi.footer_index(self._footer_bytes)
         return self._footer
 
     def pages(self, rg: int, col: int) -> Any:
         """The OffsetIndex of a chunk, or None when the file has no page index."""
         key = (rg, col)
         if key not in self._pages:
-            ci = self.footer().chunk(rg, col)
+            oi, _ = self.footer().locations(rg, col)
             pages = None
-            if ci.offset_index is not None:
-                off, length = ci.offset_index
+            if oi is not None:
+                off, length = oi
                 pages = self._pi.offset_index(self.get(off, length))
             self._pages[key] = pages
         return self._pages[key]
@@ -314,14 +347,14 @@ class _PartFile:
         The page indexes of the ``also`` columns are fetched in the same round trip.
         """
         col = self.index["url_surtkey"]
-        ci = self.footer().chunk(rg, col)
-        if ci.column_index is None or ci.offset_index is None:
+        oi, column_index = self.footer().locations(rg, col)
+        if column_index is None or oi is None:
             return None
-        self.prefetch([ci.column_index, *self.index_ranges(rg, ["url_surtkey", *also])])
+        self.prefetch([column_index, *self.index_ranges(rg, ["url_surtkey", *also])])
         pages = self.pages(rg, col)
         if pages is None:
             return None
-        off, length = ci.column_index
+        off, length = column_index
         bounds = self._pi.column_index_bounds(self.get(off, length))
         rows = self.meta.row_group(rg).num_rows
         spans = self._pi.matching_spans(bounds, pages.first_rows, rows,
@@ -431,6 +464,11 @@ def scan_part(
             # one round trip rather than one per column.
             wanted = [*{p.column: 0 for p in preds}, *columns]
             pfile.prefetch([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, spans)])
+        elif len({p.column for p in preds}) > 1:
+            # Whole chunks: the predicate columns in one round trip (they are read cheapest first from
+            # memory); the output columns wait until some row matches.
+            needed = dict.fromkeys(p.column for p in preds)
+            pfile.prefetch([r for c in needed for r in pfile.column_ranges(rg, c, None)])
         order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
         mask: Any = None
         read: dict[str, Any] = {}
@@ -473,7 +511,26 @@ def scan_part(
 
 
 def _decode(arr: Any) -> Counter[Any]:
-    return Counter(arr.to_pylist())
+    """Value counts of a (dictionary) column, missing values under None, counted in Arrow.
+
+    A dictionary chunk is counted by index and only its few distinct values become Python objects
+    (``to_pylist`` over every row cost ~5 ms per 10,000 rows).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out: Counter[Any] = Counter()
+    for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
+        if pa.types.is_dictionary(chunk.type):
+            names = chunk.dictionary.to_pylist()
+            counted = pc.value_counts(chunk.indices)
+            for i, n in zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True):
+                out[None if i is None else names[i]] += n
+        else:
+            counted = pc.value_counts(chunk)
+            for v, n in zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist(), strict=True):
+                out[v] += n
+    return out
 
 
 def _undictionary(table: Any) -> Any:
@@ -504,11 +561,24 @@ def scan(
     jobs = max(1, jobs)
     planned = plan(f)
     rows = 0
+    window = 2 * jobs
+    fetched = 0
+
+    def tails_ahead(i: int) -> None:
+        # The tails of the next parts in one wave of concurrent requests, rather than one per worker.
+        nonlocal fetched
+        if i >= fetched:
+            source.prefetch_tails([p.path for p in wanted[i : i + window]])
+            fetched = i + window
+
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ccrawl-columnar") as pool:
         pending: list[Future[PartAnswer]] = []
         it = iter(wanted)
+        submitted = 0
         for part in it:
+            tails_ahead(submitted)
             pending.append(pool.submit(scan_part, source, part, f, kind, limit=limit, planned=planned))
+            submitted += 1
             if len(pending) >= jobs:
                 break
         try:
@@ -521,7 +591,9 @@ def scan(
                     return
                 nxt = next(it, None)
                 if nxt is not None:
+                    tails_ahead(submitted)
                     pending.append(pool.submit(scan_part, source, nxt, f, kind, limit=limit, planned=planned))
+                    submitted += 1
         finally:
             for fut in pending:
                 fut.cancel()

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ccrawl import accel
 from ccrawl.errors import InputError
 
 # Compact-protocol wire types.
@@ -303,6 +304,268 @@ def footer_of(tail: bytes) -> Footer:
     return Footer(meta)
 
 
+def _skip(data: bytes, pos: int, wtype: int) -> int:
+    """Where the value of type ``wtype`` at ``pos`` ends, nothing built (the footer walk's inner loop)."""
+    if wtype in (I32, I64, I16):
+        while data[pos] & 0x80:
+            pos += 1
+        return pos + 1
+    if wtype == BINARY:
+        shift = n = 0
+        while True:
+            b = data[pos]
+            pos += 1
+            n |= (b & 0x7F) << shift
+            if not b & 0x80:
+                break
+            shift += 7
+        if pos + n > len(data):
+            raise InputError("parquet footer: a string runs past the end")
+        return pos + n
+    if wtype == STRUCT:
+        return _skip_struct(data, pos)
+    if wtype in (TRUE, FALSE):
+        return pos
+    if wtype == BYTE:
+        return pos + 1
+    if wtype == DOUBLE:
+        return pos + 8
+    r = _Reader(data)
+    r.pos = pos
+    r.value(wtype)  # lists, sets and maps: rare in a footer outside row groups' own fields
+    return r.pos
+
+
+def _skip_struct(data: bytes, pos: int) -> int:
+    # Field headers, varints, strings and int lists inline: a ColumnMetaData is mostly these.
+    while True:
+        head = data[pos]
+        pos += 1
+        wtype = head & 0x0F
+        if wtype == STOP:
+            return pos
+        if not head >> 4:
+            while data[pos] & 0x80:
+                pos += 1
+            pos += 1
+        if wtype in (I64, I32, I16):
+            while data[pos] & 0x80:
+                pos += 1
+            pos += 1
+        elif wtype == BINARY:
+            b = data[pos]
+            pos += 1
+            if b & 0x80:
+                n, shift = b & 0x7F, 7
+                while True:
+                    b = data[pos]
+                    pos += 1
+                    n |= (b & 0x7F) << shift
+                    if not b & 0x80:
+                        break
+                    shift += 7
+            else:
+                n = b
+            pos += n
+            if pos > len(data):
+                raise InputError("parquet footer: a string runs past the end")
+        elif wtype == STRUCT:
+            pos = _skip_struct(data, pos)
+        elif wtype == LIST:
+            lh = data[pos]
+            pos += 1
+            size, etype = lh >> 4, lh & 0x0F
+            if size == 15:
+                size, pos = _uvarint_at(data, pos)
+            if etype in (I32, I64, I16):
+                for _ in range(size):
+                    while data[pos] & 0x80:
+                        pos += 1
+                    pos += 1
+            elif etype == STRUCT:
+                for _ in range(size):
+                    pos = _skip_struct(data, pos)
+            elif etype in (TRUE, FALSE, BYTE):
+                pos += size
+            else:
+                for _ in range(size):
+                    pos = _skip(data, pos, etype)
+        elif wtype not in (TRUE, FALSE):
+            pos = _skip(data, pos, wtype)
+
+
+def _uvarint_at(data: bytes, pos: int) -> tuple[int, int]:
+    shift = n = 0
+    while True:
+        b = data[pos]
+        pos += 1
+        n |= (b & 0x7F) << shift
+        if not b & 0x80:
+            return n, pos
+        shift += 7
+        if shift > 70:
+            raise InputError("parquet footer: a varint runs on")
+
+
+def _int_at(data: bytes, pos: int) -> tuple[int, int]:
+    n, pos = _uvarint_at(data, pos)
+    return (n >> 1) ^ -(n & 1), pos
+
+
+def _list_head(data: bytes, pos: int) -> tuple[int, int, int]:
+    lh = data[pos]
+    pos += 1
+    size, etype = lh >> 4, lh & 0x0F
+    if size == 15:
+        size, pos = _uvarint_at(data, pos)
+    return size, etype, pos
+
+
+@dataclass(slots=True)
+class FooterIndex:
+    """A footer walked, not decoded: per row group and column where its page index and its metadata are.
+
+    The walk skips over every value it does not keep, so it costs a fraction of :func:`footer_of`; a
+    chunk's ColumnMetaData is decoded only when a one-column file is built from it (:meth:`chunk`).
+    ``meta`` holds the top-level fields except the row groups and the key-value metadata.
+    """
+
+    data: bytes
+    meta: dict[int, Value]
+    #: [row group][column] -> (offset index, column index, where the ColumnMetaData struct starts or -1)
+    places: list[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]]]
+    _chunks: dict[tuple[int, int], ChunkIndex]
+
+    def locations(self, rg: int, col: int) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+        """(OffsetIndex, ColumnIndex) of a chunk as (offset, length), each None when not written."""
+        oi, ci, _ = self.places[rg][col]
+        return oi, ci
+
+    def chunk(self, rg: int, col: int) -> ChunkIndex:
+        hit = self._chunks.get((rg, col))
+        if hit is None:
+            oi, ci, at = self.places[rg][col]
+            cc: dict[int, Value] = {}
+            if at >= 0:
+                cc[3] = (STRUCT, decode(self.data, at)[0])
+            schema = _get(self.meta, 2)[1]
+            orders = _get(self.meta, 7)
+            hit = ChunkIndex(cc, schema[col + 1], (STRUCT, orders[1][col]) if orders else None, oi, ci)
+            self._chunks[(rg, col)] = hit
+        return hit
+
+
+def footer_index(tail: bytes) -> FooterIndex:
+    """The FileMetaData at the end of ``tail`` (which must hold the whole footer), walked."""
+    if tail[-4:] != b"PAR1":
+        raise InputError("not a Parquet file (no PAR1 at its end)")
+    n = int.from_bytes(tail[-8:-4], "little")
+    if n + 8 > len(tail):
+        raise InputError("parquet footer longer than the bytes read")
+    data = bytes(tail[len(tail) - 8 - n : len(tail) - 8])
+    try:
+        places, top = walk(data)
+        meta: dict[int, Value] = {}
+        for fid, wtype, pos in top:
+            r = _Reader(data)
+            r.pos = pos
+            meta[fid] = (wtype, r.value(wtype))
+    except IndexError:
+        raise InputError("parquet footer: Thrift data ends early") from None
+    except ValueError as exc:  # the compiled walk's word for a malformed value
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(exc)) from None
+    return FooterIndex(data, meta, places, {})
+
+
+Places = list[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]]]
+
+
+def walk_py(data: bytes) -> tuple[Places, list[tuple[int, int, int]]]:
+    """The footer walk (twin of the compiled ``ccrawl._native.pqfooter.walk``): per row group and column
+    (OffsetIndex, ColumnIndex, where the ColumnMetaData starts or -1), and where each other top-level
+    field starts, as (field id, wire type, position); the key-value metadata is skipped."""
+    places: Places = []
+    top: list[tuple[int, int, int]] = []
+    pos = last = 0
+    while True:
+        head = data[pos]
+        pos += 1
+        wtype = head & 0x0F
+        if wtype == STOP:
+            return places, top
+        delta = head >> 4
+        if delta:
+            fid = last + delta
+        else:
+            fid, pos = _int_at(data, pos)
+        last = fid
+        if fid == 4 and wtype == LIST:
+            size, _, pos = _list_head(data, pos)
+            for _ in range(size):
+                row, pos = _walk_row_group(data, pos)
+                places.append(row)
+        else:
+            if fid != 5:
+                top.append((fid, wtype, pos))
+            pos = _skip(data, pos, wtype)
+
+
+def _walk_row_group(data: bytes, pos: int) -> tuple[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]],
+                                                       int]:
+    row: list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]] = []
+    last = 0
+    while True:
+        head = data[pos]
+        pos += 1
+        wtype = head & 0x0F
+        if wtype == STOP:
+            return row, pos
+        delta = head >> 4
+        if delta:
+            fid = last + delta
+        else:
+            fid, pos = _int_at(data, pos)
+        last = fid
+        if fid == 1 and wtype == LIST:
+            size, _, pos = _list_head(data, pos)
+            for _ in range(size):
+                place, pos = _walk_column_chunk(data, pos)
+                row.append(place)
+        else:
+            pos = _skip(data, pos, wtype)
+
+
+def _walk_column_chunk(data: bytes, pos: int) -> tuple[tuple[tuple[int, int] | None, tuple[int, int] | None, int],
+                                                       int]:
+    found: dict[int, int] = {}
+    at = -1
+    last = 0
+    while True:
+        head = data[pos]
+        pos += 1
+        wtype = head & 0x0F
+        if wtype == STOP:
+            break
+        delta = head >> 4
+        if delta:
+            fid = last + delta
+        else:
+            fid, pos = _int_at(data, pos)
+        last = fid
+        if 4 <= fid <= 7 and wtype in (I32, I64):
+            found[fid], pos = _int_at(data, pos)
+        elif fid == 3 and wtype == STRUCT:
+            at = pos
+            pos = _skip_struct(data, pos)
+        else:
+            pos = _skip(data, pos, wtype)
+    oi = (found[4], found[5]) if 4 in found and 5 in found else None
+    ci = (found[6], found[7]) if 6 in found and 7 in found else None
+    return (oi, ci, at), pos
+
+
 @dataclass(slots=True, frozen=True)
 class Pages:
     """A column chunk's pages: byte offsets, sizes and first rows, from its OffsetIndex."""
@@ -349,7 +612,7 @@ def matching_spans(
     return spans
 
 
-def mini_file(footer: Footer, ci: ChunkIndex, pages: Pages, first: int, last: int, num_rows: int,
+def mini_file(footer: Footer | FooterIndex, ci: ChunkIndex, pages: Pages, first: int, last: int, num_rows: int,
               dict_bytes: bytes, data_bytes: bytes) -> tuple[bytes, int]:
     """A one-column Parquet file holding the dictionary page and data pages ``first..last``.
 
@@ -396,3 +659,7 @@ def page_range(pages: Pages, lo: int, hi: int) -> tuple[int, int]:
     first = bisect.bisect_right(pages.first_rows, lo) - 1
     last = bisect.bisect_left(pages.first_rows, hi) - 1
     return max(first, 0), max(last, first, 0)
+
+
+_native = accel.native("pqfooter")
+walk = _native.walk if _native else walk_py

@@ -17,7 +17,8 @@ from __future__ import annotations
 import asyncio
 import re
 import threading
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,13 @@ from typing import Any
 from ccrawl.errors import InputError
 from ccrawl.net.rangefile import RangeFile
 
-#: The first read of a part: its last 16 KiB, which holds a small footer whole; a bigger footer
-#: costs one more read of exactly the rest (:meth:`RangeSource.footer`).
-TAIL_BYTES = 16 << 10
+#: The first read of a part: its last 64 KiB, the speculative footer read Arrow's own reader makes.
+#: It holds a small part's footer and page index whole, so a part with a surviving row group goes
+#: from its tail straight to its pages; a bigger footer costs one more read of exactly the rest
+#: (:meth:`RangeSource.footer`).
+TAIL_BYTES = 64 << 10
+#: At most this many bytes of tails are held in memory (2,048 parts' worth).
+TAIL_MEMORY = 128 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
 
 
@@ -51,22 +56,45 @@ class RangeSource:
 
     def __init__(self) -> None:
         self.stats = SourceStats()
-        self._tails: dict[str, tuple[int, bytes]] = {}
+        # Tails held in memory, least recently used first, at most TAIL_MEMORY bytes of them (a scan
+        # of every crawl opens tens of thousands of parts); sizes are kept for good.
+        self._tails: OrderedDict[str, tuple[int, bytes]] = OrderedDict()
+        self._tail_bytes = 0
+        self._sizes: dict[str, int] = {}
         self._lock = threading.Lock()
 
     def tail(self, part: str) -> tuple[int, bytes]:
         """(file size, its last min(size, TAIL_BYTES) bytes)."""
         with self._lock:
             hit = self._tails.get(part)
-        if hit is not None:
-            return hit
+            if hit is not None:
+                self._tails.move_to_end(part)
+                return hit
         got = self._fetch_tail(part)
-        with self._lock:
-            self._tails[part] = got
+        self._keep_tail(part, got)
         return got
 
+    def _keep_tail(self, part: str, got: tuple[int, bytes]) -> None:
+        with self._lock:
+            self._sizes[part] = got[0]
+            old = self._tails.pop(part, None)
+            if old is not None:
+                self._tail_bytes -= len(old[1])
+            self._tails[part] = got
+            self._tail_bytes += len(got[1])
+            while self._tail_bytes > TAIL_MEMORY and len(self._tails) > 1:
+                _, (_, dropped) = self._tails.popitem(last=False)
+                self._tail_bytes -= len(dropped)
+
+    def prefetch_tails(self, parts: Sequence[str]) -> None:
+        """Fetch the tails of ``parts`` not held yet; :class:`HttpSource` has them in flight at once."""
+        for part in parts:
+            self.tail(part)
+
     def size(self, part: str) -> int:
-        return self.tail(part)[0]
+        with self._lock:
+            known = self._sizes.get(part)
+        return known if known is not None else self.tail(part)[0]
 
     def footer(self, part: str) -> bytes:
         """The Parquet footer of ``part``: FileMetaData, its 4-byte length and ``PAR1``."""
@@ -159,29 +187,54 @@ class HttpSource(RangeSource):
     def url(self, part: str) -> str:
         return str(self.client.data_url(part))
 
-    def _fetch_tail(self, part: str) -> tuple[int, bytes]:
-        url = self.url(part)
-        key = f"{url}#tail{TAIL_BYTES}"
+    def _cached_tail(self, part: str) -> tuple[str, tuple[int, bytes] | None]:
+        key = f"{self.url(part)}#tail{TAIL_BYTES}"
         cached = self.client.cache.get(key)
         if cached is not None and len(cached.body) > 16:
             self.stats.cache_hits += 1
-            size = int.from_bytes(cached.body[:16], "big")
-            return size, cached.body[16:]
+            return key, (int.from_bytes(cached.body[:16], "big"), cached.body[16:])
+        return key, None
 
-        async def get() -> tuple[int, bytes]:
-            resp = await self.client.get(url, headers={"Range": f"bytes=-{TAIL_BYTES}", "Accept-Encoding": "identity"},
-                                         accept=(200, 206))
-            if resp.status == 200:
-                return len(resp.body), resp.body[-TAIL_BYTES:]
+    async def _get_tail(self, part: str, key: str) -> tuple[int, bytes]:
+        url = self.url(part)
+        resp = await self.client.get(url, headers={"Range": f"bytes=-{TAIL_BYTES}", "Accept-Encoding": "identity"},
+                                     accept=(200, 206))
+        if resp.status == 200:
+            size, data = len(resp.body), resp.body[-TAIL_BYTES:]
+        else:
             m = _CONTENT_RANGE.match(resp.headers.get("content-range", ""))
             if not m:
                 raise InputError(f"{url}: a ranged read came back without Content-Range")
-            return int(m.group(3)), resp.body
-
-        size, data = self._call(get())
+            size, data = int(m.group(3)), resp.body
         self.stats.add(len(data))
         self.client.cache.put(key, size.to_bytes(16, "big") + data)
         return size, data
+
+    def _fetch_tail(self, part: str) -> tuple[int, bytes]:
+        key, hit = self._cached_tail(part)
+        if hit is not None:
+            return hit
+        got: tuple[int, bytes] = self._call(self._get_tail(part, key))
+        return got
+
+    def prefetch_tails(self, parts: Sequence[str]) -> None:
+        with self._lock:
+            missing = [p for p in dict.fromkeys(parts) if p not in self._tails]
+        wanted: list[tuple[str, str]] = []
+        for part in missing:
+            key, hit = self._cached_tail(part)
+            if hit is not None:
+                self._keep_tail(part, hit)
+            else:
+                wanted.append((part, key))
+        if not wanted:
+            return
+
+        async def gather() -> list[tuple[int, bytes]]:
+            return list(await asyncio.gather(*(self._get_tail(part, key) for part, key in wanted)))
+
+        for (part, _), got in zip(wanted, self._call(gather()), strict=True):
+            self._keep_tail(part, got)
 
     def _fetch(self, part: str, start: int, length: int) -> bytes:
         data: bytes = self._call(self.client.get_range(self.url(part), start, length))

@@ -1,0 +1,222 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Compiled Parquet footer walk; the rule and the pure-Python twin are in ccrawl/commoncrawl/columnar/pageindex.py.
+
+``walk(footer)`` skips through the Thrift compact FileMetaData and keeps, per row group and column
+chunk, where the chunk's OffsetIndex and ColumnIndex are (fields 4-7 of ColumnChunk) and where its
+ColumnMetaData struct starts, plus where each top-level field other than the row groups and the
+key-value metadata starts. Running off the end raises IndexError, a malformed value ValueError; the
+caller turns both into an InputError, as the twin does.
+"""
+
+DEF STOP = 0
+DEF TRUE = 1
+DEF FALSE = 2
+DEF BYTE = 3
+DEF I16 = 4
+DEF I32 = 5
+DEF I64 = 6
+DEF DOUBLE = 7
+DEF BINARY = 8
+DEF LIST = 9
+DEF SET = 10
+DEF MAP = 11
+DEF STRUCT = 12
+DEF MAX_DEPTH = 64
+
+
+cdef inline Py_ssize_t _uvarint(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n,
+                                unsigned long long* out) except -1:
+    cdef unsigned long long v = 0
+    cdef int shift = 0
+    cdef unsigned char b
+    while True:
+        if pos >= n:
+            raise IndexError("parquet footer: Thrift data ends early")
+        b = d[pos]
+        pos += 1
+        if shift < 64:
+            v |= (<unsigned long long>(b & 0x7F)) << shift
+        if not b & 0x80:
+            out[0] = v
+            return pos
+        shift += 7
+        if shift > 70:
+            raise ValueError("parquet footer: a varint runs on")
+
+
+cdef inline long long _unzigzag(unsigned long long n):
+    return <long long>(n >> 1) ^ -(<long long>(n & 1))
+
+
+cdef Py_ssize_t _skip(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, int wtype, int depth) except -1:
+    cdef unsigned long long size = 0, i
+    cdef int head, etype, kt, vt
+    if depth > MAX_DEPTH:
+        raise ValueError("parquet footer: Thrift structures nested too deep")
+    if wtype == I16 or wtype == I32 or wtype == I64:
+        return _uvarint(d, pos, n, &size)
+    if wtype == BINARY:
+        pos = _uvarint(d, pos, n, &size)
+        if size > <unsigned long long>(n - pos):
+            raise ValueError("parquet footer: a string runs past the end")
+        return pos + <Py_ssize_t>size
+    if wtype == STRUCT:
+        return _skip_struct(d, pos, n, depth + 1)
+    if wtype == TRUE or wtype == FALSE:
+        return pos
+    if wtype == BYTE or wtype == DOUBLE:
+        pos += 1 if wtype == BYTE else 8
+        if pos > n:
+            raise IndexError("parquet footer: Thrift data ends early")
+        return pos
+    if wtype == LIST or wtype == SET:
+        if pos >= n:
+            raise IndexError("parquet footer: Thrift data ends early")
+        head = d[pos]
+        pos += 1
+        size = head >> 4
+        etype = head & 0x0F
+        if size == 15:
+            pos = _uvarint(d, pos, n, &size)
+        if etype == TRUE or etype == FALSE or etype == BYTE:
+            if size > <unsigned long long>(n - pos):
+                raise IndexError("parquet footer: Thrift data ends early")
+            return pos + <Py_ssize_t>size
+        i = 0
+        while i < size:
+            pos = _skip(d, pos, n, etype, depth + 1)
+            i += 1
+        return pos
+    if wtype == MAP:
+        pos = _uvarint(d, pos, n, &size)
+        if size == 0:
+            return pos
+        if pos >= n:
+            raise IndexError("parquet footer: Thrift data ends early")
+        kt = d[pos] >> 4
+        vt = d[pos] & 0x0F
+        pos += 1
+        i = 0
+        while i < size:
+            pos = _skip(d, pos, n, kt, depth + 1)
+            pos = _skip(d, pos, n, vt, depth + 1)
+            i += 1
+        return pos
+    raise ValueError(f"parquet footer: unknown Thrift type {wtype}")
+
+
+cdef inline Py_ssize_t _field(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, int* wtype, long long* fid,
+                              long long last) except -1:
+    # One field header: its type, its id (delta-coded or a zigzag varint that follows).
+    cdef unsigned long long raw = 0
+    cdef int head
+    if pos >= n:
+        raise IndexError("parquet footer: Thrift data ends early")
+    head = d[pos]
+    pos += 1
+    wtype[0] = head & 0x0F
+    if wtype[0] == STOP:
+        return pos
+    if head >> 4:
+        fid[0] = last + (head >> 4)
+    else:
+        pos = _uvarint(d, pos, n, &raw)
+        fid[0] = _unzigzag(raw)
+    return pos
+
+
+cdef Py_ssize_t _skip_struct(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, int depth) except -1:
+    cdef int wtype = 0
+    cdef long long fid = 0
+    while True:
+        pos = _field(d, pos, n, &wtype, &fid, fid)
+        if wtype == STOP:
+            return pos
+        pos = _skip(d, pos, n, wtype, depth)
+
+
+cdef Py_ssize_t _list_head(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, unsigned long long* size) except -1:
+    if pos >= n:
+        raise IndexError("parquet footer: Thrift data ends early")
+    size[0] = d[pos] >> 4
+    pos += 1
+    if size[0] == 15:
+        pos = _uvarint(d, pos, n, size)
+    return pos
+
+
+cdef Py_ssize_t _column_chunk(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, list row) except -1:
+    cdef int wtype = 0
+    cdef long long fid = 0
+    cdef long long found[4]
+    cdef bint have[4]
+    cdef Py_ssize_t at = -1
+    cdef unsigned long long raw = 0
+    cdef int k
+    for k in range(4):
+        have[k] = False
+        found[k] = 0
+    while True:
+        pos = _field(d, pos, n, &wtype, &fid, fid)
+        if wtype == STOP:
+            break
+        if 4 <= fid <= 7 and (wtype == I32 or wtype == I64):
+            pos = _uvarint(d, pos, n, &raw)
+            found[fid - 4] = _unzigzag(raw)
+            have[fid - 4] = True
+        elif fid == 3 and wtype == STRUCT:
+            at = pos
+            pos = _skip_struct(d, pos, n, 1)
+        else:
+            pos = _skip(d, pos, n, wtype, 1)
+    oi = (found[0], found[1]) if have[0] and have[1] else None
+    ci = (found[2], found[3]) if have[2] and have[3] else None
+    row.append((oi, ci, at))
+    return pos
+
+
+cdef Py_ssize_t _row_group(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, list places) except -1:
+    cdef int wtype = 0
+    cdef long long fid = 0
+    cdef unsigned long long size = 0, i
+    cdef list row = []
+    while True:
+        pos = _field(d, pos, n, &wtype, &fid, fid)
+        if wtype == STOP:
+            places.append(row)
+            return pos
+        if fid == 1 and wtype == LIST:
+            pos = _list_head(d, pos, n, &size)
+            i = 0
+            while i < size:
+                pos = _column_chunk(d, pos, n, row)
+                i += 1
+        else:
+            pos = _skip(d, pos, n, wtype, 1)
+
+
+def walk(bytes footer):
+    """(places, top): places[rg][col] = (offset index, column index, ColumnMetaData start or -1) with the
+    indexes as (offset, length) or None; top = [(field id, wire type, start)] for the other top-level fields
+    but the key-value metadata."""
+    cdef const unsigned char* d = footer
+    cdef Py_ssize_t n = len(footer), pos = 0
+    cdef int wtype = 0
+    cdef long long fid = 0
+    cdef unsigned long long size = 0, i
+    cdef list places = []
+    cdef list top = []
+    while True:
+        pos = _field(d, pos, n, &wtype, &fid, fid)
+        if wtype == STOP:
+            return places, top
+        if fid == 4 and wtype == LIST:
+            pos = _list_head(d, pos, n, &size)
+            i = 0
+            while i < size:
+                pos = _row_group(d, pos, n, places)
+                i += 1
+        else:
+            if fid != 5:
+                top.append((fid, wtype, pos))
+            pos = _skip(d, pos, n, wtype, 1)
