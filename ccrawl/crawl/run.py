@@ -64,8 +64,8 @@ class CrawlOptions:
     None: the count the state file was started with, else one per core up to one per 16 workers."""
     encode_threads: int | None = None
     """Threads per fetch process that compress and digest WARC records beside its event loop; 0: on
-    the loop itself. None: 0 when the run has a fetch process per core (no core is spare for the
-    threads, and handing each record over costs about what encoding it does), else up to 4."""
+    the loop itself. None: 0 with ISA-L (handing a record to a thread costs about what encoding it
+    does, and the thread's GIL round trips stall the loop), else (zlib) one per core up to 4."""
 
     def validate(self) -> CrawlOptions:
         if self.shards < 1:
@@ -92,14 +92,16 @@ class CrawlOptions:
 
         return max(1, min(cores(), -(-self.workers // 16)))
 
-    def auto_encode_threads(self, parts: int) -> int:
-        """WARC encoding threads per fetch process: none when every core already has a fetch process."""
+    def auto_encode_threads(self) -> int:
+        """WARC encoding threads per fetch process: none with ISA-L, whose compression is cheaper than
+        a hand-over to a thread (bench/README.md, "Discovery crawl worker scaling, retaken"); with
+        zlib, whose compression is most of a record's cost, one per core up to 4."""
         if self.encode_threads is not None:
             return self.encode_threads
+        from ccrawl.crawl.warc import FAST_MEMBERS
         from ccrawl.recrawl.params import cores
 
-        spare = cores() - parts
-        return 0 if spare <= 0 else min(4, cores())
+        return 0 if FAST_MEMBERS else min(4, cores())
 
 
 def _header(result: FetchResult, name: str) -> str:
@@ -114,8 +116,8 @@ def _encode_pool(threads: int) -> Executor | None:
     """Threads that compress and digest WARC records (ISA-L, zlib and hashlib let go of the GIL), or
     None: the loop encodes. A thread pays for each record a hand-over and several GIL round trips
     (twice the CPU of encoding on the loop, bench/README.md "Discovery crawl worker scaling,
-    retaken"), so it is only worth it on a core no fetch process is using. A process pool measured
-    the same as threads (bench/README.md, "Discovery crawl")."""
+    retaken"), so it only pays when compression dominates (zlib). A process pool measured the same
+    as threads (bench/README.md, "Discovery crawl")."""
     if threads <= 0:
         return None
     return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="warc-encode")
@@ -143,7 +145,7 @@ class _LocalBudget:
 
 class _Crawl:
     def __init__(self, options: CrawlOptions, frontier: Frontier, warc: WarcFiles | None, summary: CrawlSummary,
-                 notice: Notice, *, budget: Budget | None = None, linked: bool = False, parts: int = 1) -> None:
+                 notice: Notice, *, budget: Budget | None = None, linked: bool = False) -> None:
         self.o = options
         self.frontier = frontier
         self.warc = warc
@@ -159,7 +161,7 @@ class _Crawl:
         self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
         self._changed = asyncio.Event()
         self._idle = 0
-        self.pool = _encode_pool(options.auto_encode_threads(parts)) if warc is not None else None
+        self.pool = _encode_pool(options.auto_encode_threads()) if warc is not None else None
 
     def wake(self) -> None:
         """New work (links from another partition) or a stop: the dispatcher looks again."""
@@ -365,7 +367,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
             load_seeds([frontier], seeds)
         workers = max(1, -(-options.workers // parts))
         crawl = _Crawl(options, frontier, warc, summary, notice, budget=hooks.budget if hooks else None,
-                       linked=hooks is not None, parts=parts)
+                       linked=hooks is not None)
         config = FetchConfig(delay=0.0, robots=False, follow_redirects=False, concurrency=workers,
                              timeout=options.timeout, max_body=options.max_body, user_agent=options.user_agent,
                              resolve=dict(options.resolve))

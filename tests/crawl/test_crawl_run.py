@@ -168,11 +168,13 @@ def test_records_encoded_on_the_loop_or_in_threads_are_whole(web: SynthWeb, tmp_
     assert pairs == summary.archived
 
 
-def test_encode_threads_only_where_a_core_has_no_fetch_process(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_encode_threads_only_where_compression_is_slow(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("ccrawl.recrawl.params.cores", lambda: 2)
     auto = CrawlOptions(state=Path("s.db"))
-    assert auto.auto_encode_threads(2) == 0  # a fetch process per core: the loops encode
-    assert auto.auto_encode_threads(1) == 2  # one core is spare: threads use it
-    assert CrawlOptions(state=Path("s.db"), encode_threads=3).auto_encode_threads(2) == 3
+    monkeypatch.setattr("ccrawl.crawl.warc.FAST_MEMBERS", True)
+    assert auto.auto_encode_threads() == 0  # ISA-L: the loop encodes
+    monkeypatch.setattr("ccrawl.crawl.warc.FAST_MEMBERS", False)
+    assert auto.auto_encode_threads() == 2  # zlib: threads compress beside the loop
+    assert CrawlOptions(state=Path("s.db"), encode_threads=3).auto_encode_threads() == 3
     with pytest.raises(UsageError, match="encode_threads"):
         CrawlOptions(state=Path("s.db"), encode_threads=-1).validate()
