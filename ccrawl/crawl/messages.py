@@ -2,7 +2,7 @@
 
 Partition to partition: :class:`LinkBatch` (links the sender found for the receiver's domains, out of
 the sender's outbox) and :class:`LinkAck` (the receiver committed them, the sender may forget them).
-Parent to partition: :class:`Probe` and :class:`Stop`. Partition to parent: :class:`Report` (an
+Parent to partition: :class:`Go`, :class:`Probe` and :class:`Stop`. Partition to parent: :class:`Report` (an
 answer to a probe), :class:`PartDone` and :class:`PartFailed`.
 """
 
@@ -28,6 +28,13 @@ class LinkAck:
     part: int
     """The partition that committed the links."""
     upto: int
+
+
+@dataclass(slots=True)
+class Go:
+    """The state files are ready (a killed run's processes gone, its open WARC files renamed, the
+    seeds loaded): the partition may open its own. Partitions are started before that, so their
+    imports overlap the parent's preparation."""
 
 
 @dataclass(slots=True)

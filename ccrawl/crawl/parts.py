@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from ccrawl.crawl.frontier import Frontier, Routed
-from ccrawl.crawl.messages import LinkAck, LinkBatch, PartDone, PartFailed, Probe, Report, Stop
+from ccrawl.crawl.messages import Go, LinkAck, LinkBatch, PartDone, PartFailed, Probe, Report, Stop
 from ccrawl.crawl.run import CrawlOptions, Notice, PartHooks, _Crawl, _crawl, frontier_config, load_seeds
 from ccrawl.crawl.state import StateFile, lock_file, part_path
 from ccrawl.crawl.summary import CrawlSummary
@@ -208,6 +208,9 @@ def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Any], 
         os._exit(1)
     for q in inboxes:
         q.cancel_join_thread()  # unread links stay in the sender's outbox: never wait on them at exit
+    _warm_imports()  # while the parent prepares the state files
+    if not isinstance(inboxes[part].get(), Go):
+        return  # the parent stopped before the crawl began (it failed to prepare, or was told to stop)
     try:
         mailbox = Mailbox(part, inboxes, results)
         hooks = PartHooks(part, parts, SharedBudget(counter, options.max_pages), mailbox.attach)
@@ -217,6 +220,17 @@ def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Any], 
         results.put(PartFailed(part, str(exc), exc.exit_code))
     except BaseException as exc:
         results.put(PartFailed(part, f"{type(exc).__name__}: {exc}"))
+
+
+def _warm_imports() -> None:
+    """Import what a partition's crawl loop needs (aiohttp above all) before it is told to go."""
+    import aiohttp  # noqa: F401
+
+    import ccrawl.fetch.client
+    import ccrawl.fetch.robots  # noqa: F401
+
+    with contextlib.suppress(ImportError):
+        import uvloop  # noqa: F401
 
 
 def _prepare(options: CrawlOptions, seeds: Iterable[str], parts: int) -> tuple[CrawlSummary, int]:
@@ -276,21 +290,25 @@ class _Rounds:
 
 
 def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts: int) -> CrawlSummary:
-    """The parent of a multi-process crawl: prepare, start partitions 1..N-1, crawl partition 0 on its
-    own loop (one interpreter fewer to start), decide the end, sum up."""
+    """The parent of a multi-process crawl: start partitions 1..N-1 (their interpreters start while
+    this one prepares), prepare, tell them to go, crawl partition 0 on its own loop (one interpreter
+    fewer to start), decide the end, sum up."""
     from ccrawl.fetch import run
 
-    summary, fetched_before = _prepare(options, seeds, parts)
     ctx = mp.get_context("spawn")
     inboxes = [ctx.Queue() for _ in range(parts)]
     results = ctx.Queue()
-    counter = ctx.Value("q", fetched_before)
+    counter = ctx.Value("q", 0)
     procs = [ctx.Process(target=part_main, args=(options, i, parts, inboxes, results, counter, os.getpid()),
                          name=f"ccrawl-crawl-{i}") for i in range(1, parts)]
     lead = _Lead(options, parts, inboxes, results, counter, procs)
     try:
         for p in procs:
             p.start()
+        summary, fetched_before = _prepare(options, seeds, parts)
+        counter.value = fetched_before
+        for q in inboxes[1:]:
+            q.put(Go())
         run(lead.run(notice))
         for p in procs:
             p.join(timeout=30)

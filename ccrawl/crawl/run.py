@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
 import socket
 import time
@@ -63,6 +62,10 @@ class CrawlOptions:
     fetchers: int | None = None
     """Fetch processes, each crawling its partition of the registered domains (:mod:`ccrawl.crawl.parts`);
     None: the count the state file was started with, else one per core up to one per 16 workers."""
+    encode_threads: int | None = None
+    """Threads per fetch process that compress and digest WARC records beside its event loop; 0: on
+    the loop itself. None: 0 with ISA-L (handing a record to a thread costs about what encoding it
+    does, and the thread's GIL round trips stall the loop), else (zlib) one per core up to 4."""
 
     def validate(self) -> CrawlOptions:
         if self.shards < 1:
@@ -79,6 +82,8 @@ class CrawlOptions:
             raise UsageError("--warc-size must be at least 1 KB")
         if self.fetchers is not None and not 1 <= self.fetchers <= 256:
             raise UsageError(f"--fetchers must be in 1..256 (got {self.fetchers})")
+        if self.encode_threads is not None and not 0 <= self.encode_threads <= 64:
+            raise UsageError(f"encode_threads must be in 0..64 (got {self.encode_threads})")
         return self
 
     def auto_fetchers(self) -> int:
@@ -86,6 +91,17 @@ class CrawlOptions:
         from ccrawl.recrawl.params import cores
 
         return max(1, min(cores(), -(-self.workers // 16)))
+
+    def auto_encode_threads(self) -> int:
+        """WARC encoding threads per fetch process: none with ISA-L, whose compression is cheaper than
+        a hand-over to a thread (bench/README.md, "Discovery crawl worker scaling, retaken"); with
+        zlib, whose compression is most of a record's cost, one per core up to 4."""
+        if self.encode_threads is not None:
+            return self.encode_threads
+        from ccrawl.crawl.warc import FAST_MEMBERS
+        from ccrawl.recrawl.params import cores
+
+        return 0 if FAST_MEMBERS else min(4, cores())
 
 
 def _header(result: FetchResult, name: str) -> str:
@@ -96,10 +112,15 @@ def _header(result: FetchResult, name: str) -> str:
     return ""
 
 
-def _encode_pool() -> Executor:
-    """Threads compress and digest WARC records (ISA-L, zlib and hashlib let go of the GIL). A process
-    pool measured the same here (bench/README.md, "Discovery crawl"), so the simpler one stays."""
-    return ThreadPoolExecutor(max_workers=max(1, min(4, os.cpu_count() or 1)), thread_name_prefix="warc-encode")
+def _encode_pool(threads: int) -> Executor | None:
+    """Threads that compress and digest WARC records (ISA-L, zlib and hashlib let go of the GIL), or
+    None: the loop encodes. A thread pays for each record a hand-over and several GIL round trips
+    (twice the CPU of encoding on the loop, bench/README.md "Discovery crawl worker scaling,
+    retaken"), so it only pays when compression dominates (zlib). A process pool measured the same
+    as threads (bench/README.md, "Discovery crawl")."""
+    if threads <= 0:
+        return None
+    return ThreadPoolExecutor(max_workers=threads, thread_name_prefix="warc-encode")
 
 
 class Budget(Protocol):
@@ -140,7 +161,7 @@ class _Crawl:
         self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
         self._changed = asyncio.Event()
         self._idle = 0
-        self.pool = _encode_pool()
+        self.pool = _encode_pool(options.auto_encode_threads()) if warc is not None else None
 
     def wake(self) -> None:
         """New work (links from another partition) or a stop: the dispatcher looks again."""
@@ -159,10 +180,16 @@ class _Crawl:
             self.frontier.sealed(name)
             self.summary.warc_files.append(name)
 
-    async def _wait(self, timeout: float | None) -> None:
+    async def _wait(self, timeout: float) -> None:
+        """Until a fetch ends (or new work or a stop comes), or ``timeout`` seconds. A timer handle, not
+        ``asyncio.wait_for``: with more workers than ready hosts the dispatcher waits once per page, and
+        wait_for builds a task and a timeout each time."""
         self._changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._changed.wait(), timeout=timeout)
+        timer = asyncio.get_running_loop().call_later(timeout, self._changed.set)
+        try:
+            await self._changed.wait()
+        finally:
+            timer.cancel()
 
     async def dispatch(self, workers: int) -> None:
         """The one task that asks the frontier: hands a ready URL to an idle worker, else sleeps until
@@ -226,11 +253,13 @@ class _Crawl:
             result = await fetcher.fetch(item.url)
             encoded = None
             if result.status and self.warc is not None:
-                # compression and digests in a thread (ISA-L, zlib and hashlib let go of the GIL)
                 info_id = self.warc.warcinfo_id()
-                request, response = await asyncio.get_running_loop().run_in_executor(
-                    self.pool, encode_exchange, result, info_id, self.o.max_body)
-                encoded = Encoded(result, info_id, request, response)
+                if self.pool is None:  # on the loop: no await from here to append(), the file cannot change
+                    encoded = self.warc.encode(result, info_id)
+                else:  # in a thread (ISA-L, zlib and hashlib let go of the GIL); append() re-encodes after a seal
+                    request, response = await asyncio.get_running_loop().run_in_executor(
+                        self.pool, encode_exchange, result, info_id, self.o.max_body)
+                    encoded = Encoded(result, info_id, request, response)
         except BaseException:
             frontier.done(item, started=started, file=None, crawl_delay=crawl_delay)
             raise
@@ -369,7 +398,8 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
                 for sig in (signal.SIGINT, signal.SIGTERM):
                     with contextlib.suppress(NotImplementedError, RuntimeError):
                         loop.remove_signal_handler(sig)
-            crawl.pool.shutdown(wait=True)
+            if crawl.pool is not None:
+                crawl.pool.shutdown(wait=True)
             crawl.seal()
             frontier.flush()
         summary.seconds = time.perf_counter() - started

@@ -56,6 +56,9 @@ def _member_compressor() -> warcrec.Compress:
 
 gzip_member = _member_compressor()
 """One gzip member per WARC record (ISA-L level 2; zlib level 1 without isal). Releases the GIL."""
+FAST_MEMBERS = gzip_member.__name__ == "isal_member"
+"""ISA-L compresses a 25 KB page in ~55 us: less than handing the record to a thread costs (see
+:func:`ccrawl.crawl.run.CrawlOptions.auto_encode_threads`)."""
 _DROP = frozenset({"content-encoding", "transfer-encoding", "content-length"})
 
 

@@ -147,3 +147,34 @@ def test_prefix_cannot_escape_the_output_directory(web: SynthWeb, tmp_path: Path
     with pytest.raises(UsageError, match="prefix"):
         crawl_run(_opts(tmp_path, web, prefix="../escape"), [web.url("site6.test")])
     assert not (tmp_path.parent / "escape").exists()
+
+
+@pytest.mark.parametrize("threads", [0, 2])
+def test_records_encoded_on_the_loop_or_in_threads_are_whole(web: SynthWeb, tmp_path: Path, threads: int) -> None:
+    summary = crawl_run(_opts(tmp_path, web, max_depth=2, fetchers=1, encode_threads=threads, warc_size=30_000),
+                        [web.url("site3.test")])
+    urls = warc_targets(tmp_path / "warc")  # warcio checks both digests of every response
+    assert summary.finished and summary.archived > 10 and len(urls) == len(set(urls)) == summary.archived
+    assert len(summary.warc_files) >= 2
+    pairs = 0
+    for path in (tmp_path / "warc").glob("*.warc.gz"):
+        with path.open("rb") as fh:
+            assert all(r.verify_block_digest() for r in FastIterator(fh, parse_http=False))
+        with path.open("rb") as fh:
+            for rec in FastIterator(fh, parse_http=True):
+                if rec.headers.get("WARC-Type") == "response":
+                    assert rec.verify_payload_digest()
+                    pairs += 1
+    assert pairs == summary.archived
+
+
+def test_encode_threads_only_where_compression_is_slow(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("ccrawl.recrawl.params.cores", lambda: 2)
+    auto = CrawlOptions(state=Path("s.db"))
+    monkeypatch.setattr("ccrawl.crawl.warc.FAST_MEMBERS", True)
+    assert auto.auto_encode_threads() == 0  # ISA-L: the loop encodes
+    monkeypatch.setattr("ccrawl.crawl.warc.FAST_MEMBERS", False)
+    assert auto.auto_encode_threads() == 2  # zlib: threads compress beside the loop
+    assert CrawlOptions(state=Path("s.db"), encode_threads=3).auto_encode_threads() == 3
+    with pytest.raises(UsageError, match="encode_threads"):
+        CrawlOptions(state=Path("s.db"), encode_threads=-1).validate()

@@ -207,3 +207,14 @@ def test_a_second_run_on_the_same_state_and_bad_fetchers_are_refused(
     seeds.write_text(web.url("site1.test") + "\n")
     assert main(["crawl", "run", "--seeds", str(seeds), "--state", str(tmp_path / "x.db"), "--fetchers", "0"]) == 2
     assert "--fetchers must be in 1..256" in capsys.readouterr().err
+
+
+def test_partitions_started_before_a_failed_preparation_are_gone(web: SynthWeb, tmp_path: Path) -> None:
+    import multiprocessing
+
+    from ccrawl.errors import NothingMatched
+
+    with pytest.raises(NothingMatched, match="no seed URL"):
+        crawl_run(_opts(tmp_path, web, fetchers=3), ["not a url", "ftp://x.test/"])
+    assert not [p for p in multiprocessing.active_children() if p.name.startswith("ccrawl-crawl-")]
+    assert not (tmp_path / "warc").exists() or not list((tmp_path / "warc").iterdir())
