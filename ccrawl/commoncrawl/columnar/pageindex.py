@@ -482,6 +482,20 @@ def footer_index(tail: bytes) -> FooterIndex:
 Places = list[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]]]
 
 
+def _field_head(data: bytes, pos: int, last: int) -> tuple[int, int, int]:
+    """A compact-protocol field header at ``pos``: (field id, wire type, position after it); the id is
+    ``last`` plus the header's delta, or a zigzag varint after it; wire type STOP ends the struct."""
+    head = data[pos]
+    wtype = head & 0x0F
+    if wtype == STOP:
+        return 0, STOP, pos + 1
+    delta = head >> 4
+    if delta:
+        return last + delta, wtype, pos + 1
+    fid, pos = _int_at(data, pos + 1)
+    return fid, wtype, pos
+
+
 def walk_py(data: bytes) -> tuple[Places, list[tuple[int, int, int]]]:
     """The footer walk (twin of the compiled ``ccrawl._native.pqfooter.walk``): per row group and column
     (OffsetIndex, ColumnIndex, where the ColumnMetaData starts or -1), and where each other top-level
@@ -490,16 +504,9 @@ def walk_py(data: bytes) -> tuple[Places, list[tuple[int, int, int]]]:
     top: list[tuple[int, int, int]] = []
     pos = last = 0
     while True:
-        head = data[pos]
-        pos += 1
-        wtype = head & 0x0F
+        fid, wtype, pos = _field_head(data, pos, last)
         if wtype == STOP:
             return places, top
-        delta = head >> 4
-        if delta:
-            fid = last + delta
-        else:
-            fid, pos = _int_at(data, pos)
         last = fid
         if fid == 4 and wtype == LIST:
             size, _, pos = _list_head(data, pos)
@@ -517,16 +524,9 @@ def _walk_row_group(data: bytes, pos: int) -> tuple[list[tuple[tuple[int, int] |
     row: list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]] = []
     last = 0
     while True:
-        head = data[pos]
-        pos += 1
-        wtype = head & 0x0F
+        fid, wtype, pos = _field_head(data, pos, last)
         if wtype == STOP:
             return row, pos
-        delta = head >> 4
-        if delta:
-            fid = last + delta
-        else:
-            fid, pos = _int_at(data, pos)
         last = fid
         if fid == 1 and wtype == LIST:
             size, _, pos = _list_head(data, pos)
@@ -543,16 +543,9 @@ def _walk_column_chunk(data: bytes, pos: int) -> tuple[tuple[tuple[int, int] | N
     at = -1
     last = 0
     while True:
-        head = data[pos]
-        pos += 1
-        wtype = head & 0x0F
+        fid, wtype, pos = _field_head(data, pos, last)
         if wtype == STOP:
             break
-        delta = head >> 4
-        if delta:
-            fid = last + delta
-        else:
-            fid, pos = _int_at(data, pos)
         last = fid
         if 4 <= fid <= 7 and wtype in (I32, I64):
             found[fid], pos = _int_at(data, pos)
