@@ -231,10 +231,16 @@ class RayPool(Executor):
             with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=False)
         # a task that takes its KeyboardInterrupt cleans up (a shard's children get SIGTERM and seal);
-        # one that does not stop within the grace is killed
+        # one that does not stop within the grace is killed. Only those: a forced cancel of a task whose
+        # reply is already on its way trips a check in Ray's core worker (2.60: "Tried to complete task
+        # that was not pending"), which takes the driver down with it.
+        ready: list[Any] = []
         with contextlib.suppress(Exception):
-            self.ray.wait(pending, num_returns=len(pending), timeout=GRACE)
+            ready, _ = self.ray.wait(pending, num_returns=len(pending), timeout=GRACE)
+        stopped = set(ready)
         for ref in pending:
+            if ref in stopped:
+                continue
             with contextlib.suppress(Exception):
                 self.ray.cancel(ref, force=True)
         self.log(f"ray: cancelled {len(pending)} {self.what} still running; the next run resumes them")
