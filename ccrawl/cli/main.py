@@ -7,6 +7,7 @@ huggingface_hub. A module that is not in this checkout yet is simply not listed.
 
 from __future__ import annotations
 
+import errno
 import importlib
 import importlib.util
 import signal
@@ -18,6 +19,10 @@ import click
 
 from ccrawl.cli.common import add_global_options, store_group_flags
 from ccrawl.errors import EXIT_ERROR, EXIT_OK, EXIT_USAGE, CcrawlError
+
+
+class ReaderGone(Exception):
+    """The process reading our standard output closed it (EPIPE)."""
 
 
 class LazyGroup(click.Group):
@@ -49,6 +54,16 @@ class LazyGroup(click.Group):
         if not isinstance(cmd, click.Command):
             raise TypeError(f"{module_name}:{attr} is not a click command")
         return cmd
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # click turns a broken pipe into a silent exit 1 before we see it; a reader that went away
+        # (`| head`) is not an error, so carry it past click as our own type
+        try:
+            return super().invoke(ctx)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE or isinstance(exc, BrokenPipeError):
+                raise ReaderGone from None
+            raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = []
@@ -205,13 +220,21 @@ def _run(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         _fail("interrupted")
         return 130
-    except BrokenPipeError:
+    except (BrokenPipeError, ReaderGone):
         # the reader went away (`| head`): not an error, and nothing more can be written
         import os
 
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_OK
+    except OSError as exc:
+        # the system refused a read or a write (disk full, quota, read-only, gone): the user's to fix
+        if verbose:
+            import traceback
+
+            traceback.print_exc()
+        _fail(_os_message(exc))
+        return EXIT_ERROR
     except Exception as exc:
         if verbose:
             import traceback
@@ -219,6 +242,13 @@ def _run(argv: Sequence[str] | None) -> int:
             traceback.print_exc()
         _fail(f"internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)".replace("\n", " "))
         return EXIT_ERROR
+
+
+def _os_message(exc: OSError) -> str:
+    """One line for an OSError: what failed, on which file when known, without the errno noise."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    where = exc.filename if isinstance(exc.filename, str) else None
+    return (f"{where}: {reason}" if where else f"system error: {reason}").replace("\n", " ")
 
 
 def entry() -> None:

@@ -237,7 +237,6 @@ def _parquet_chunks(
 def _url_strings(values: Any) -> tuple[Any, Any]:
     """A column as a string array plus an error array for rows that are not text."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if isinstance(values, pa.ChunkedArray):
         values = values.combine_chunks()
@@ -260,7 +259,11 @@ def _url_strings(values: Any) -> tuple[Any, Any]:
         values = pa.array(texts, pa.string())
     else:
         raise UsageError(f"the URL column is of type {values.type}; it must hold strings")
-    nulls = pc.is_null(values).to_pylist() if values.null_count else []
+    nulls: list[bool] = []
+    if values.null_count:
+        import pyarrow.compute as pc
+
+        nulls = pc.is_null(values).to_pylist()
     for i, missing in enumerate(nulls):
         if missing and errors[i] is None:
             errors[i] = "null URL"
@@ -272,7 +275,6 @@ def _url_strings(values: Any) -> tuple[Any, Any]:
 def new_columns(command: str, urls: Any, params: dict[str, Any]) -> tuple[dict[str, Any], Any]:
     """The command's new columns for a string array of URLs, and the kernel's error array."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if command == "surt":
         from ccrawl.url.surt import surt_array
@@ -287,6 +289,8 @@ def new_columns(command: str, urls: Any, params: dict[str, Any]) -> tuple[dict[s
             return {"canonical": canonical}, errors
         return {"url_key": url_key_array(canonical), "canonical": canonical}, errors
     if command == "domain":
+        import pyarrow.compute as pc
+
         from ccrawl.url.domain import domain_columns
 
         host, registered, key = domain_columns(urls, params.get("include_private", True))
@@ -304,9 +308,12 @@ def new_columns(command: str, urls: Any, params: dict[str, Any]) -> tuple[dict[s
 
 
 def process_chunk(chunk: UrlChunk) -> UrlChunkResult:
-    """The worker's job: read the chunk's URLs, add the new columns and ``error``, drop bad rows if asked."""
+    """The worker's job: read the chunk's URLs, add the new columns and ``error``, drop bad rows if asked.
+
+    A chunk with no bad row and no filter never touches ``pyarrow.compute`` (its import alone is
+    ~40 ms of a command's start-up).
+    """
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     from ccrawl import accel
 
@@ -323,19 +330,27 @@ def process_chunk(chunk: UrlChunk) -> UrlChunkResult:
         base = chunk.batch
         urls, read_errors = _url_strings(base.column(chunk.column))
     columns, errors = new_columns(chunk.command, urls, chunk.params)
-    errors = pc.coalesce(read_errors, errors)
+    if errors.null_count == len(errors):
+        errors = read_errors
+    elif read_errors.null_count != len(read_errors):
+        import pyarrow.compute as pc
+
+        errors = pc.coalesce(read_errors, errors)
     names = [n for n in base.schema.names if n not in columns and n != "error"]
     arrays = [base.column(n) for n in names]
     table = pa.RecordBatch.from_arrays([*arrays, *columns.values(), errors], names=[*names, *columns, "error"])
     rows_in = table.num_rows
-    bad = rows_in - int(pc.sum(pc.is_null(errors)).as_py() or 0) if errors.null_count != rows_in else 0
+    bad = rows_in - errors.null_count
     keep = None
-    if chunk.skip_bad and bad:
-        keep = pc.is_null(errors)
     only = chunk.params.get("only")
-    if chunk.command == "shard" and only is not None:
-        mine = pc.fill_null(pc.equal(table.column("shard"), pa.scalar(only, pa.uint32())), False)
-        keep = mine if keep is None else pc.and_(keep, mine)
+    if (chunk.skip_bad and bad) or (chunk.command == "shard" and only is not None):
+        import pyarrow.compute as pc
+
+        if chunk.skip_bad and bad:
+            keep = pc.is_null(errors)
+        if chunk.command == "shard" and only is not None:
+            mine = pc.fill_null(pc.equal(table.column("shard"), pa.scalar(only, pa.uint32())), False)
+            keep = mine if keep is None else pc.and_(keep, mine)
     if keep is not None:
         table = table.filter(keep)
     if chunk.skip_bad:
@@ -442,53 +457,166 @@ def iter_results(
 
 
 class ParquetSink:
-    """Writes result batches to one Parquet file (``.tmp`` then renamed), a row group per batch."""
+    """Writes result batches to one Parquet file (``.tmp`` then renamed), a row group per batch.
 
-    def __init__(self, target: str | IO[bytes]) -> None:
+    The encoding and zstd compression of a row group run on a writer thread of their own (pyarrow
+    releases the GIL there), so the thread that reads the input and hands chunks to the kernels is
+    not also the one that compresses the output: on two cores that serial pair was the command's
+    critical path. At most ``depth`` batches wait for the writer, so memory stays bounded; an error
+    on the writer thread is raised in the caller at its next batch or at :meth:`close`.
+    """
+
+    def __init__(self, target: str | IO[bytes], *, depth: int = 2) -> None:
+        import queue
+
         self.target = target
         self.tmp: Path | None = None
         self.writer: Any = None
         self.schema: Any = None
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
+        self._thread: Any = None
+        self._error: BaseException | None = None
+        self._stop = False
+        self._stream: IO[bytes] | None = None  # a device or FIFO named by --out, opened here
 
     def __call__(self, batch: Any) -> None:
+        if self._thread is None:
+            import threading
+
+            self._open(batch.schema)
+            self._thread = threading.Thread(target=self._drain, name="ccrawl-url-writer", daemon=True)
+            self._thread.start()
+        if batch.num_rows:
+            self._put(batch.cast(self.schema) if batch.schema != self.schema else batch)
+
+    def _open(self, schema: Any) -> None:
         import pyarrow.parquet as pq
 
-        if self.writer is None:
-            self.schema = batch.schema
-            where: Any = self.target
-            if isinstance(self.target, str):
+        self.schema = schema
+        where: Any = self.target
+        if isinstance(self.target, str):
+            if _regular_or_new(self.target):
                 self.tmp = Path(self.target + ".tmp")
                 where = str(self.tmp)
-            # URL-like columns are (nearly) all distinct: no dictionary, no min/max statistics to compute
-            url_like = {"url", "surt", "canonical", "url_key"}
-            others = [n for n in batch.schema.names if n not in url_like]
+            else:  # pyarrow seeks in a file it opens by name; a pipe or a device takes a stream
+                self._stream = open(self.target, "wb")  # noqa: SIM115 - closed by close() or abort()
+                where = self._stream
+        # URL-like columns are (nearly) all distinct: no dictionary, no min/max statistics to compute
+        url_like = {"url", "surt", "canonical", "url_key"}
+        others = [n for n in schema.names if n not in url_like]
+        try:
             self.writer = pq.ParquetWriter(
-                where, batch.schema, compression="zstd", compression_level=1, use_dictionary=others,
+                where, schema, compression="zstd", compression_level=1, use_dictionary=others,
                 write_statistics=others,
             )
-        if batch.num_rows:
-            self.writer.write_batch(batch.cast(self.schema) if batch.schema != self.schema else batch)
+        except OSError as exc:
+            raise self._output_error(exc) from None
+
+    def _put(self, item: Any) -> None:
+        import queue
+
+        while True:
+            self._raise_pending()
+            try:
+                self._queue.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def _raise_pending(self) -> None:
+        if self._error is not None:
+            error, self._error = self._error, None
+            self._stop = True
+            raise error
+
+    def _drain(self) -> None:
+        while True:
+            batch = self._queue.get()
+            if batch is None or self._stop:
+                return
+            try:
+                self.writer.write_batch(batch)
+            except BaseException as exc:  # handed to the caller's thread
+                self._error = self._output_error(exc)
+                self._stop = True
+                return
+
+    def _output_error(self, exc: BaseException) -> BaseException:
+        """A write the system refused (disk full, a closed pipe, ...) as one line naming the output."""
+        if isinstance(exc, BrokenPipeError) or not isinstance(exc, OSError):
+            return exc
+        from ccrawl.errors import CcrawlError
+
+        name = self.target if isinstance(self.target, str) else "standard output"
+        reason = exc.strerror or str(exc).split("Detail: ")[-1]
+        if "Broken pipe" in reason:
+            return BrokenPipeError(reason)
+        return CcrawlError(f"cannot write {name}: {reason}")
+
+    def _join(self) -> None:
+        if self._thread is None:
+            return
+        import queue
+
+        while self._thread.is_alive():
+            try:
+                self._queue.put(None, timeout=0.1)
+                break
+            except queue.Full:
+                continue
+        self._thread.join()
+        self._thread = None
 
     def close(self, empty_schema: Any = None) -> None:
         """Finish the file (an empty input still gets a file with ``empty_schema``) and rename it."""
-        if self.writer is None and empty_schema is not None:
+        if self._thread is None and empty_schema is not None:
             self(_empty_batch(empty_schema))
+        self._join()
+        self._raise_pending()
         if self.writer is not None:
-            self.writer.close()
+            try:
+                self.writer.close()
+            except OSError as exc:
+                raise self._output_error(exc) from None
             self.writer = None
+        if self._stream is not None:
+            try:
+                self._stream.close()
+            except OSError as exc:
+                raise self._output_error(exc) from None
+            self._stream = None
         if self.tmp is not None:
             os.replace(self.tmp, str(self.target))
             self.tmp = None
 
     def abort(self) -> None:
+        self._stop = True
+        with contextlib.suppress(BaseException):
+            self._join()
+        self._error = None
         if self.writer is not None:
             with contextlib.suppress(Exception):
                 self.writer.close()
             self.writer = None
+        if self._stream is not None:
+            with contextlib.suppress(OSError):
+                self._stream.close()
+            self._stream = None
         if self.tmp is not None:
             with contextlib.suppress(OSError):
                 self.tmp.unlink()
             self.tmp = None
+
+
+def _regular_or_new(path: str) -> bool:
+    """Whether ``path`` is a file to write atomically (``.tmp`` then rename): not a device or a FIFO
+    such as ``/dev/stdout``, which is written in place (renaming over it would replace the device)."""
+    import stat
+
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
 
 
 def _empty_batch(schema: Any) -> Any:
