@@ -4,8 +4,9 @@
 ``walk(footer)`` skips through the Thrift compact FileMetaData and keeps, per row group and column
 chunk, where the chunk's OffsetIndex and ColumnIndex are (fields 4-7 of ColumnChunk) and where its
 ColumnMetaData struct starts, plus where each top-level field other than the row groups and the
-key-value metadata starts. Running off the end raises IndexError, a malformed value ValueError; the
-caller turns both into an InputError, as the twin does.
+key-value metadata starts. ``offset_index`` and ``column_index`` decode a chunk's page index (the
+page locations; the per-page null flags and bounds). Running off the end raises IndexError, a
+malformed value ValueError; the caller turns both into an InputError, as the twins do.
 """
 
 DEF STOP = 0
@@ -220,3 +221,145 @@ def walk(bytes footer):
             if fid != 5:
                 top.append((fid, wtype, pos))
             pos = _skip(d, pos, n, wtype, 1)
+
+
+def offset_index(bytes data):
+    """(offsets, sizes, first rows) of the pages an OffsetIndex lists (twin: pageindex.offset_index_py)."""
+    cdef const unsigned char* d = data
+    cdef Py_ssize_t n = len(data), pos = 0
+    cdef int wtype = 0, pwtype = 0, etype
+    cdef long long fid = 0, pfid = 0
+    cdef unsigned long long size = 0, raw = 0, i
+    cdef long long got[3]
+    cdef bint have[3]
+    cdef list offsets = [], sizes = [], first_rows = []
+    cdef bint seen = False
+    while True:
+        pos = _field(d, pos, n, &wtype, &fid, fid)
+        if wtype == STOP:
+            break
+        if fid == 1 and wtype == LIST:
+            if pos >= n:
+                raise IndexError("parquet page index: Thrift data ends early")
+            etype = d[pos] & 0x0F
+            pos = _list_head(d, pos, n, &size)
+            if etype != STRUCT:
+                raise ValueError("parquet page index: page locations are not structs")
+            i = 0
+            while i < size:
+                have[0] = have[1] = have[2] = False
+                pfid = 0
+                while True:
+                    pos = _field(d, pos, n, &pwtype, &pfid, pfid)
+                    if pwtype == STOP:
+                        break
+                    if 1 <= pfid <= 3 and (pwtype == I32 or pwtype == I64):
+                        pos = _uvarint(d, pos, n, &raw)
+                        got[pfid - 1] = _unzigzag(raw)
+                        have[pfid - 1] = True
+                    else:
+                        pos = _skip(d, pos, n, pwtype, 2)
+                if not (have[0] and have[1] and have[2]):
+                    raise ValueError("parquet page index: a page location lacks a field")
+                offsets.append(got[0])
+                sizes.append(got[1])
+                first_rows.append(got[2])
+                i += 1
+            seen = True
+        else:
+            pos = _skip(d, pos, n, wtype, 1)
+    if not seen:
+        raise ValueError("parquet page index: an OffsetIndex without page locations")
+    return offsets, sizes, first_rows
+
+
+def column_index(bytes data):
+    """(null pages, min values, max values) of a ColumnIndex, the bounds as bytes (twin:
+    pageindex.column_index_py)."""
+    cdef const unsigned char* d = data
+    cdef Py_ssize_t n = len(data), pos = 0
+    cdef int wtype = 0, etype
+    cdef long long fid = 0
+    cdef unsigned long long size = 0, length = 0, i
+    cdef list nulls = None, mins = None, maxs = None, values
+    while True:
+        pos = _field(d, pos, n, &wtype, &fid, fid)
+        if wtype == STOP:
+            break
+        if fid == 1 and wtype == LIST:
+            if pos >= n:
+                raise IndexError("parquet page index: Thrift data ends early")
+            etype = d[pos] & 0x0F
+            pos = _list_head(d, pos, n, &size)
+            if etype != TRUE and etype != FALSE:
+                raise ValueError("parquet page index: null pages are not booleans")
+            if size > <unsigned long long>(n - pos):
+                raise IndexError("parquet page index: Thrift data ends early")
+            nulls = [d[pos + k] == TRUE for k in range(<Py_ssize_t>size)]
+            pos += <Py_ssize_t>size
+        elif (fid == 2 or fid == 3) and wtype == LIST:
+            if pos >= n:
+                raise IndexError("parquet page index: Thrift data ends early")
+            etype = d[pos] & 0x0F
+            pos = _list_head(d, pos, n, &size)
+            if etype != BINARY:
+                raise ValueError("parquet page index: page bounds are not binary")
+            values = []
+            i = 0
+            while i < size:
+                pos = _uvarint(d, pos, n, &length)
+                if length > <unsigned long long>(n - pos):
+                    raise ValueError("parquet page index: a string runs past the end")
+                values.append(data[pos : pos + <Py_ssize_t>length])
+                pos += <Py_ssize_t>length
+                i += 1
+            if fid == 2:
+                mins = values
+            else:
+                maxs = values
+        else:
+            pos = _skip(d, pos, n, wtype, 1)
+    if nulls is None or mins is None or maxs is None or not (len(nulls) == len(mins) == len(maxs)):
+        raise ValueError("parquet page index: a ColumnIndex without its page bounds")
+    return nulls, mins, maxs
+
+
+def fields(bytes data, Py_ssize_t pos):
+    """The fields of the Thrift struct at ``pos``: [(field id, wire type, value start, value end)], and where the
+    struct ends (twin: pageindex.fields_py)."""
+    cdef const unsigned char* d = data
+    cdef Py_ssize_t n = len(data), start
+    cdef int wtype = 0
+    cdef long long fid = 0
+    cdef list out = []
+    if pos < 0:
+        raise ValueError("parquet footer: a struct before the start")
+    while True:
+        pos = _field(d, pos, n, &wtype, &fid, fid)
+        if wtype == STOP:
+            return out, pos
+        start = pos
+        pos = _skip(d, pos, n, wtype, 1)
+        out.append((fid, wtype, start, pos))
+
+
+def elements(bytes data, Py_ssize_t pos):
+    """The elements of the Thrift list at ``pos``: (element type, [(start, end)]) (twin: pageindex.elements_py)."""
+    cdef const unsigned char* d = data
+    cdef Py_ssize_t n = len(data), start
+    cdef unsigned long long size = 0, i
+    cdef int etype
+    cdef list out = []
+    if pos < 0 or pos >= n:
+        raise IndexError("parquet footer: Thrift data ends early")
+    etype = d[pos] & 0x0F
+    pos = _list_head(d, pos, n, &size)
+    if etype == TRUE or etype == FALSE:
+        raise ValueError("parquet footer: a list of booleans has no element spans")
+    i = 0
+    while i < size:
+        start = pos
+        pos = _skip(d, pos, n, etype, 1)
+        out.append((start, pos))
+        i += 1
+    return etype, out

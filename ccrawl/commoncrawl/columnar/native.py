@@ -19,15 +19,14 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
-from ccrawl.commoncrawl.columnar.source import RangeSource, SparseFile
+from ccrawl.commoncrawl.columnar.source import Job, RangeSource, footer_length
 from ccrawl.errors import InputError
-from ccrawl.net.rangefile import cached
+from ccrawl.net.rangefile import RangeFile, cached
 
 DICTIONARY_COLUMNS = (
     "url_host_name",
@@ -240,27 +239,26 @@ COALESCE_GAP = 32 << 10
 class _PartFile:
     """One part opened for reading: pyarrow's view of the footer, our decoded footer, page indexes."""
 
-    def __init__(self, source: RangeSource, part: Part) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
+    def __init__(self, source: RangeSource, part: Part, size: int, tail: bytes, footer: bytes,
+                 walked: Any = None) -> None:
         from ccrawl.commoncrawl.columnar import pageindex
 
         self.source = source
         self.path = part.path
         self.blocks: dict[int, bytes] = {}
-        footer = source.footer(part.path)
-        self.size = source.size(part.path)
+        # The tail stays with the part while it is read, whatever the source's memory bound drops.
+        self.size, self.tail = size, tail
+        self.tail_start = size - len(tail)
         # pyarrow would read a speculative 64 KiB from the end; hand it the footer we already have.
         try:
-            self.meta = pq.read_metadata(pa.BufferReader(b"PAR1" + footer))
+            self.meta = _open_buffer(b"PAR1" + footer).metadata
         except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid/ArrowIOError
             raise InputError(f"{part.path}: corrupt Parquet footer ({str(exc).splitlines()[0]})") from exc
         self._footer_bytes = footer
         self.names: list[str] = self.meta.schema.names
         self.index = {n: i for i, n in enumerate(self.names)}
         self._pf: Any = None
-        self._footer: Any = None
+        self._footer: Any = walked
         self._pages: dict[tuple[int, int], Any] = {}
         self._dicts: dict[tuple[int, int], bytes] = {}
         self._pi = pageindex
@@ -271,18 +269,25 @@ class _PartFile:
         if self._pf is None:
             import pyarrow.parquet as pq
 
-            fh = SparseFile(self.source, self.path, self.blocks)
+            fh = RangeFile(self.get, self.size, name=self.path, blocks=self.blocks, tail=self.tail)
             self._pf = pq.ParquetFile(fh, metadata=self.meta, read_dictionary=list(DICTIONARY_COLUMNS),
                                       pre_buffer=False)
         return self._pf
 
     def get(self, start: int, length: int) -> bytes:
+        if start + length > self.tail_start:
+            if start >= self.tail_start:
+                return self.tail[start - self.tail_start : start - self.tail_start + length]
+            return self.get(start, self.tail_start - start) + self.tail[: start + length - self.tail_start]
         data = cached(self.blocks, start, length)
         return data if data is not None else self.source.read(self.path, start, length)
 
-    def prefetch(self, ranges: list[tuple[int, int]]) -> None:
-        """Fetch ``ranges`` (merged where they touch) at once; later reads inside them cost nothing."""
-        missing = sorted(r for r in ranges if r[1] > 0 and cached(self.blocks, r[0], r[1]) is None)
+    def wants(self, ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        """Of ``ranges``, the bytes neither fetched nor in the tail, merged where closer than COALESCE_GAP."""
+        tail_start = self.tail_start
+        missing = sorted((r[0], min(r[1], tail_start - r[0])) for r in ranges
+                         if r[1] > 0 and r[0] < tail_start and cached(self.blocks, r[0], min(r[1], tail_start - r[0]))
+                         is None)
         merged: list[tuple[int, int]] = []
         for start, length in missing:
             if merged and start <= merged[-1][0] + merged[-1][1] + COALESCE_GAP:
@@ -290,8 +295,18 @@ class _PartFile:
                 merged[-1] = (s0, max(s0 + n0, start + length) - s0)
             else:
                 merged.append((start, length))
-        for (start, _), data in zip(merged, self.source.read_many(self.path, merged), strict=True):
-            self.blocks[start] = data
+        return merged
+
+    def fill(self, ranges: list[tuple[int, int]], data: list[bytes]) -> None:
+        for (start, _), got in zip(ranges, data, strict=True):
+            # A block that runs up to the tail carries it on, so a read across the boundary is one block.
+            self.blocks[start] = got + self.tail if start + len(got) == self.tail_start else got
+
+    def prefetch(self, ranges: list[tuple[int, int]]) -> None:
+        """Fetch ``ranges`` (merged where they touch) at once; later reads inside them cost nothing."""
+        merged = self.wants(ranges)
+        if merged:
+            self.fill(merged, self.source.read_many(self.path, merged))
 
     def index_ranges(self, rg: int, columns: Sequence[str]) -> list[tuple[int, int]]:
         """Where the OffsetIndex of each of ``columns`` is (those not read yet)."""
@@ -339,6 +354,14 @@ class _PartFile:
             self._pages[key] = pages
         return self._pages[key]
 
+    def surt_index_ranges(self, rg: int, also: Sequence[str] = ()) -> list[tuple[int, int]]:
+        """What :meth:`surt_spans` reads: the url_surtkey ColumnIndex and OffsetIndex, and the ``also``
+        columns' OffsetIndexes (read in the same round trip); nothing when the key has no page index."""
+        oi, column_index = self.footer().locations(rg, self.index["url_surtkey"])
+        if column_index is None or oi is None:
+            return []
+        return [column_index, *self.index_ranges(rg, ["url_surtkey", *also])]
+
     def surt_spans(
         self, rg: int, prefixes: Sequence[str], also: Sequence[str] = ()
     ) -> tuple[list[tuple[int, int]], int, int] | None:
@@ -350,7 +373,7 @@ class _PartFile:
         oi, column_index = self.footer().locations(rg, col)
         if column_index is None or oi is None:
             return None
-        self.prefetch([column_index, *self.index_ranges(rg, ["url_surtkey", *also])])
+        self.prefetch(self.surt_index_ranges(rg, also))
         pages = self.pages(rg, col)
         if pages is None:
             return None
@@ -366,7 +389,6 @@ class _PartFile:
     def read(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> Any:
         """Column ``column`` of row group ``rg``: whole, or only the rows of ``spans`` (pages fetched alone)."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         col = self.index[column]
         pages = self.pages(rg, col) if spans is not None else None
@@ -385,17 +407,40 @@ class _PartFile:
                 if cm.has_dictionary_page and cm.dictionary_page_offset is not None else b""
             )
         dict_bytes = self._dicts[(rg, col)]
-        ci = self.footer().chunk(rg, col)
+        footer = self.footer()
+        template = footer.template(rg, col)
         chunks = []
         for lo, hi in spans:
             first, last = self._pi.page_range(pages, lo, hi)
             start = pages.offsets[first]
             data = self.get(start, pages.offsets[last] + pages.sizes[last] - start)
-            mini, row0 = self._pi.mini_file(self.footer(), ci, pages, first, last, rows, dict_bytes, data)
-            read_dict = [column] if column in DICTIONARY_COLUMNS else None
-            arr = pq.ParquetFile(pa.BufferReader(mini), read_dictionary=read_dict).read_row_group(0).column(0)
+            if template is not None:
+                mini, row0 = self._pi.mini_file_of(template, pages, first, last, rows, dict_bytes, data)
+            else:
+                mini, row0 = self._pi.mini_file(footer, footer.chunk(rg, col), pages, first, last, rows, dict_bytes,
+                                                data)
+            reader = _open_buffer(mini, dictionary=column in DICTIONARY_COLUMNS)
+            arr = reader.read_row_group(0, column_indices=[0], use_threads=False).column(0)
             chunks.extend(arr.slice(lo - row0, hi - lo).chunks)
         return pa.chunked_array(chunks, chunks[0].type) if chunks else pa.chunked_array([], pa.null())
+
+
+def _open_buffer(data: bytes, *, dictionary: bool = False) -> Any:
+    """pyarrow's reader of a Parquet file held in memory (a footer alone, or a one-column file), without
+    the Python ``ParquetFile`` around it (a quarter of the cost of opening a small file); ``dictionary``
+    reads its one column as a dictionary array."""
+    import pyarrow as pa
+
+    try:
+        from pyarrow._parquet import ParquetReader
+    except ImportError:  # pragma: no cover - pyarrow moved it; the public reader does the same
+        import pyarrow.parquet as pq
+
+        return pq.ParquetFile(pa.BufferReader(data), read_dictionary=[0] if dictionary else None,
+                              pre_buffer=False).reader
+    reader = ParquetReader()
+    reader.open(pa.BufferReader(data), read_dictionary=[0] if dictionary else None, pre_buffer=False)
+    return reader
 
 
 #: Past this many separate spans in a row group, one covering span is read instead.
@@ -414,22 +459,48 @@ def plan(f: Filters) -> Plan:
     return Plan(predicates(f), f.surt_prefixes())
 
 
-def scan_part(
-    source: RangeSource, part: Part, f: Filters, kind: str, *, limit: int | None = None, planned: Plan | None = None
-) -> PartAnswer:
-    """Answer ``kind`` over one part, reading only what the footer and the page index cannot rule out."""
+Steps = Generator[list[tuple[int, int]], list[bytes], "PartAnswer"]
+"""A part's scan as a generator: each value it yields is byte ranges it needs (merged, before the part's
+tail, none of them held yet), and it is sent their bytes; its return value is the part's answer."""
+
+
+def part_steps(
+    source: RangeSource, part: Part, tail: tuple[int, bytes], f: Filters, kind: str, *, limit: int | None = None,
+    planned: Plan | None = None,
+) -> Steps:
+    """Answer ``kind`` over one part from its ``(size, tail)`` on, reading only what the footer and the page
+    index cannot rule out, as steps: the reads it needs are yielded (and their bytes sent back), so a
+    driver can have many parts' reads on the wire at once (:class:`_Scan`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    size, data = tail
+    length = footer_length(part.path, size, data)
+    footer = data[len(data) - length - 8 :]
+    if length + 8 > len(data):  # a footer longer than the tail: the rest of it, one read
+        footer = (yield [(size - length - 8, length + 8 - len(data))])[0] + data
     answer = PartAnswer()
     st = answer.stats
     st.parts = 1
-    pfile = _PartFile(source, part)
-    st.index_bytes = pfile.size
+    st.index_bytes = size
+    planned = planned or plan(f)
+    walked = None
+    if planned.prefixes is not None:
+        # The key's range in each row group, from the footer walk: a part the filter rules out costs its
+        # tail and this, not pyarrow's decoding of its whole footer.
+        from ccrawl.commoncrawl.columnar import pageindex
+
+        walked = pageindex.footer_index(footer)
+        key = walked.leaf("url_surtkey")
+        ranges = [walked.string_range(rg, key) for rg in range(len(walked.places))] if key is not None else [None]
+        if all(r is not None and not range_may_match(planned.prefixes, r[0], r[1]) for r in ranges):
+            st.row_groups = st.row_groups_skipped = len(walked.places)
+            st.parts_skipped = 1
+            return answer
+    pfile = _PartFile(source, part, size, data, footer, walked)
     meta = pfile.meta
     names = pfile.names
     index = pfile.index
-    planned = planned or plan(f)
     preds = planned.predicates
     prefixes = planned.prefixes
     columns = list(names) if kind == "rows" else list(_OUTPUT[kind])
@@ -445,8 +516,18 @@ def scan_part(
         if not all(p.prune(rgm.column(index[p.column]).statistics) for p in preds):
             st.row_groups_skipped += 1
             continue
+        wanted = [*{p.column: 0 for p in preds}, *columns]
+        small = False
         if prefixes is not None:
-            found = pfile.surt_spans(rg, prefixes, also=[*{p.column: 0 for p in preds}, *columns])
+            need = pfile.wants(pfile.surt_index_ranges(rg, also=wanted))
+            # The page index is not in memory and every chunk this row group needs is smaller than what
+            # a round trip is worth: reading those chunks whole costs less than asking the page index
+            # which of their pages to read (on Common Crawl's parts, chunks of megabytes, it never is).
+            small = bool(need) and all(rgm.column(index[c]).total_compressed_size <= COALESCE_GAP for c in wanted)
+        if prefixes is not None and not small:
+            if need:
+                pfile.fill(need, (yield need))
+            found = pfile.surt_spans(rg, prefixes, also=wanted)
             if found is not None:
                 spans, kept, total = found
                 st.pages += total
@@ -462,13 +543,17 @@ def scan_part(
         if spans is not None:
             # Page-level: the pages of every column this row group needs are few, so they come in
             # one round trip rather than one per column.
-            wanted = [*{p.column: 0 for p in preds}, *columns]
-            pfile.prefetch([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, spans)])
-        elif len({p.column for p in preds}) > 1:
+            need = pfile.wants([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, spans)])
+        elif small:
+            # Small whole chunks: the output columns' come with the predicates', in the same round trip.
+            need = pfile.wants([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, None)])
+        else:
             # Whole chunks: the predicate columns in one round trip (they are read cheapest first from
             # memory); the output columns wait until some row matches.
-            needed = dict.fromkeys(p.column for p in preds)
-            pfile.prefetch([r for c in needed for r in pfile.column_ranges(rg, c, None)])
+            need = pfile.wants([r for c in dict.fromkeys(p.column for p in preds)
+                                for r in pfile.column_ranges(rg, c, None)])
+        if need:
+            pfile.fill(need, (yield need))
         order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
         mask: Any = None
         read: dict[str, Any] = {}
@@ -489,7 +574,9 @@ def scan_part(
             continue
         missing = [c for c in columns if c not in read]
         # The output columns' bytes in one round trip, then decoded one by one from memory.
-        pfile.prefetch([r for c in missing for r in pfile.column_ranges(rg, c, spans)])
+        need = pfile.wants([r for c in missing for r in pfile.column_ranges(rg, c, spans)])
+        if need:
+            pfile.fill(need, (yield need))
         for c in missing:
             read[c] = pfile.read(rg, c, spans)
         table = pa.table([read[c] for c in columns], names=columns)
@@ -542,6 +629,143 @@ def _undictionary(table: Any) -> Any:
     return pa.table(cols, names=table.column_names)
 
 
+_END = object()
+
+
+class _Scan:
+    """The parts of one scan as a :class:`~ccrawl.commoncrawl.columnar.source.Driver`.
+
+    Each part is a chain of reads (its tail, a row group's page index, its pages) with some decoding
+    between them (:func:`part_steps`). Every part in flight has its next reads on the wire at once, and
+    a part takes its next step as soon as its own reads are back, while the others' still come (over
+    HTTP the light steps run on the I/O thread as the bytes land, with no thread hand-off a read), so a
+    query over a few parts costs about three round trips (tails, page indexes, pages), however many
+    parts. At most ``window`` parts are in flight or waiting to be taken; answers go to ``out`` in part
+    order, then ``_END`` once nothing is in flight (an error goes there as it happens).
+
+    :meth:`done` may run on several threads at once (a source steps heavy parts on a pool): the
+    bookkeeping is under ``lock``, a part's step is not, and a part has one job or step at a time.
+    """
+
+    def __init__(self, source: RangeSource, wanted: list[Part], f: Filters, kind: str, *, limit: int | None,
+                 window: int) -> None:
+        import queue
+
+        self.source = source
+        self.wanted = wanted
+        self.f = f
+        self.kind = kind
+        self.limit = limit
+        self.window = window
+        self.planned = plan(f)
+        self.lock = threading.Lock()
+        self.out: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self.steps: dict[int, Steps] = {}
+        self.answers: dict[int, PartAnswer | BaseException] = {}
+        self.admitted = self.emitted = self.taken = self.rows = 0
+        self.in_flight = 0  # jobs started and steps running
+        self.stopped = False  # an error, enough rows, or the caller went away: no new part, no new step
+        self.failed_at: int | None = None  # the earliest part whose scan failed: later ones are dropped
+        self.ended = False
+
+    def start(self) -> list[Job]:
+        with self.lock:
+            jobs = self._admit()
+            self._maybe_end()
+            return jobs
+
+    def took(self) -> list[Job]:
+        """The caller took an answer: room for another part."""
+        with self.lock:
+            self.taken += 1
+            return self._admit()
+
+    def stop(self) -> None:
+        with self.lock:
+            self.stopped = True
+            self._maybe_end()
+
+    def done(self, token: Any, result: Any, error: BaseException | None) -> list[Job]:
+        with self.lock:
+            if self._dropped(token) or error is not None:
+                if error is not None and not self._dropped(token):
+                    self._fail(token, error)
+                self.in_flight -= 1
+                self._maybe_end()
+                return []
+            held = self.steps.pop(token, None)
+        part = self.wanted[token]
+        outcome: Any
+        steps: Steps = held if held is not None else part_steps(
+            self.source, part, result, self.f, self.kind, limit=self.limit, planned=self.planned)
+        try:
+            need = next(steps) if held is None else steps.send(result)
+        except StopIteration as finished:
+            outcome = finished.value
+        except Exception as exc:
+            outcome = exc
+        else:
+            outcome = None
+        with self.lock:
+            self.in_flight -= 1
+            jobs: list[Job] = []
+            if isinstance(outcome, PartAnswer):
+                self.answers[token] = outcome
+                self._emit()
+                jobs = self._admit()
+            elif outcome is not None:
+                if not self._dropped(token):
+                    self._fail(token, outcome)
+            elif self._dropped(token):
+                steps.close()
+            else:
+                self.steps[token] = steps
+                self.in_flight += 1
+                jobs = [(token, part.path, need)]
+            self._maybe_end()
+            return jobs
+
+    def _emit(self) -> None:
+        while self.emitted in self.answers and not self.stopped:
+            answer = self.answers.pop(self.emitted)
+            self.emitted += 1
+            self.out.put(answer)
+            if isinstance(answer, BaseException):
+                self.stopped = True  # the caller raises it; the parts in flight land unused
+                return
+            self.rows += sum(t.num_rows for t in answer.tables)
+            if self.limit is not None and self.rows >= self.limit:
+                self.stopped = True  # enough rows: the parts in flight land unused
+
+    def _admit(self) -> list[Job]:
+        jobs: list[Job] = []
+        while (not self.stopped and self.failed_at is None and self.admitted < len(self.wanted)
+               and self.admitted - self.taken < self.window):
+            jobs.append((self.admitted, self.wanted[self.admitted].path, None))
+            self.admitted += 1
+        self.in_flight += len(jobs)
+        return jobs
+
+    def _dropped(self, token: int) -> bool:
+        """Whether part ``token``'s work is no longer wanted: the scan stopped, or an earlier part failed."""
+        return self.stopped or (self.failed_at is not None and token > self.failed_at)
+
+    def _fail(self, token: int, error: BaseException) -> None:
+        # The error takes the part's place in the answers: the parts before it still come out first, as
+        # they would have, and it is the first failure in part order that the caller sees.
+        self.failed_at = token
+        self.answers[token] = error
+        self._emit()
+
+    def _maybe_end(self) -> None:
+        if not self.ended and not self.in_flight and (self.stopped or self.emitted == len(self.wanted)):
+            self.ended = True
+            for steps in self.steps.values():
+                steps.close()
+            self.steps.clear()
+            self.out.put(_END)
+
+
 def scan(
     source: RangeSource,
     parts: Sequence[Part],
@@ -552,51 +776,31 @@ def scan(
     limit: int | None = None,
     stats: ScanStats | None = None,
 ) -> Iterator[PartAnswer]:
-    """Scan ``parts`` in parallel (``jobs`` at a time), yielding each part's answer in part order.
+    """Scan ``parts``, ``2 x jobs`` at a time, yielding each part's answer in part order (see :class:`_Scan`);
+    ``jobs`` threads decode the heavy steps.
 
-    With ``limit`` the scan stops submitting parts once that many rows came back.
+    With ``limit`` the scan takes no new part once that many rows came back.
     """
     stats = stats if stats is not None else ScanStats()
     wanted = [p for p in parts if f.keeps_crawl(p.crawl) and f.keeps_subset(p.subset)]
-    jobs = max(1, jobs)
-    planned = plan(f)
-    rows = 0
-    window = 2 * jobs
-    fetched = 0
-
-    def tails_ahead(i: int) -> None:
-        # The tails of the next parts in one wave of concurrent requests, rather than one per worker.
-        nonlocal fetched
-        if i >= fetched:
-            source.prefetch_tails([p.path for p in wanted[i : i + window]])
-            fetched = i + window
-
-    with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ccrawl-columnar") as pool:
-        pending: list[Future[PartAnswer]] = []
-        it = iter(wanted)
-        submitted = 0
-        for part in it:
-            tails_ahead(submitted)
-            pending.append(pool.submit(scan_part, source, part, f, kind, limit=limit, planned=planned))
-            submitted += 1
-            if len(pending) >= jobs:
-                break
-        try:
-            while pending:
-                answer = pending.pop(0).result()
-                stats.merge(answer.stats)
-                rows += sum(t.num_rows for t in answer.tables)
-                yield answer
-                if limit is not None and rows >= limit:
-                    return
-                nxt = next(it, None)
-                if nxt is not None:
-                    tails_ahead(submitted)
-                    pending.append(pool.submit(scan_part, source, nxt, f, kind, limit=limit, planned=planned))
-                    submitted += 1
-        finally:
-            for fut in pending:
-                fut.cancel()
+    driver = _Scan(source, wanted, f, kind, limit=limit, window=2 * max(1, jobs))
+    ended = False
+    source.drive(driver, workers=max(1, jobs))
+    try:
+        while True:
+            item = driver.out.get()
+            if item is _END:
+                ended = True
+                return
+            if isinstance(item, BaseException):
+                raise item
+            stats.merge(item.stats)
+            yield item
+            source.launch(driver, driver.took())
+    finally:
+        driver.stop()
+        while not ended and driver.out.get() is not _END:  # what is still on the wire lands before we go
+            pass
 
 
 def diff_filters(f: Filters, crawl: str) -> Filters | None:

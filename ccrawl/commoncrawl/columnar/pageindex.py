@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ccrawl import accel
@@ -426,15 +426,34 @@ class FooterIndex:
     """A footer walked, not decoded: per row group and column where its page index and its metadata are.
 
     The walk skips over every value it does not keep, so it costs a fraction of :func:`footer_of`; a
-    chunk's ColumnMetaData is decoded only when a one-column file is built from it (:meth:`chunk`).
-    ``meta`` holds the top-level fields except the row groups and the key-value metadata.
+    chunk's ColumnMetaData is decoded only when asked for (:meth:`chunk`), and a one-column file is
+    built from slices of the footer's own bytes (:meth:`template`). ``meta`` (decoded when first
+    asked for) holds the top-level fields except the row groups and the key-value metadata.
     """
 
     data: bytes
-    meta: dict[int, Value]
+    #: (field id, wire type, where its value starts) of the top-level fields but the row groups and key-values
+    top: list[tuple[int, int, int]]
     #: [row group][column] -> (offset index, column index, where the ColumnMetaData struct starts or -1)
     places: list[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]]]
-    _chunks: dict[tuple[int, int], ChunkIndex]
+    _chunks: dict[tuple[int, int], ChunkIndex] = field(default_factory=dict)
+    _meta: dict[int, Value] | None = None
+    _templates: dict[tuple[int, int], MiniTemplate | None] = field(default_factory=dict)
+    _shared: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def meta(self) -> dict[int, Value]:
+        if self._meta is None:
+            meta: dict[int, Value] = {}
+            try:
+                for fid, wtype, pos in self.top:
+                    r = _Reader(self.data)
+                    r.pos = pos
+                    meta[fid] = (wtype, r.value(wtype))
+            except IndexError:
+                raise InputError("parquet footer: Thrift data ends early") from None
+            self._meta = meta
+        return self._meta
 
     def locations(self, rg: int, col: int) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
         """(OffsetIndex, ColumnIndex) of a chunk as (offset, length), each None when not written."""
@@ -454,6 +473,141 @@ class FooterIndex:
             self._chunks[(rg, col)] = hit
         return hit
 
+    def leaf(self, name: str) -> int | None:
+        """The column number of top-level leaf ``name`` in a flat schema (None: not there, or a nested schema)."""
+        top = {fid: (wtype, pos) for fid, wtype, pos in self.top}
+        if top.get(2, (0, 0))[0] != LIST:
+            return None
+        try:
+            etype, schema = _elements(self.data, top[2][1])
+            if etype != STRUCT:
+                return None
+            for col, (start, _) in enumerate(schema[1:]):
+                got = {fid: (wtype, a, b) for fid, wtype, a, b in _fields(self.data, start)[0]}
+                if 5 in got:  # num_children: a group, so columns are not one element each
+                    return None
+                if got.get(4, (0,))[0] == BINARY and _binary(self.data, got[4][1]) == name.encode():
+                    return col
+        except (IndexError, ValueError):
+            return None
+        return None
+
+    def string_range(self, rg: int, col: int) -> tuple[str, str] | None:
+        """The min and max of a string column chunk from its Statistics' min_value/max_value, when the file
+        says they follow the type's order (TypeDefinedOrder); None when it does not, or they are not there."""
+        top = {fid: (wtype, pos) for fid, wtype, pos in self.top}
+        at = self.places[rg][col][2]
+        if at < 0 or top.get(7, (0, 0))[0] != LIST:
+            return None
+        try:
+            orders = self._shared.get("order_spans")
+            if orders is None:
+                orders = self._shared["order_spans"] = _elements(self.data, top[7][1])[1]
+            if col >= len(orders) or [f[0] for f in _fields(self.data, orders[col][0])[0]] != [1]:
+                return None
+            stats = {fid: (wtype, a) for fid, wtype, a, _ in _fields(self.data, at)[0]}.get(12)
+            if stats is None or stats[0] != STRUCT:
+                return None
+            got = {fid: (wtype, a) for fid, wtype, a, _ in _fields(self.data, stats[1])[0]}
+            if got.get(5, (0,))[0] != BINARY or got.get(6, (0,))[0] != BINARY:
+                return None
+            return _binary(self.data, got[6][1]).decode("utf-8"), _binary(self.data, got[5][1]).decode("utf-8")
+        except (IndexError, ValueError):  # UnicodeDecodeError is a ValueError
+            return None
+
+    def template(self, rg: int, col: int) -> MiniTemplate | None:
+        """What a one-column file of this chunk keeps from the footer, as byte slices of it (None: a footer
+        this shortcut does not cover, such as one without a schema; :func:`mini_file` then does it)."""
+        key = (rg, col)
+        if key not in self._templates:
+            try:
+                self._templates[key] = self._template(rg, col)
+            except IndexError:
+                raise InputError("parquet footer: Thrift data ends early") from None
+            except ValueError as exc:
+                if isinstance(exc, InputError):
+                    raise
+                raise InputError(str(exc)) from None
+        return self._templates[key]
+
+    def _template(self, rg: int, col: int) -> MiniTemplate | None:
+        data = self.data
+        at = self.places[rg][col][2]
+        top = {fid: (wtype, pos) for fid, wtype, pos in self.top}
+        if at < 0 or 1 not in top or 2 not in top or top[2][0] != LIST:
+            return None
+        shared = self._shared
+        if "schema" not in shared:
+            etype, schema = _elements(data, top[2][1])
+            if etype != STRUCT or not schema:
+                return None
+            root = decode(data, schema[0][0])[0]
+            root[5] = (I32, 1)
+            shared["schema"] = schema
+            shared["root"] = encode(root)
+            orders = top.get(7)
+            shared["orders"] = _elements(data, orders[1])[1] if orders is not None and orders[0] == LIST else None
+        schema, orders = shared["schema"], shared["orders"]
+        if col + 1 >= len(schema) or (orders is not None and col >= len(orders)):
+            return None
+        version_type, version_at = top[1]
+        head = bytearray()
+        last = _put_header(head, 1, 0, version_type)
+        head += data[version_at : _skip(data, version_at, version_type)]
+        last = _put_header(head, 2, last, LIST)
+        head.append((2 << 4) | STRUCT)
+        head += shared["root"]
+        head += data[schema[col + 1][0] : schema[col + 1][1]]
+        tail = bytearray()
+        last = 4
+        if 6 in top:
+            wtype, pos = top[6]
+            last = _put_header(tail, 6, last, wtype)
+            tail += data[pos : _skip(data, pos, wtype)]
+        if orders is not None:
+            last = _put_header(tail, 7, last, LIST)
+            tail.append((1 << 4) | STRUCT)
+            tail += data[orders[col][0] : orders[col][1]]
+        tail.append(STOP)
+        kept = [(fid, wtype, bytes(data[a:b])) for fid, wtype, a, b in _fields(data, at)[0]
+                if fid not in _MINI_DROPPED and fid not in _MINI_SET]
+        return MiniTemplate(bytes(head), bytes(tail), kept)
+
+
+#: ColumnMetaData fields a one-column file leaves out (index page, statistics, encoding stats, bloom
+#: filter, size statistics) and those it sets (counts, sizes and offsets of its own).
+_MINI_DROPPED = frozenset((10, 12, 13, 14, 15, 16))
+_MINI_SET = frozenset((5, 6, 7, 9, 11))
+
+
+@dataclass(slots=True, frozen=True)
+class MiniTemplate:
+    """A one-column file's footer but for its sizes: FileMetaData fields 1-2 (version; the schema root with
+    one child and the column's element) encoded, fields 6-7 (created_by; the column's order) and the end,
+    and the column's ColumnMetaData fields that are kept as (id, wire type, value bytes)."""
+
+    head: bytes
+    tail: bytes
+    kept: list[tuple[int, int, bytes]]
+
+
+def _binary(data: bytes, pos: int) -> bytes:
+    """The Thrift string at ``pos``."""
+    n, pos = _uvarint_at(data, pos)
+    if pos + n > len(data):
+        raise ValueError("parquet footer: a string runs past the end")
+    return data[pos : pos + n]
+
+
+def _put_header(out: bytearray, fid: int, last: int, wtype: int) -> int:
+    delta = fid - last
+    if 0 < delta <= 15:
+        out.append((delta << 4) | wtype)
+    else:
+        out.append(wtype)
+        out += _zigzag(fid)
+    return fid
+
 
 def footer_index(tail: bytes) -> FooterIndex:
     """The FileMetaData at the end of ``tail`` (which must hold the whole footer), walked."""
@@ -465,18 +619,13 @@ def footer_index(tail: bytes) -> FooterIndex:
     data = bytes(tail[len(tail) - 8 - n : len(tail) - 8])
     try:
         places, top = walk(data)
-        meta: dict[int, Value] = {}
-        for fid, wtype, pos in top:
-            r = _Reader(data)
-            r.pos = pos
-            meta[fid] = (wtype, r.value(wtype))
     except IndexError:
         raise InputError("parquet footer: Thrift data ends early") from None
     except ValueError as exc:  # the compiled walk's word for a malformed value
         if isinstance(exc, InputError):
             raise
         raise InputError(str(exc)) from None
-    return FooterIndex(data, meta, places, {})
+    return FooterIndex(data, top, places)
 
 
 Places = list[list[tuple[tuple[int, int] | None, tuple[int, int] | None, int]]]
@@ -568,18 +717,65 @@ class Pages:
     first_rows: list[int]
 
 
-def offset_index(data: bytes) -> Pages:
+def offset_index_py(data: bytes) -> tuple[list[int], list[int], list[int]]:
+    """(offsets, sizes, first rows) of the pages an OffsetIndex lists (twin of the compiled
+    ``ccrawl._native.pqfooter.offset_index``)."""
     s, _ = decode(data)
-    locs = _get(s, 1)[1]
-    return Pages([_get(p, 1) for p in locs], [_get(p, 2) for p in locs], [_get(p, 3) for p in locs])
+    locs = _get(s, 1)
+    if locs is None:
+        raise ValueError("parquet page index: an OffsetIndex without page locations")
+    if locs[0] != STRUCT:
+        raise ValueError("parquet page index: page locations are not structs")
+    out: tuple[list[int], list[int], list[int]] = ([], [], [])
+    for p in locs[1]:
+        got = [p.get(fid) for fid in (1, 2, 3)]
+        if any(v is None or v[0] not in (I32, I64) for v in got):
+            raise ValueError("parquet page index: a page location lacks a field")
+        for k in range(3):
+            out[k].append(got[k][1])
+    return out
+
+
+def column_index_py(data: bytes) -> tuple[list[bool], list[bytes], list[bytes]]:
+    """(null pages, min values, max values) of a ColumnIndex, the bounds as bytes (twin of the compiled
+    ``ccrawl._native.pqfooter.column_index``)."""
+    s, _ = decode(data)
+    got = [s.get(fid) for fid in (1, 2, 3)]
+    if any(v is None or v[0] != LIST for v in got):
+        raise ValueError("parquet page index: a ColumnIndex without its page bounds")
+    (nt, nulls), (mt, mins), (xt, maxs) = (v[1] for v in got)  # type: ignore[index]
+    if nt not in (TRUE, FALSE):
+        raise ValueError("parquet page index: null pages are not booleans")
+    if mt != BINARY or xt != BINARY:
+        raise ValueError("parquet page index: page bounds are not binary")
+    if not len(nulls) == len(mins) == len(maxs):
+        raise ValueError("parquet page index: a ColumnIndex without its page bounds")
+    return [bool(v) for v in nulls], list(mins), list(maxs)
+
+
+def offset_index(data: bytes) -> Pages:
+    """A chunk's pages, from its OffsetIndex."""
+    try:
+        offsets, sizes, first_rows = _offset_index(bytes(data))
+    except IndexError:
+        raise InputError("parquet page index: Thrift data ends early") from None
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(exc)) from None
+    return Pages(offsets, sizes, first_rows)
 
 
 def column_index_bounds(data: bytes) -> list[tuple[bytes, bytes] | None]:
     """Per page (min, max) as bytes, or None for an all-null page."""
-    s, _ = decode(data)
-    nulls = _get(s, 1)[1]
-    mins = _get(s, 2)[1]
-    maxs = _get(s, 3)[1]
+    try:
+        nulls, mins, maxs = _column_index(bytes(data))
+    except IndexError:
+        raise InputError("parquet page index: Thrift data ends early") from None
+    except ValueError as exc:
+        if isinstance(exc, InputError):
+            raise
+        raise InputError(str(exc)) from None
     return [None if null else (lo, hi) for null, lo, hi in zip(nulls, mins, maxs, strict=True)]
 
 
@@ -645,6 +841,70 @@ def mini_file(footer: Footer | FooterIndex, ci: ChunkIndex, pages: Pages, first:
     return b"PAR1" + dict_bytes + data_bytes + body + len(body).to_bytes(4, "little") + b"PAR1", row0
 
 
+def mini_file_of(template: MiniTemplate, pages: Pages, first: int, last: int, num_rows: int, dict_bytes: bytes,
+                 data_bytes: bytes) -> tuple[bytes, int]:
+    """:func:`mini_file` from a :meth:`FooterIndex.template`: the same bytes, from slices of the footer."""
+    row0 = pages.first_rows[first]
+    row_end = pages.first_rows[last + 1] if last + 1 < len(pages.first_rows) else num_rows
+    n = row_end - row0
+    size = len(dict_bytes) + len(data_bytes)
+    set_: dict[int, int] = {5: n, 6: size, 7: size, 9: 4 + len(dict_bytes)}
+    if dict_bytes:
+        set_[11] = 4
+    meta = bytearray()
+    at = 0
+    for fid, wtype, value in sorted([*template.kept, *((fid, I64, b"") for fid in set_)]):
+        at = _put_header(meta, fid, at, wtype)
+        meta += _zigzag(set_[fid]) if fid in set_ and not value else value
+    meta.append(STOP)
+    nz = _zigzag(n)
+    body = b"".join((
+        template.head, bytes(((1 << 4) | I64,)), nz, bytes(((1 << 4) | LIST, (1 << 4) | STRUCT,
+                                                              (1 << 4) | LIST, (1 << 4) | STRUCT,
+                                                              (2 << 4) | I64)), _zigzag(4),
+        bytes(((1 << 4) | STRUCT,)), meta, bytes((STOP, (1 << 4) | I64)), _zigzag(size), bytes(((1 << 4) | I64,)), nz,
+        bytes((STOP,)), template.tail,
+    ))
+    return b"PAR1" + dict_bytes + data_bytes + body + len(body).to_bytes(4, "little") + b"PAR1", row0
+
+
+def fields_py(data: bytes, pos: int) -> tuple[list[tuple[int, int, int, int]], int]:
+    """The fields of the struct at ``pos``: [(field id, wire type, value start, value end)], and where it ends
+    (twin of the compiled ``ccrawl._native.pqfooter.fields``)."""
+    if pos < 0:
+        raise ValueError("parquet footer: a struct before the start")
+    out: list[tuple[int, int, int, int]] = []
+    last = 0
+    while True:
+        fid, wtype, pos = _field_head(data, pos, last)
+        if wtype == STOP:
+            return out, pos
+        last = fid
+        start = pos
+        pos = _skip(data, pos, wtype)
+        if pos > len(data):
+            raise IndexError("parquet footer: Thrift data ends early")
+        out.append((fid, wtype, start, pos))
+
+
+def elements_py(data: bytes, pos: int) -> tuple[int, list[tuple[int, int]]]:
+    """The elements of the list at ``pos``: (element type, [(start, end)]) (twin of the compiled
+    ``ccrawl._native.pqfooter.elements``)."""
+    if pos < 0 or pos >= len(data):
+        raise IndexError("parquet footer: Thrift data ends early")
+    size, etype, pos = _list_head(data, pos)
+    if etype in (TRUE, FALSE):
+        raise ValueError("parquet footer: a list of booleans has no element spans")
+    out = []
+    for _ in range(size):
+        start = pos
+        pos = _skip(data, pos, etype)
+        if pos > len(data):
+            raise IndexError("parquet footer: Thrift data ends early")
+        out.append((start, pos))
+    return etype, out
+
+
 def page_range(pages: Pages, lo: int, hi: int) -> tuple[int, int]:
     """The first and last page holding rows ``[lo, hi)``."""
     import bisect
@@ -656,3 +916,7 @@ def page_range(pages: Pages, lo: int, hi: int) -> tuple[int, int]:
 
 _native = accel.native("pqfooter")
 walk = _native.walk if _native else walk_py
+_offset_index = _native.offset_index if _native and hasattr(_native, "offset_index") else offset_index_py
+_column_index = _native.column_index if _native and hasattr(_native, "column_index") else column_index_py
+_fields = _native.fields if _native and hasattr(_native, "fields") else fields_py
+_elements = _native.elements if _native and hasattr(_native, "elements") else elements_py

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ccrawl.errors import InputError
 from ccrawl.net.rangefile import RangeFile
@@ -34,7 +34,22 @@ from ccrawl.net.rangefile import RangeFile
 TAIL_BYTES = 16 << 10
 #: At most this many bytes of tails are held in memory (2,048 parts' worth).
 TAIL_MEMORY = 128 << 20
+#: A driver's step on more bytes than this runs on a thread of the pool rather than the I/O loop: decoding
+#: them takes long enough to be worth the hand-off, and decodes then run side by side.
+HEAVY_STEP = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
+
+Job = tuple[Any, str, "list[tuple[int, int]] | None"]
+"""``(token, part, ranges)``: read those byte ranges of the part (none of them in its tail), or with
+ranges None its tail (:meth:`RangeSource.run_job`)."""
+
+
+class Driver(Protocol):
+    """What :meth:`RangeSource.drive` runs: the jobs to start with, and for each finished job the next ones."""
+
+    def start(self) -> list[Job]: ...
+
+    def done(self, token: Any, result: Any, error: BaseException | None) -> list[Job]: ...
 
 
 @dataclass(slots=True)
@@ -52,6 +67,16 @@ class SourceStats:
             self.requests += 1
 
 
+def footer_length(part: str, size: int, tail: bytes) -> int:
+    """The length of the FileMetaData that ends ``tail`` (the last bytes of a file of ``size``), checked."""
+    if tail[-4:] != b"PAR1" or len(tail) < 8:
+        raise InputError(f"{part}: not a Parquet file (no PAR1 at its end)")
+    n = int.from_bytes(tail[-8:-4], "little")
+    if n + 8 > size:
+        raise InputError(f"{part}: the footer length {n} is past the start of the file")
+    return n
+
+
 class RangeSource:
     """Ranged reads of index parts; subclasses say how. ``size`` is known once ``tail`` ran."""
 
@@ -63,6 +88,7 @@ class RangeSource:
         self._tail_bytes = 0
         self._sizes: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._pool: Any = None  # threads for drivers' steps, made when first needed
 
     def tail(self, part: str) -> tuple[int, bytes]:
         """(file size, its last min(size, TAIL_BYTES) bytes)."""
@@ -100,11 +126,7 @@ class RangeSource:
     def footer(self, part: str) -> bytes:
         """The Parquet footer of ``part``: FileMetaData, its 4-byte length and ``PAR1``."""
         size, tail = self.tail(part)
-        if tail[-4:] != b"PAR1" or len(tail) < 8:
-            raise InputError(f"{part}: not a Parquet file (no PAR1 at its end)")
-        n = int.from_bytes(tail[-8:-4], "little")
-        if n + 8 > size:
-            raise InputError(f"{part}: the footer length {n} is past the start of the file")
+        n = footer_length(part, size, tail)
         if n + 8 <= len(tail):
             return tail[len(tail) - n - 8 :]
         return self.read(part, size - n - 8, n + 8 - len(tail)) + tail
@@ -127,6 +149,40 @@ class RangeSource:
         """Several ``(start, length)`` reads of one part; :class:`HttpSource` has them in flight at once."""
         return [self.read(part, start, length) for start, length in ranges]
 
+    def run_job(self, job: Job) -> Any:
+        """One job, here and now: ``(token, part, None)`` is the part's ``(size, tail)``, ``(token, part,
+        ranges)`` those ranges' bytes, in order."""
+        _, part, ranges = job
+        return self.tail(part) if ranges is None else self.read_many(part, ranges)
+
+    def drive(self, driver: Driver, *, workers: int = 4) -> None:
+        """Run ``driver``: its first jobs, and as each job completes, the driver's step on it and the jobs
+        that step asks for. Here a pool of ``workers`` threads runs each job and its step (reads from
+        disk, decoding in parallel); :class:`HttpSource` does better."""
+        self._driver_pool(workers)
+        self.launch(driver, driver.start())
+
+    def launch(self, driver: Driver, jobs: Sequence[Job]) -> None:
+        """More jobs for a driver :meth:`drive` runs, from any thread."""
+        pool = self._driver_pool(1)
+        for job in jobs:
+            pool.submit(self._run_and_step, driver, job)
+
+    def _run_and_step(self, driver: Driver, job: Job) -> None:
+        try:
+            result, error = self.run_job(job), None
+        except Exception as exc:  # the driver hands it to its caller
+            result, error = None, exc
+        self.launch(driver, driver.done(job[0], result, error))
+
+    def _driver_pool(self, workers: int) -> Any:
+        with self._lock:
+            if self._pool is None:
+                from concurrent.futures import ThreadPoolExecutor
+
+                self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ccrawl-columnar")
+            return self._pool
+
     def _fetch_tail(self, part: str) -> tuple[int, bytes]:
         raise NotImplementedError
 
@@ -134,7 +190,8 @@ class RangeSource:
         raise NotImplementedError
 
     def close(self) -> None:
-        pass
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
 
 
 class LocalSource(RangeSource):
@@ -183,6 +240,11 @@ class HttpSource(RangeSource):
         self._call(self.client.open())
 
     def _call(self, coro: Any) -> Any:
+        if threading.current_thread() is self._thread:
+            coro.close()
+            # A driver's step (run on the loop) read something it did not ask for as a job: waiting here
+            # for the loop would wait for ever.
+            raise RuntimeError("ccrawl: a columnar read outside the planned jobs (a bug); please report it")
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result()
 
     def url(self, part: str) -> str:
@@ -246,24 +308,73 @@ class HttpSource(RangeSource):
         if len(ranges) < 2:
             return [self.read(part, start, length) for start, length in ranges]
         size, tail = self.tail(part)
-        tail_start = size - len(tail)
-        remote = [(s, n) for s, n in ranges if n > 0 and s + n <= tail_start]
+        return self._call(self._read_ranges(part, size - len(tail), tail, ranges))  # type: ignore[no-any-return]
+
+    async def _read_ranges(self, part: str, tail_start: int, tail: bytes, ranges: list[tuple[int, int]]) -> list[bytes]:
+        """``ranges`` of ``part`` at once: what is before ``tail_start`` over the wire, the rest from ``tail``."""
         url = self.url(part)
-
-        async def gather() -> list[bytes]:
-            return list(await asyncio.gather(*(self.client.get_range(url, s, n) for s, n in remote)))
-
-        got = dict(zip(remote, self._call(gather()), strict=True)) if remote else {}
-        out = []
+        remote = [(s, min(n, tail_start - s)) for s, n in ranges if n > 0 and s < tail_start]
+        got = await asyncio.gather(*(self.client.get_range(url, s, n) for s, n in remote)) if remote else []
+        out: list[bytes] = []
+        k = 0
         for s, n in ranges:
-            if (s, n) in got:
-                self.stats.add(len(got[(s, n)]))
-                out.append(got[(s, n)])
+            if n <= 0:
+                out.append(b"")
+            elif s >= tail_start:
+                out.append(tail[s - tail_start : s - tail_start + n])
             else:
-                out.append(self.read(part, s, n))
+                head = got[k]
+                k += 1
+                self.stats.add(len(head))
+                out.append(head + tail[: s + n - tail_start] if s + n > tail_start else head)
         return out
 
+    def drive(self, driver: Driver, *, workers: int = 4) -> None:
+        """Run ``driver`` on the loop thread: every job's requests in flight at once, and as a job's bytes land,
+        the driver's step on them there and then (no thread hand-off a read), or, when they are more than
+        HEAVY_STEP bytes to decode, on a pool of ``workers`` threads, so big decodes run side by side."""
+        self._driver_pool(workers)
+        self.launch(driver, driver.start())
+
+    def launch(self, driver: Driver, jobs: Sequence[Job]) -> None:
+        if jobs:
+            self.loop.call_soon_threadsafe(self._start, driver, list(jobs))
+
+    def _start(self, driver: Driver, jobs: Sequence[Job]) -> None:
+        for job in jobs:
+            self.loop.create_task(self._job(driver, job))
+
+    async def _job(self, driver: Driver, job: Job) -> None:
+        token, part, ranges = job
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            if ranges is None:
+                with self._lock:
+                    result = self._tails.get(part)
+                if result is None:
+                    key, result = self._cached_tail(part)
+                    if result is None:
+                        result = await self._get_tail(part, key)
+                    self._keep_tail(part, result)
+            else:
+                url = self.url(part)
+                result = list(await asyncio.gather(*(self.client.get_range(url, s, n) for s, n in ranges)))
+                for data in result:
+                    self.stats.add(len(data))
+        except asyncio.CancelledError as exc:  # the loop is going away: the driver must still hear of it
+            driver.done(token, None, exc)
+            raise
+        except Exception as exc:  # the driver hands it to its caller
+            error = exc
+        if ranges is not None and error is None and sum(map(len, result)) >= HEAVY_STEP:
+            jobs = await self.loop.run_in_executor(self._pool, driver.done, token, result, error)
+        else:
+            jobs = driver.done(token, result, error)
+        self._start(driver, jobs)
+
     def close(self) -> None:
+        super().close()
         if self.loop.is_running():
             self._call(self.client.close())
             self.loop.call_soon_threadsafe(self.loop.stop)

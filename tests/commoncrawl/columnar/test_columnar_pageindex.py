@@ -141,3 +141,97 @@ def test_broken_footers_are_input_errors() -> None:
         pi.footer_index(b"\x49\x1c\x15" + (3).to_bytes(4, "little") + b"PAR1")  # row groups cut short
     with pytest.raises(InputError):
         pi.decode(b"\x19\xfc")  # a list that says it has many elements, then ends
+
+
+@pytest.fixture(params=["python", "native"])
+def decoders(request: pytest.FixtureRequest) -> dict[str, Callable[..., Any]]:
+    """The page-index decoders and the footer slicers, one side of each twin pair."""
+    if request.param == "python":
+        return {"offset_index": pi.offset_index_py, "column_index": pi.column_index_py, "fields": pi.fields_py,
+                "elements": pi.elements_py}
+    native = native_or_skip("pqfooter")
+    return {name: getattr(native, name) for name in ("offset_index", "column_index", "fields", "elements")}
+
+
+def test_both_page_index_decoders_agree_on_every_chunk(colroot: Path,
+                                                       decoders: dict[str, Callable[..., Any]]) -> None:
+    for path in part_paths(colroot):
+        data = path.read_bytes()
+        full = pi.footer_of(data)
+        walked = pi.footer_index(data)
+        for rg, row in enumerate(walked.places):
+            for col, (oi, ci, at) in enumerate(row):
+                assert oi is not None and ci is not None
+                o, c = data[oi[0] : sum(oi)], data[ci[0] : sum(ci)]
+                assert decoders["offset_index"](o) == pi.offset_index_py(o)
+                nulls, mins, maxs = decoders["column_index"](c)
+                assert (nulls, mins, maxs) == pi.column_index_py(c)
+                meta = pi._get(full.chunk(rg, col).chunk, 3)
+                got, end = decoders["fields"](walked.data, at)
+                assert [fid for fid, *_ in got] == sorted(meta) and end > at
+                assert (got, end) == pi.fields_py(walked.data, at)
+        for fid, wtype, pos in walked.top:
+            if wtype == pi.LIST and fid in (2, 7):
+                etype, spans = decoders["elements"](walked.data, pos)
+                assert (etype, spans) == pi.elements_py(walked.data, pos)
+                assert len(spans) == len(pi._get(full.meta, fid)[1])
+
+
+def test_page_index_decoders_raise_on_cut_or_garbled_input(colroot: Path,
+                                                           decoders: dict[str, Callable[..., Any]]) -> None:
+    data = _biggest(colroot).read_bytes()
+    oi, ci, _ = pi.footer_index(data).places[0][0]
+    assert oi is not None and ci is not None
+    for name, raw in (("offset_index", data[oi[0] : sum(oi)]), ("column_index", data[ci[0] : sum(ci)])):
+        for cut in range(0, len(raw), max(1, len(raw) // 60)):
+            with pytest.raises((IndexError, ValueError, InputError)):
+                decoders[name](raw[:cut])
+    with pytest.raises((IndexError, ValueError, InputError)):
+        decoders["column_index"](b"\x19\x1c\x15\x00\x00")  # null pages that are structs
+    with pytest.raises((IndexError, ValueError, InputError)):
+        decoders["offset_index"](b"\x19\x15\x02\x00")  # page locations that are integers
+    with pytest.raises(InputError):
+        pi.offset_index(data[oi[0] : sum(oi) - 3])
+    with pytest.raises(InputError):
+        pi.column_index_bounds(data[ci[0] : ci[0] + 5])
+
+
+def test_one_column_files_from_footer_slices_are_byte_for_byte_the_decoded_ones(colroot: Path) -> None:
+    path = _biggest(colroot)
+    data = path.read_bytes()
+    full, walked = pi.footer_of(data), pi.footer_index(data)
+    meta = pq.read_metadata(path)
+    runs = 0
+    for rg in range(meta.num_row_groups):
+        rows = meta.row_group(rg).num_rows
+        for col in range(meta.num_columns):
+            ci = full.chunk(rg, col)
+            assert ci.offset_index is not None
+            pages = pi.offset_index(data[ci.offset_index[0] : sum(ci.offset_index)])
+            cm = meta.row_group(rg).column(col)
+            dict_bytes = data[cm.dictionary_page_offset : pages.offsets[0]] if cm.has_dictionary_page else b""
+            template = walked.template(rg, col)
+            assert template is not None
+            for first in range(len(pages.offsets)):
+                last = min(first + 1, len(pages.offsets) - 1)
+                body = data[pages.offsets[first] : pages.offsets[last] + pages.sizes[last]]
+                want = pi.mini_file(full, ci, pages, first, last, rows, dict_bytes, body)
+                assert pi.mini_file_of(template, pages, first, last, rows, dict_bytes, body) == want
+                runs += 1
+    assert runs > meta.num_columns
+
+
+def test_key_ranges_from_the_walk_are_pyarrows_statistics(colroot: Path) -> None:
+    for path in part_paths(colroot):
+        data = path.read_bytes()
+        walked = pi.footer_index(data)
+        meta = pq.read_metadata(path)
+        names = meta.schema.names
+        for name in ("url_surtkey", "url", "content_languages", "no_such_column"):
+            col = walked.leaf(name)
+            assert col == (names.index(name) if name in names else None)
+            if col is None:
+                continue
+            for rg in range(meta.num_row_groups):
+                st = meta.row_group(rg).column(col).statistics
+                assert walked.string_range(rg, col) == ((st.min, st.max) if st is not None and st.has_min_max else None)
