@@ -159,13 +159,24 @@ def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Any],
     import pyarrow.compute as pc
 
     value_set = pa.array(sorted(set(values)), pa.string())
+    one = value_set[0] if len(value_set) == 1 else None
 
     def mask(arr: Any) -> Any:
         out = []
         for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
             if pa.types.is_dictionary(chunk.type):
-                table = pc.is_in(chunk.dictionary, value_set=value_set)
-                picked = pc.take(pc.invert(table) if negate else table, chunk.indices)
+                hit = pc.equal(chunk.dictionary, one) if one is not None else \
+                    pc.is_in(chunk.dictionary, value_set=value_set)
+                # Which dictionary entries match: mostly none or one (a domain, a host), so the rows'
+                # test is a comparison of their indexes with it rather than a take of the whole table.
+                where = pc.indices_nonzero(pc.fill_null(hit, False))
+                if len(where) == 0:
+                    picked = pa.repeat(pa.scalar(negate), len(chunk))
+                else:
+                    picked = pc.equal(chunk.indices, where[0].cast(chunk.indices.type)) if len(where) == 1 else \
+                        pc.is_in(chunk.indices, value_set=where.cast(chunk.indices.type))
+                    if negate:
+                        picked = pc.invert(picked)
                 out.append(pc.fill_null(picked, negate) if chunk.null_count else picked)
             else:
                 hit = pc.is_in(chunk, value_set=value_set)  # a missing value is never in the set

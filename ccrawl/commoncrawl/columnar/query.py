@@ -193,11 +193,23 @@ def _native(kind: str, f: Filters, index: Index, *, limit: int | None, jobs: int
     n = 0
     for a in answers:
         for table in a.tables:
-            for rec in table.to_pylist():
-                if limit is not None and n >= limit:
+            if limit is not None:
+                if n >= limit:
                     return
-                n += 1
-                yield _clean(rec) if kind == "rows" else rec
+                table = table.slice(0, limit - n)
+            n += table.num_rows
+            if kind == "rows":
+                yield from map(_clean, table.to_pylist())
+                continue
+            # Column by column into Python, then one dict a row (Table.to_pylist builds each row's dict
+            # key by key); a single column is a comprehension.
+            names = table.column_names
+            values = [table.column(c).to_pylist() for c in names]
+            if len(names) == 1:
+                name = names[0]
+                yield from ({name: v} for v in values[0])
+            else:
+                yield from (dict(zip(names, row, strict=True)) for row in zip(*values, strict=True))
 
 
 def _native_hostcdx(answers: Iterator[native.PartAnswer], limit: int | None) -> Iterator[dict[str, Any]]:
