@@ -363,3 +363,253 @@ def elements(bytes data, Py_ssize_t pos):
         out.append((start, pos))
         i += 1
     return etype, out
+
+
+# -- dictionary-encoded pages ------------------------------------------------------------------------
+
+from libc.stdint cimport int32_t, uint64_t
+from libc.string cimport memcpy
+
+DEF PAGE_DATA = 0
+DEF PAGE_DICTIONARY = 2
+DEF PAGE_DATA_V2 = 3
+DEF ENC_PLAIN = 0
+DEF ENC_PLAIN_DICTIONARY = 2
+DEF ENC_RLE = 3
+DEF ENC_RLE_DICTIONARY = 8
+
+
+cdef Py_ssize_t _hybrid(const unsigned char* d, Py_ssize_t pos, Py_ssize_t end, int width, Py_ssize_t count,
+                        int32_t* out) except -1:
+    # ``count`` values of Parquet's RLE / bit-packed hybrid at ``pos`` (no length prefix), ``width`` bits each.
+    cdef unsigned long long header = 0
+    cdef Py_ssize_t got = 0, n, k, nbytes = (width + 7) // 8, run_start, run_bytes
+    cdef int32_t value
+    cdef uint64_t buf
+    cdef int have, b
+    cdef uint64_t mask = (<uint64_t>1 << width) - 1
+    while got < count:
+        pos = _uvarint(d, pos, end, &header)
+        if header & 1:
+            if width and (header >> 1) > <unsigned long long>(end - pos):  # more 8-value groups than bytes left
+                raise IndexError("parquet page: data ends early")
+            run_bytes = <Py_ssize_t>(header >> 1) * width
+            if run_bytes > end - pos:
+                raise IndexError("parquet page: data ends early")
+            run_start = pos
+            n = <Py_ssize_t>(header >> 1) * 8
+            if n > count - got:
+                n = count - got
+            buf = 0
+            have = 0
+            for k in range(n):
+                if width:
+                    while have < width:
+                        buf |= (<uint64_t>d[pos]) << have
+                        pos += 1
+                        have += 8
+                    out[got] = <int32_t>(buf & mask)
+                    buf >>= width
+                    have -= width
+                else:
+                    out[got] = 0
+                got += 1
+            pos = run_start + run_bytes
+        else:
+            n = <Py_ssize_t>(header >> 1)
+            if nbytes > end - pos:
+                raise IndexError("parquet page: data ends early")
+            value = 0
+            for b in range(nbytes):
+                value |= (<int32_t>d[pos + b]) << (8 * b)
+            pos += nbytes
+            if n > count - got:
+                n = count - got
+            for k in range(n):
+                out[got + k] = value
+            got += n
+    return pos
+
+
+cdef Py_ssize_t _page_header(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, long long* h) except -1:
+    # PageHeader: h = [type, uncompressed, compressed, num_values, encoding, def_len, rep_len, is_compressed,
+    # def_encoding]; -1 where absent.
+    cdef int wtype = 0, swtype = 0
+    cdef long long fid = 0, sfid = 0
+    cdef unsigned long long raw = 0
+    cdef int k
+    for k in range(9):
+        h[k] = -1
+    h[7] = 1
+    while True:
+        pos = _field(d, pos, n, &wtype, &fid, fid)
+        if wtype == STOP:
+            return pos
+        if 1 <= fid <= 3 and (wtype == I32 or wtype == I64):
+            pos = _uvarint(d, pos, n, &raw)
+            h[fid - 1] = _unzigzag(raw)
+        elif (fid == 5 or fid == 7 or fid == 8) and wtype == STRUCT:
+            sfid = 0
+            while True:
+                pos = _field(d, pos, n, &swtype, &sfid, sfid)
+                if swtype == STOP:
+                    break
+                if (swtype == I32 or swtype == I64) and (
+                        (fid != 8 and (sfid == 1 or sfid == 2 or sfid == 3))
+                        or (fid == 8 and (sfid == 1 or sfid == 4 or sfid == 5 or sfid == 6))):
+                    pos = _uvarint(d, pos, n, &raw)
+                    if sfid == 1:
+                        h[3] = _unzigzag(raw)
+                    elif (fid != 8 and sfid == 2) or (fid == 8 and sfid == 4):
+                        h[4] = _unzigzag(raw)
+                    elif fid != 8 and sfid == 3:
+                        h[8] = _unzigzag(raw)
+                    elif sfid == 5:
+                        h[5] = _unzigzag(raw)
+                    else:
+                        h[6] = _unzigzag(raw)
+                elif fid == 8 and sfid == 7 and (swtype == TRUE or swtype == FALSE):
+                    h[7] = 1 if swtype == TRUE else 0
+                else:
+                    pos = _skip(d, pos, n, swtype, 2)
+        else:
+            pos = _skip(d, pos, n, wtype, 1)
+
+
+def dict_pages(bytes data, decompress, int max_def):
+    """A run of a dictionary-encoded BYTE_ARRAY column's pages decoded to a dictionary and indexes
+    (twin: pageindex.dict_pages_py).
+
+    ``data`` is the dictionary page and then data pages, headers included, as they lie in the file;
+    ``decompress(body, uncompressed size)`` undoes the chunk's codec; ``max_def`` is the column's
+    maximum definition level (0 or 1: a flat column). Returns (dictionary offsets as int32, dictionary
+    bytes, dictionary size, indexes as int32, validity bitmap or None, null count, rows), or None when a
+    page is something else (a data page not dictionary-encoded, say, after the writer fell back to PLAIN).
+    """
+    cdef const unsigned char* d = data
+    cdef Py_ssize_t n = len(data), pos = 0, body_end, p, q, end, vals, nulls = 0, rows = 0, i, j, dn
+    cdef long long h[9]
+    cdef bytes body, head
+    cdef const unsigned char* b
+    cdef unsigned long long length
+    cdef int width
+    cdef bytearray offsets, values, indexes, valid, levels
+    cdef int32_t* off
+    cdef int32_t* idx
+    cdef int32_t* lev
+    cdef unsigned char* vbits
+    cdef Py_ssize_t total_rows = 0
+    if max_def < 0 or max_def > 1:
+        return None
+    pos = _page_header(d, pos, n, h)
+    if h[0] != PAGE_DICTIONARY or h[2] < 0 or h[3] < 0 or (h[4] != ENC_PLAIN and h[4] != ENC_PLAIN_DICTIONARY):
+        return None
+    if h[2] > n - pos:
+        raise IndexError("parquet page: data ends early")
+    body = decompress(data[pos : pos + h[2]], h[1])
+    pos += h[2]
+    b = body
+    dn = h[3]
+    offsets = bytearray(4 * (dn + 1))
+    off = <int32_t*><char*>offsets
+    values = bytearray(len(body))
+    p = 0
+    q = 0
+    off[0] = 0
+    for i in range(dn):
+        if p + 4 > len(body):
+            raise IndexError("parquet page: the dictionary ends early")
+        length = b[p] | (b[p + 1] << 8) | (b[p + 2] << 16) | (<unsigned long long>b[p + 3] << 24)
+        p += 4
+        if length > <unsigned long long>(len(body) - p):
+            raise ValueError("parquet page: a dictionary value runs past the end")
+        memcpy(<char*>values + q, b + p, length)
+        p += length
+        q += length
+        off[i + 1] = <int32_t>q
+    del values[q:]
+    # The data pages: first how many rows, then decode into one buffer.
+    pages = []
+    while pos < n:
+        pos = _page_header(d, pos, n, h)
+        if h[2] < 0 or h[2] > n - pos or h[3] < 0:
+            raise IndexError("parquet page: data ends early")
+        if h[0] != PAGE_DATA and h[0] != PAGE_DATA_V2:
+            return None
+        if h[4] != ENC_RLE_DICTIONARY and h[4] != ENC_PLAIN_DICTIONARY:
+            return None
+        if h[0] == PAGE_DATA and max_def > 0 and h[8] != ENC_RLE:
+            return None
+        if h[0] == PAGE_DATA_V2 and (h[6] > 0 or h[5] < 0 or h[5] > h[2]):
+            return None
+        pages.append((h[0], pos, h[2], h[1], h[3], h[5], h[7]))
+        total_rows += h[3]
+        pos += h[2]
+    indexes = bytearray(4 * total_rows)
+    idx = <int32_t*><char*>indexes
+    levels = bytearray(4 * total_rows if max_def > 0 else 0)
+    lev = <int32_t*><char*>levels
+    cdef Py_ssize_t kind, start, size, usize, count, def_len
+    cdef int compressed
+    for page in pages:
+        kind, start, size, usize, count, def_len, compressed = page
+        if kind == PAGE_DATA:
+            body = decompress(data[start : start + size], usize)
+            b = body
+            end = len(body)
+            p = 0
+            if max_def > 0:
+                if end < 4:
+                    raise IndexError("parquet page: data ends early")
+                length = b[0] | (b[1] << 8) | (b[2] << 16) | (<unsigned long long>b[3] << 24)
+                if length > <unsigned long long>(end - 4):
+                    raise ValueError("parquet page: definition levels run past the end")
+                _hybrid(b, 4, 4 + <Py_ssize_t>length, 1, count, lev + rows)
+                p = 4 + <Py_ssize_t>length
+        else:
+            head = data[start : start + def_len]
+            if max_def > 0:
+                _hybrid(head, 0, def_len, 1, count, lev + rows)
+            body = data[start + def_len : start + size]
+            if compressed:
+                body = decompress(body, usize - def_len)
+            b = body
+            end = len(body)
+            p = 0
+        vals = count
+        if max_def > 0:
+            vals = 0
+            for i in range(count):
+                if lev[rows + i] == max_def:
+                    vals += 1
+                elif lev[rows + i] != 0:
+                    raise ValueError("parquet page: a definition level past the column's")
+        if vals:
+            if p >= end:
+                raise IndexError("parquet page: data ends early")
+            width = b[p]
+            if width > 32:
+                raise ValueError("parquet page: an index wider than 32 bits")
+            # Decode the non-null indexes at the end of this page's slot, then spread them over the rows.
+            _hybrid(b, p + 1, end, width, vals, idx + rows + count - vals)
+        if max_def > 0 and vals < count:
+            j = rows + count - vals
+            for i in range(count):
+                if lev[rows + i] == max_def:
+                    idx[rows + i] = idx[j]
+                    j += 1
+                else:
+                    idx[rows + i] = 0
+                    nulls += 1
+        rows += count
+    for i in range(rows):
+        if (idx[i] < 0 or idx[i] >= dn) and (max_def == 0 or lev[i] == max_def):
+            raise ValueError("parquet page: an index past the dictionary")
+    valid = None
+    if nulls:
+        valid = bytearray((rows + 7) // 8)
+        vbits = <unsigned char*><char*>valid
+        for i in range(rows):
+            if lev[i] == max_def:
+                vbits[i >> 3] |= 1 << (i & 7)
+    return bytes(offsets), bytes(values), dn, bytes(indexes), (bytes(valid) if valid is not None else None), nulls, rows

@@ -403,6 +403,13 @@ class _PartFile:
 
         col = self.index[column]
         pages = self.pages(rg, col) if spans is not None else None
+        if spans is None:
+            cm = self.meta.row_group(rg).column(col)
+            if cm.has_dictionary_page and cm.dictionary_page_offset:
+                start, size = self.column_ranges(rg, column, None)[0]
+                got = self._dictionary(rg, col, column, self.get(start, size), 0)
+                if got is not None:
+                    return pa.chunked_array([got])
         if spans is None or pages is None:
             whole = self.pf.read_row_group(rg, columns=[column]).column(0)
             if spans is None:
@@ -425,6 +432,11 @@ class _PartFile:
             first, last = self._pi.page_range(pages, lo, hi)
             start = pages.offsets[first]
             data = self.get(start, pages.offsets[last] + pages.sizes[last] - start)
+            got = self._dictionary(rg, col, column, dict_bytes + data, pages.first_rows[first]) if dict_bytes else None
+            if got is not None:
+                row0 = pages.first_rows[first]
+                chunks.append(got.slice(lo - row0, hi - lo))
+                continue
             if template is not None:
                 mini, row0 = self._pi.mini_file_of(template, pages, first, last, rows, dict_bytes, data)
             else:
@@ -434,6 +446,59 @@ class _PartFile:
             arr = reader.read_row_group(0, column_indices=[0], use_threads=False).column(0)
             chunks.extend(arr.slice(lo - row0, hi - lo).chunks)
         return pa.chunked_array(chunks, chunks[0].type) if chunks else pa.chunked_array([], pa.null())
+
+
+    def _dictionary(self, rg: int, col: int, column: str, data: bytes, row0: int) -> Any:
+        """The rows of a run of a dictionary column's pages (``data``: its dictionary page, then the data pages)
+        decoded by the compiled page decoder, as a dictionary array; None when it does not cover them (not
+        built, another codec, a data page the writer fell back to PLAIN for...), and pyarrow does it."""
+        import pyarrow as pa
+
+        decode = self._pi.dict_pages
+        if decode is None or column not in DICTIONARY_COLUMNS:
+            return None
+        cm = self.meta.row_group(rg).column(col)
+        decompress = _decompressor(cm.compression)
+        leaf = self.meta.schema.column(col)
+        if decompress is None or cm.physical_type != "BYTE_ARRAY" or leaf.max_repetition_level:
+            return None
+        try:
+            got = decode(data, decompress, leaf.max_definition_level)
+        except (IndexError, ValueError, OSError) as exc:
+            raise InputError(f"{self.path}: corrupt pages of {column} in row group {rg} from row {row0} ({exc})") \
+                from None
+        if got is None:
+            return None
+        offsets, values, size, indexes, valid, nulls, rows = got
+        dictionary = pa.StringArray.from_buffers(size, pa.py_buffer(offsets), pa.py_buffer(values))
+        codes = pa.Array.from_buffers(pa.int32(), rows, [pa.py_buffer(valid) if valid else None,
+                                                         pa.py_buffer(indexes)], nulls)
+        return pa.DictionaryArray.from_arrays(codes, dictionary, safe=False)  # the decoder checked the indexes
+
+
+_CODECS = {"UNCOMPRESSED": "", "SNAPPY": "snappy", "GZIP": "gzip", "BROTLI": "brotli", "ZSTD": "zstd",
+           "LZ4_RAW": "lz4_raw"}
+_decompressors: dict[str, Any] = {}
+
+
+def _decompressor(codec: str) -> Any:
+    """``(body, uncompressed size) -> bytes`` for a Parquet codec name, pyarrow's own; None for one it lacks."""
+    if codec not in _decompressors:
+        import pyarrow as pa
+
+        name = _CODECS.get(codec)
+        fn: Any = None
+        if name == "":
+            def fn(body: bytes, size: int) -> bytes:
+                return bytes(body)
+        elif name is not None and pa.Codec.is_available(name):
+            unpack = pa.Codec(name).decompress
+
+            def fn(body: bytes, size: int) -> bytes:
+                return unpack(body, decompressed_size=size).to_pybytes()  # type: ignore[no-any-return]
+
+        _decompressors[codec] = fn
+    return _decompressors[codec]
 
 
 def _open_buffer(data: bytes, *, dictionary: bool = False) -> Any:

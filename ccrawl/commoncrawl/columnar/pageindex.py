@@ -905,6 +905,143 @@ def elements_py(data: bytes, pos: int) -> tuple[int, list[tuple[int, int]]]:
     return etype, out
 
 
+def _hybrid_py(data: bytes, pos: int, end: int, width: int, count: int) -> tuple[list[int], int]:
+    """``count`` values of Parquet's RLE / bit-packed hybrid at ``pos``, ``width`` bits each, and where they end."""
+    out: list[int] = []
+    nbytes = (width + 7) // 8
+    mask = (1 << width) - 1
+    while len(out) < count:
+        if pos >= end:
+            raise IndexError("parquet page: data ends early")
+        header, pos = _uvarint_at(data, pos)
+        if pos > end:
+            raise IndexError("parquet page: data ends early")
+        if header & 1:
+            run_bytes = (header >> 1) * width
+            if run_bytes > end - pos:
+                raise IndexError("parquet page: data ends early")
+            bits = int.from_bytes(data[pos : pos + run_bytes], "little")
+            take = min((header >> 1) * 8, count - len(out))
+            out.extend((bits >> (k * width)) & mask for k in range(take))
+            pos += run_bytes
+        else:
+            if nbytes > end - pos:
+                raise IndexError("parquet page: data ends early")
+            value = int.from_bytes(data[pos : pos + nbytes], "little", signed=True) if nbytes == 4 else \
+                int.from_bytes(data[pos : pos + nbytes], "little")
+            pos += nbytes
+            out.extend([value] * min(header >> 1, count - len(out)))
+    return out, pos
+
+
+def _page_header_py(data: bytes, pos: int) -> tuple[list[int], int]:
+    """A PageHeader's [type, uncompressed, compressed, num_values, encoding, def_len, rep_len, is_compressed,
+    def_encoding] (-1 where absent) and where its page starts."""
+    h = [-1] * 9
+    h[7] = 1
+    fields, pos = fields_py(data, pos)
+    for fid, wtype, start, _ in fields:
+        if 1 <= fid <= 3 and wtype in (I32, I64):
+            h[fid - 1] = _int_at(data, start)[0]
+        elif fid in (5, 7, 8) and wtype == STRUCT:
+            for sfid, swtype, sstart, _ in fields_py(data, start)[0]:
+                if swtype in (I32, I64):
+                    v = _int_at(data, sstart)[0]
+                    slot = {1: 3, 2: 4, 3: 8}.get(sfid) if fid != 8 else {1: 3, 4: 4, 5: 5, 6: 6}.get(sfid)
+                    if slot is not None:
+                        h[slot] = v
+                elif fid == 8 and sfid == 7 and swtype in (TRUE, FALSE):
+                    h[7] = 1 if swtype == TRUE else 0
+    return h, pos
+
+
+def dict_pages_py(data: bytes, decompress: Callable[[bytes, int], bytes], max_def: int) -> Any:
+    """A run of a dictionary-encoded BYTE_ARRAY column's pages decoded to a dictionary and indexes (twin of the
+    compiled ``ccrawl._native.pqfooter.dict_pages``, which says what comes back)."""
+    if max_def not in (0, 1):
+        return None
+    h, pos = _page_header_py(data, 0)
+    if h[0] != 2 or h[2] < 0 or h[3] < 0 or h[4] not in (0, 2):
+        return None
+    if h[2] > len(data) - pos:
+        raise IndexError("parquet page: data ends early")
+    body = decompress(data[pos : pos + h[2]], h[1])
+    pos += h[2]
+    offsets = [0]
+    values = bytearray()
+    p = 0
+    for _ in range(h[3]):
+        if p + 4 > len(body):
+            raise IndexError("parquet page: the dictionary ends early")
+        n = int.from_bytes(body[p : p + 4], "little")
+        p += 4
+        if n > len(body) - p:
+            raise ValueError("parquet page: a dictionary value runs past the end")
+        values += body[p : p + n]
+        p += n
+        offsets.append(len(values))
+    pages = []
+    while pos < len(data):
+        h, pos = _page_header_py(data, pos)
+        if h[2] < 0 or h[2] > len(data) - pos or h[3] < 0:
+            raise IndexError("parquet page: data ends early")
+        if h[0] not in (0, 3) or h[4] not in (8, 2):
+            return None
+        if h[0] == 0 and max_def > 0 and h[8] != 3:
+            return None
+        if h[0] == 3 and (h[6] > 0 or h[5] < 0 or h[5] > h[2]):
+            return None
+        pages.append((h[0], pos, h[2], h[1], h[3], h[5], h[7]))
+        pos += h[2]
+    indexes: list[int] = []
+    levels: list[int] = []
+    for kind, start, size, usize, count, def_len, compressed in pages:
+        if kind == 0:
+            body = decompress(data[start : start + size], usize)
+            p = 0
+            lev = [max_def] * count
+            if max_def > 0:
+                if len(body) < 4:
+                    raise IndexError("parquet page: data ends early")
+                n = int.from_bytes(body[:4], "little")
+                if n > len(body) - 4:
+                    raise ValueError("parquet page: definition levels run past the end")
+                lev = _hybrid_py(body, 4, 4 + n, 1, count)[0]
+                p = 4 + n
+        else:
+            lev = _hybrid_py(data, start, start + def_len, 1, count)[0] if max_def > 0 else [max_def] * count
+            body = data[start + def_len : start + size]
+            if compressed:
+                body = decompress(body, usize - def_len)
+            p = 0
+        if any(v not in (0, max_def) for v in lev):
+            raise ValueError("parquet page: a definition level past the column's")
+        vals = sum(1 for v in lev if v == max_def)
+        got: list[int] = []
+        if vals:
+            if p >= len(body):
+                raise IndexError("parquet page: data ends early")
+            width = body[p]
+            if width > 32:
+                raise ValueError("parquet page: an index wider than 32 bits")
+            got = _hybrid_py(body, p + 1, len(body), width, vals)[0]
+        it = iter(got)
+        indexes.extend(next(it) if v == max_def else 0 for v in lev)
+        levels.extend(lev)
+    if any(not 0 <= i < len(offsets) - 1 for i, v in zip(indexes, levels, strict=True) if v == max_def):
+        raise ValueError("parquet page: an index past the dictionary")
+    nulls = sum(1 for v in levels if v != max_def)
+    valid = None
+    if nulls:
+        bits = bytearray((len(levels) + 7) // 8)
+        for i, v in enumerate(levels):
+            if v == max_def:
+                bits[i >> 3] |= 1 << (i & 7)
+        valid = bytes(bits)
+    return (b"".join(o.to_bytes(4, "little", signed=True) for o in offsets), bytes(values), len(offsets) - 1,
+            b"".join(i.to_bytes(4, "little", signed=True) for i in indexes), valid, nulls, len(indexes))
+
+
 def page_range(pages: Pages, lo: int, hi: int) -> tuple[int, int]:
     """The first and last page holding rows ``[lo, hi)``."""
     import bisect
@@ -920,3 +1057,5 @@ _offset_index = _native.offset_index if _native and hasattr(_native, "offset_ind
 _column_index = _native.column_index if _native and hasattr(_native, "column_index") else column_index_py
 _fields = _native.fields if _native and hasattr(_native, "fields") else fields_py
 _elements = _native.elements if _native and hasattr(_native, "elements") else elements_py
+#: The compiled page decoder, or None: the pure-Python twin is for checking it, pyarrow is faster than the twin.
+dict_pages = _native.dict_pages if _native and hasattr(_native, "dict_pages") else None
