@@ -281,8 +281,8 @@ class _PartFile:
             import pyarrow.parquet as pq
 
             fh = RangeFile(self.get, self.size, name=self.path, blocks=self.blocks, tail=self.tail)
-            self._pf = pq.ParquetFile(fh, metadata=self.meta, read_dictionary=list(DICTIONARY_COLUMNS),
-                                      pre_buffer=False)
+            self._pf = pq.ParquetFile(fh, metadata=self.meta, pre_buffer=False,
+                                      read_dictionary=[c for c in DICTIONARY_COLUMNS if c in self.index])
         return self._pf
 
     def get(self, start: int, length: int) -> bytes:

@@ -235,3 +235,137 @@ def test_key_ranges_from_the_walk_are_pyarrows_statistics(colroot: Path) -> None
             for rg in range(meta.num_row_groups):
                 st = meta.row_group(rg).column(col).statistics
                 assert walked.string_range(rg, col) == ((st.min, st.max) if st is not None and st.has_min_max else None)
+
+
+def _decompressor(codec: str) -> Callable[[bytes, int], bytes]:
+    if codec == "UNCOMPRESSED":
+        return lambda body, size: bytes(body)
+    unpack = pa.Codec(codec.lower()).decompress
+    return lambda body, size: unpack(body, decompressed_size=size).to_pybytes()  # type: ignore[no-any-return]
+
+
+def _dictionary_array(got: Any) -> pa.Array:
+    offsets, values, size, indexes, valid, nulls, rows = got
+    dictionary = pa.StringArray.from_buffers(size, pa.py_buffer(offsets), pa.py_buffer(values))
+    codes = pa.Array.from_buffers(pa.int32(), rows, [pa.py_buffer(valid) if valid else None, pa.py_buffer(indexes)],
+                                  nulls)
+    return pa.DictionaryArray.from_arrays(codes, dictionary)
+
+
+def _page_runs(path: Path) -> Any:
+    """Every dictionary-encoded string chunk of ``path`` and runs of its pages: (column, bytes, max def, rows)."""
+    data = path.read_bytes()
+    walked = pi.footer_index(data)
+    meta = pq.read_metadata(path)
+    pf = pq.ParquetFile(path)
+    for rg in range(meta.num_row_groups):
+        for col in range(meta.num_columns):
+            cm = meta.row_group(rg).column(col)
+            if cm.physical_type != "BYTE_ARRAY" or not cm.has_dictionary_page:
+                continue
+            oi = walked.places[rg][col][0]
+            assert oi is not None
+            pages = pi.offset_index(data[oi[0] : sum(oi)])
+            whole = pf.read_row_group(rg, columns=[cm.path_in_schema]).column(0).to_pylist()
+            head = data[cm.dictionary_page_offset : pages.offsets[0]]
+            for first in range(len(pages.offsets)):
+                last = min(first + 1, len(pages.offsets) - 1)
+                body = head + data[pages.offsets[first] : pages.offsets[last] + pages.sizes[last]]
+                row0 = pages.first_rows[first]
+                yield cm, body, meta.schema.column(col).max_definition_level, whole[row0:]
+
+
+def test_dictionary_pages_decode_to_the_rows_pyarrow_reads(colroot: Path) -> None:
+    native = None if accel.extensions_disabled() else native_or_skip("pqfooter")
+    runs = 0
+    for path in part_paths(colroot):
+        for cm, body, max_def, rows in _page_runs(path):
+            unpack = _decompressor(cm.compression)
+            got = pi.dict_pages_py(body, unpack, max_def)
+            assert got is not None
+            if native is not None:
+                assert native.dict_pages(body, unpack, max_def) == got
+            values = _dictionary_array(got).to_pylist()
+            assert values == rows[: len(values)] and values
+            runs += 1
+    assert runs > 100
+
+
+def test_dictionary_pages_with_nulls_v2_pages_and_other_codecs(tmp_path: Path) -> None:
+    native = None if accel.extensions_disabled() else native_or_skip("pqfooter")
+    words = [None if i % 7 == 0 else f"w{i % 37}" for i in range(5000)]
+    table = pa.table({"s": pa.array(words, pa.string()), "r": pa.array([f"r{i % 5}" for i in range(5000)])})
+    schema = pa.schema([pa.field("s", pa.string()), pa.field("r", pa.string(), nullable=False)])
+    for version in ("1.0", "2.0"):
+        for codec in ("gzip", "snappy", "zstd", "none"):
+            path = tmp_path / f"t-{version}-{codec}.parquet"
+            pq.write_table(table.cast(schema), path, compression=codec, data_page_version=version, data_page_size=2048,
+                           write_page_index=True, use_dictionary=True)
+            runs = 0
+            for cm, body, max_def, rows in _page_runs(path):
+                got = pi.dict_pages_py(body, _decompressor(cm.compression), max_def)
+                assert got is not None, (version, codec)
+                if native is not None:
+                    assert native.dict_pages(body, _decompressor(cm.compression), max_def) == got
+                values = _dictionary_array(got).to_pylist()
+                assert values == rows[: len(values)], (version, codec, cm.path_in_schema)
+                runs += 1
+            assert runs > 2
+
+
+def test_the_dictionary_page_decoder_declines_pages_it_does_not_decode_and_rejects_garbage(tmp_path: Path) -> None:
+    decoders = [pi.dict_pages_py] + ([] if accel.extensions_disabled() else [native_or_skip("pqfooter").dict_pages])
+    # A dictionary that outgrows its page limit: the writer goes on in PLAIN, which is pyarrow's to read.
+    path = tmp_path / "fallback.parquet"
+    pq.write_table(pa.table({"s": [f"value-{i:06d}" for i in range(20000)]}), path, dictionary_pagesize_limit=4096,
+                   data_page_size=4096, write_page_index=True, compression="gzip")
+    meta = pq.read_metadata(path)
+    cm = meta.row_group(0).column(0)
+    assert "PLAIN" in cm.encodings and cm.has_dictionary_page
+    data = path.read_bytes()
+    chunk = data[cm.dictionary_page_offset : cm.dictionary_page_offset + cm.total_compressed_size]
+    unpack = _decompressor(cm.compression)
+    for decode in decoders:
+        assert decode(chunk, unpack, 1) is None  # some data pages are PLAIN
+        assert decode(chunk, unpack, 2) is None  # not a flat column
+        assert decode(chunk[cm.data_page_offset - cm.dictionary_page_offset :], unpack, 1) is None  # no dictionary
+    good = next(body for _, body, _, _ in _page_runs(_biggest_with_nulls(tmp_path)))
+    for decode in decoders:
+        full = decode(good, _decompressor("GZIP"), 1)
+        assert full is not None
+        for cut in range(1, len(good), max(1, len(good) // 60)):
+            try:
+                got = decode(good[:cut], _decompressor("GZIP"), 1)
+            except (IndexError, ValueError, OSError, InputError):
+                continue
+            assert got is None or got[6] < full[6]  # cut at a page's end: fewer pages, never rows made up
+
+
+def _biggest_with_nulls(tmp_path: Path) -> Path:
+    path = tmp_path / "nulls.parquet"
+    pq.write_table(pa.table({"s": [None if i % 3 == 0 else f"v{i % 11}" for i in range(3000)]}), path,
+                   compression="gzip", data_page_size=1024, write_page_index=True)
+    return path
+
+
+@pytest.mark.parametrize("fallback", [False, True])
+def test_a_part_reads_dictionary_columns_whole_or_by_pages_either_way(tmp_path: Path, fallback: bool) -> None:
+    from ccrawl.commoncrawl.columnar import native
+    from ccrawl.commoncrawl.columnar.source import LocalSource
+
+    values = [None if i % 13 == 0 else f"lang-{i if fallback else i % 9:06d}" for i in range(12000)]
+    pq.write_table(pa.table({"content_languages": pa.array(values, pa.string())}), tmp_path / "p.parquet",
+                   compression="gzip", data_page_size=2048, write_page_index=True,
+                   dictionary_pagesize_limit=2048 if fallback else 1 << 20)
+    cm = pq.read_metadata(tmp_path / "p.parquet").row_group(0).column(0)
+    chunk = (tmp_path / "p.parquet").read_bytes()[cm.dictionary_page_offset :][: cm.total_compressed_size]
+    assert (pi.dict_pages_py(chunk, _decompressor("GZIP"), 1) is None) == fallback  # PLAIN pages after the fallback
+    src = LocalSource(tmp_path)
+    part = native.Part("c", "s", "p.parquet")
+    size, tail = src.tail(part.path)
+    pfile = native._PartFile(src, part, size, tail, src.footer(part.path))
+    pfile.prefetch(pfile.index_ranges(0, ["content_languages"]))
+    for spans in (None, [(0, 12000)], [(100, 2100), (5000, 5003), (11990, 12000)]):
+        got = pfile.read(0, "content_languages", spans)
+        want = values if spans is None else [v for lo, hi in spans for v in values[lo:hi]]
+        assert pa.types.is_dictionary(got.type) and got.to_pylist() == want, spans
