@@ -1,18 +1,23 @@
 """The native engine: pyarrow over ranged reads, pruning parts and row groups before reading a column.
 
-For each part (in parallel, ``jobs`` at a time, answers in part order):
+For each part (up to ``2 x jobs`` in flight, their reads on the wire together: :class:`_Scan`;
+answers in part order), :func:`part_steps`:
 
-1. the tail (footer) is read: one request, cached;
+1. the tail (footer) is read: one request, cached; for a key filter a walk of the footer gives each
+   row group's ``url_surtkey`` range, and a part none of whose row groups can match stops there;
 2. every row group is tested against the statistics in the footer: the ``url_surtkey`` min..max
    against the host/domain/TLD prefixes (the parts are sorted by it, so this is what makes a
    ``--domain`` query touch one or two row groups), and min/max/null counts against the other
    filters; a part none of whose row groups survive costs its footer and nothing else;
-3. in a surviving row group the predicate columns are read one at a time, cheapest (smallest
-   compressed chunk) first, each narrowing the mask; a row group whose mask empties stops there;
-4. the output columns are read last, only for row groups with matching rows.
+3. in a surviving row group the page index of ``url_surtkey`` says which pages can hold a prefix,
+   and the predicate and output columns' pages for those rows come in one round trip (small chunks
+   whole instead, when the page index would cost a round trip of its own);
+4. the predicate columns are decoded one at a time, cheapest (smallest compressed chunk) first, each
+   narrowing the mask; a row group whose mask empties stops there; the output columns of whole row
+   groups are read last, only for row groups with matching rows.
 
-Low-cardinality string columns are read as dictionaries and a predicate is evaluated once per
-distinct value, then spread over the rows with ``take``.
+Low-cardinality string columns are read as dictionaries (decoded by the compiled page decoder where
+it can) and a predicate is evaluated once per distinct value, then spread over the rows by index.
 """
 
 from __future__ import annotations
@@ -447,7 +452,6 @@ class _PartFile:
             chunks.extend(arr.slice(lo - row0, hi - lo).chunks)
         return pa.chunked_array(chunks, chunks[0].type) if chunks else pa.chunked_array([], pa.null())
 
-
     def _dictionary(self, rg: int, col: int, column: str, data: bytes, row0: int) -> Any:
         """The rows of a run of a dictionary column's pages (``data``: its dictionary page, then the data pages)
         decoded by the compiled page decoder, as a dictionary array; None when it does not cover them (not
@@ -762,6 +766,18 @@ class _Scan:
             self._maybe_end()
 
     def done(self, token: Any, result: Any, error: BaseException | None) -> list[Job]:
+        try:
+            return self._done(token, result, error)
+        except Exception as exc:  # a bug here must reach the caller, who would otherwise wait for ever
+            with self.lock:
+                self.stopped = True
+                if not self.ended:
+                    self.ended = True
+                    self.out.put(exc)
+                    self.out.put(_END)
+            return []
+
+    def _done(self, token: Any, result: Any, error: BaseException | None) -> list[Job]:
         with self.lock:
             if self._dropped(token) or error is not None:
                 if error is not None and not self._dropped(token):

@@ -190,8 +190,9 @@ class RangeSource:
         raise NotImplementedError
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
 
 class LocalSource(RangeSource):
