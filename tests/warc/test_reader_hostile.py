@@ -144,3 +144,42 @@ def test_a_stream_that_hands_out_a_few_bytes_per_read_is_read_whole(gz: bool, st
     got = list(iter_records(Trickle(data, step)))  # type: ignore[arg-type]
     assert _ids(got) == [f"http://example.com/{i}" for i in range(3)]
     assert [r.offset for r in got] == [r.offset for r in iter_records(io.BytesIO(data))]
+
+
+def _read_all(data: bytes, keep_block: bool, skip: bool, step: int) -> tuple[list[tuple[object, ...]], str]:
+    from ccrawl.testing.fuzz import Trickle
+
+    notes: list[str] = []
+    got: list[tuple[object, ...]] = []
+    try:
+        for r in iter_records(Trickle(data, step), skip_bad_records=skip, on_skip=notes.append,  # type: ignore[arg-type]
+                              keep_block=keep_block):
+            got.append((r.offset, r.length, r.warc_type, r.headers, r.http_status, r.http_headers, r.payload,
+                        r.index, r.block if r.http_headers is None else None))
+    except InputError as exc:
+        notes.append(str(exc))
+    return got, "\n".join(notes)
+
+
+def test_keep_block_false_reads_the_same_records_without_the_block() -> None:
+    # the export's reader (payload only, cut straight from the stream) against the full one, on the
+    # fuzz target's hostile files: the same records, payloads, HTTP heads, errors and skip lines
+    from hypothesis import given, settings
+
+    from ccrawl.testing.fuzz import warc_files
+
+    @settings(max_examples=300, deadline=None)
+    @given(warc_files())
+    def check(example: tuple[bytes, int, bool, int]) -> None:
+        data, _, _, step = example
+        for skip in (False, True):
+            assert _read_all(data, False, skip, step) == _read_all(data, True, skip, step)
+
+    check()
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"
+    for body in (b"<p>x\r\n\r\ny</p>", b"", b"\n\n"):
+        data = members([warc_record(0, head + body)])
+        (full,), (lean,) = list(iter_records(io.BytesIO(b"".join(data)))), list(
+            iter_records(io.BytesIO(b"".join(data)), keep_block=False))
+        assert lean.payload == full.payload == body and lean.block == b"" and full.block == head + body
+        assert lean.http_headers == full.http_headers == [("Content-Type", "text/html")]
