@@ -88,7 +88,7 @@ def file_docs(
         stats.bad_records += 1
         warn(msg)
 
-    records = iter_records(path, name=name, skip_bad_records=skip_errors, on_skip=skipped, keep_block=False)
+    records = iter_records(path, name=name, skip_bad_records=skip_errors, on_skip=skipped)
     yield from docs_from_records(records, kind=kind, dedup_digest=dedup_digest, stats=stats, limit=limit)
 
 

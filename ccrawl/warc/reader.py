@@ -120,12 +120,7 @@ def parse_http_block(block: bytes) -> tuple[int | None, list[tuple[str, str]], i
         sep = 2
         if end < 0:
             return None
-    return _parse_http_head(block[:end], end + sep)
-
-
-def _parse_http_head(head: bytes, hlen: int) -> tuple[int | None, list[tuple[str, str]], int] | None:
-    """:func:`parse_http_block` once the header's end is found: ``head`` is the header without its blank line."""
-    lines = head.decode("latin-1").replace("\r\n", "\n").split("\n")
+    lines = block[:end].decode("latin-1").replace("\r\n", "\n").split("\n")
     first = lines[0]
     status: int | None = None
     if first.startswith("HTTP/"):
@@ -142,7 +137,7 @@ def _parse_http_head(head: bytes, hlen: int) -> tuple[int | None, list[tuple[str
         elif ":" in line:
             k, v = line.split(":", 1)
             headers.append((k.strip(), v.strip()))
-    return status, headers, hlen
+    return status, headers, end + sep
 
 
 def _dechunk(body: bytes) -> bytes:
@@ -278,15 +273,11 @@ def iter_records(
     on_skip: Callable[[str], None] | None = None,
     verify_digests: bool = False,
     parse_http: bool = True,
-    keep_block: bool = True,
 ) -> Iterator[Record]:
     """Every whole record of ``source`` (a path, ``"-"`` for stdin, or a binary file object).
 
     ``verify_digests`` checks sha1 block and payload digests and treats a mismatch as a bad
     record. ``on_skip`` receives one line per skipped record (default: stderr).
-    ``keep_block=False`` is for a reader that wants the payload only: a record whose HTTP head
-    was parsed then has ``block == b""`` and its payload is cut from the stream without the
-    block being copied out first (one copy of the body per record instead of two).
     """
     report = on_skip or (lambda msg: print(msg, file=sys.stderr, flush=True))
     path: Path | None = None
@@ -305,7 +296,7 @@ def iter_records(
         stream = source
         label = name or str(getattr(source, "name", "<stream>"))
     try:
-        yield from _iter(stream, label, path, skip_bad_records, report, verify_digests, parse_http, keep_block)
+        yield from _iter(stream, label, path, skip_bad_records, report, verify_digests, parse_http)
     finally:
         if path is not None:
             stream.close()
@@ -325,11 +316,8 @@ class _Bad:
 
 @dataclass(slots=True)
 class _Frame:
-    """A framed record: its WARC headers and where its block lies in the source (logical positions)."""
-
     headers: list[tuple[str, str]]
-    start: int
-    block_end: int
+    block: bytes
     end: int
 
 
@@ -382,7 +370,7 @@ def _frame(src: Source, pos: int) -> _Frame | _Bad:
     seam = src.seam_in(pos + 1, end)
     if seam is not None and not (seam.pos == end and src.file_span(pos, end)[1] is not None):
         return _Bad(_seam_text(seam))
-    return _Frame(headers, start, block_end, end)
+    return _Frame(headers, src.take(start, block_end), end)
 
 
 def _seam_text(seam: Seam) -> str:
@@ -398,7 +386,6 @@ def _iter(
     report: Callable[[str], None],
     verify: bool,
     parse_http: bool,
-    keep_block: bool = True,
 ) -> Iterator[Record]:
     head = _read_head(stream)
     if not head:
@@ -462,7 +449,7 @@ def _iter(
             )
         if offset is None:
             length = None
-        record = _record(label, offset, length, frame, src, index, parse_http, keep_block or verify)
+        record = _record(label, offset, length, frame, index, parse_http)
         problem = _digest_problem(record) if verify else None
         if problem is not None:
             resume_at = frame.end
@@ -483,33 +470,16 @@ def _report_seam(seam: Seam, label: str, index: int, skip_bad: bool, report: Cal
     report(f"parse: skipped {msg} ({seam.size} bytes)")
 
 
-def _record(label: str, offset: int | None, length: int | None, frame: _Frame, src: Source, index: int,
-            parse_http: bool, keep_block: bool) -> Record:
+def _record(label: str, offset: int | None, length: int | None, frame: _Frame, index: int,
+            parse_http: bool) -> Record:
     wtype = next((v for k, v in frame.headers if k.lower() == "warc-type"), "") or "unknown"
-    start, stop = frame.start, frame.block_end
-    if not (parse_http and wtype in ("response", "request", "revisit") and stop > start):
-        block = src.take(start, stop)
-        return Record(label, offset, length, wtype, frame.headers, block, payload=block, index=index)
-    if keep_block:
-        block = src.take(start, stop)
-        record = Record(label, offset, length, wtype, frame.headers, block, payload=block, index=index)
+    block = frame.block
+    record = Record(label, offset, length, wtype, frame.headers, block, payload=block, index=index)
+    if parse_http and wtype in ("response", "request", "revisit") and block:
         parsed = parse_http_block(block)
         if parsed is not None:  # else the block is kept whole as the payload
             record.http_status, record.http_headers, hlen = parsed
             record.payload = block[hlen:]
-        return record
-    # The payload is cut from the source directly: the block is never copied out on its own.
-    # The header's end is searched as parse_http_block searches it, within the block only.
-    end, sep = src.find_within(b"\r\n\r\n", start, stop), 4
-    if end < 0:
-        end, sep = src.find_within(b"\n\n", start, stop), 2
-    parsed = _parse_http_head(src.take(start, end), end - start + sep) if end >= 0 else None
-    if parsed is None:
-        block = src.take(start, stop)
-        return Record(label, offset, length, wtype, frame.headers, block, payload=block, index=index)
-    record = Record(label, offset, length, wtype, frame.headers, b"", payload=src.take(start + parsed[2], stop),
-                    index=index)
-    record.http_status, record.http_headers = parsed[0], parsed[1]
     return record
 
 

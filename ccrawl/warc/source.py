@@ -105,11 +105,6 @@ class Source:
             if self.end >= limit or self.done or not self._more():
                 return -1
 
-    def find_within(self, needle: bytes, start: int, end: int) -> int:
-        """Logical position of ``needle`` wholly inside ``[start, end)``, bytes already in memory; else -1."""
-        i = self.buf.find(needle, start - self.base, end - self.base)
-        return self.base + i if i >= 0 else -1
-
     def release(self, pos: int) -> None:
         """Forget the bytes before ``pos``: the reader will not ask for them again."""
         if pos > self.base:
