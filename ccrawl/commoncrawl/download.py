@@ -46,14 +46,18 @@ def _hash_existing(path: Path) -> hashlib._Hash:
     return digest
 
 
-async def download_one(cc: CCClient, path: str, dest: Path) -> dict[str, Any]:
-    """Fetch ``path`` into ``dest`` (resuming a ``.part``); returns the row ``download`` prints."""
+async def download_one(cc: CCClient, path: str, dest: Path, *, digest: bool = True) -> dict[str, Any]:
+    """Fetch ``path`` into ``dest`` (resuming a ``.part``); returns the row ``download`` prints.
+
+    ``digest=False`` skips the SHA-256 (the row's ``sha256`` is None): for a caller that reads the
+    file once and deletes it, whose integrity check is the gzip CRC of every member it inflates.
+    """
     if dest.exists():
         return {"path": path, "file": str(dest), "status": "exists", "bytes": dest.stat().st_size, "sha256": None}
     part = dest.with_name(dest.name + ".part")
     dest.parent.mkdir(parents=True, exist_ok=True)
     resumed = part.exists() and part.stat().st_size > 0
-    digest = _hash_existing(part) if resumed else hashlib.sha256()
+    hasher = (_hash_existing(part) if resumed else hashlib.sha256()) if digest else None
     have = part.stat().st_size if resumed else 0
     url = cc.data_url(path)
     losses = 0
@@ -62,11 +66,12 @@ async def download_one(cc: CCClient, path: str, dest: Path) -> dict[str, Any]:
             async with cc.stream(url, start=have) as stream:
                 total = stream.total_size
                 if have and stream.status == 200:
-                    have, digest = 0, hashlib.sha256()  # the server ignored Range: start over
+                    have, hasher = 0, hashlib.sha256() if digest else None  # the server ignored Range: start over
                 with open(part, "ab" if have else "wb") as fh:
                     async for chunk in stream.chunks():
                         fh.write(chunk)
-                        digest.update(chunk)
+                        if hasher is not None:
+                            hasher.update(chunk)
                         have += len(chunk)
             if total is not None and have < total:
                 raise TruncatedBody(f"{url}: {have} of {total} bytes")
@@ -84,7 +89,8 @@ async def download_one(cc: CCClient, path: str, dest: Path) -> dict[str, Any]:
             await asyncio.sleep(cc._delay(losses - 1, None))
     os.replace(part, dest)
     status = "resumed" if resumed or losses else "downloaded"
-    return {"path": path, "file": str(dest), "status": status, "bytes": have, "sha256": digest.hexdigest()}
+    return {"path": path, "file": str(dest), "status": status, "bytes": have,
+            "sha256": hasher.hexdigest() if hasher is not None else None}
 
 
 async def download_all(

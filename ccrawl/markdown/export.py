@@ -323,7 +323,8 @@ class Exporter:
 
         async def fetch() -> None:
             async with CCClient(**self.opts.client_options) as cc:
-                await download_one(cc, unit.path, dest)
+                # no SHA-256: nothing records it, and every member's gzip CRC is checked as it is read
+                await download_one(cc, unit.path, dest, digest=False)
 
         asyncio.run(fetch())
         return dest
@@ -353,10 +354,10 @@ class Exporter:
             groups.append((unit.crawl, file_docs(download, kind=opts.source_kind, dedup_digest=opts.dedup_digest,
                                                  stats=read, skip_errors=opts.skip_errors, warn=self.log,
                                                  limit=opts.limit, name=unit.path)))
-        from ccrawl.markdown.schema import rows_to_table, write_parquet
+        from ccrawl.markdown.schema import COLUMN_NAMES, columns_to_table, write_parquet
 
         for crawl, docs in groups:
-            rows = []
+            rows: list[Any] = []
             for doc in converter.convert(docs):
                 if doc.error:
                     if not opts.skip_errors:
@@ -369,10 +370,12 @@ class Exporter:
                     dropped += 1
                     continue
                 kept += 1
-                rows.append(doc.row())
+                rows.append(doc)
             repo_path = unit.repo_path(crawl)
             local = opts.out / repo_path
-            size = write_parquet(rows_to_table(rows), local, self._provenance(unit, crawl))
+            # ConvertedDoc's fields are the export columns: one list per column, no row dicts
+            table = columns_to_table({name: [getattr(d, name) for d in rows] for name in COLUMN_NAMES})
+            size = write_parquet(table, local, self._provenance(unit, crawl))
             files.append(BuiltFile(repo_path, local, crawl, len(rows), size))
         if download is not None:
             download.unlink(missing_ok=True)

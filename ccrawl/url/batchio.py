@@ -220,7 +220,7 @@ def _parquet_chunks(
         if column not in names:
             raise UsageError(f"--column {column!r} is not in {what}; its columns are: {', '.join(names)}")
         try:
-            for batch in pf.iter_batches(batch_size=rows, use_threads=False):
+            for batch in pf.iter_batches(batch_size=rows, use_threads=True):
                 yield None, 0, batch
         except (OSError, pa.ArrowException) as exc:
             raise InputError(f"--from {what}: Parquet file is damaged ({exc})") from None

@@ -96,3 +96,26 @@ def test_a_missing_file_is_named_and_the_rest_download(fakecc: FakeCCServer, tmp
                             client_options=fakecc.client_options(), notice=lines.append))
     assert sorted(r["status"][:6] for r in rows) == ["downlo", "failed"]
     assert len(lines) == 1 and "nope.warc.gz" in lines[0] and "404" in lines[0]
+
+
+def test_digest_false_downloads_and_resumes_the_same_bytes_without_a_sha256(fakecc: FakeCCServer,
+                                                                            tmp_path: Path) -> None:
+    import asyncio
+
+    from ccrawl.commoncrawl.download import download_one
+    from ccrawl.net.client import CCClient
+
+    path = fakecc.site.captures[0]["filename"]
+    source = (fakecc.site.root / path).read_bytes()
+    dest = tmp_path / "x.warc.gz"
+    dest.with_name(dest.name + ".part").write_bytes(source[:1000])
+    fakecc.faults.add("truncate", path=r"\.warc\.gz$", times=1)
+
+    async def fetch() -> dict[str, object]:
+        async with CCClient(**fakecc.client_options()) as cc:
+            return await download_one(cc, path, dest, digest=False)
+
+    row = asyncio.run(fetch())
+    assert row["status"] == "resumed" and row["sha256"] is None and row["bytes"] == len(source)
+    assert dest.read_bytes() == source
+    assert fakecc.faults.requests(r"\.warc\.gz$")[0].range == "bytes=1000-"

@@ -309,3 +309,17 @@ def test_textlinks_engine_is_accepted_and_labels_its_rows(cc_env: dict[str, str]
     keep, text = _table(tmp_path / "keep", 1).to_pylist(), _table(tmp_path / "text", 1).to_pylist()
     assert {r["extractor"] for r in text} == {"h2m@4+textlinks"} and len(text) == len(keep) == 3
     assert [(r["doc_id"], r["markdown"]) for r in text] == [(r["doc_id"], r["markdown"]) for r in keep]
+
+
+def test_a_cli_export_never_imports_pandas(cc_env: dict[str, str], tmp_path: Path) -> None:
+    # pa.array() on a Python list imports pandas on its first call (0.3-0.9 s of CPU): the export's
+    # table is built from buffers instead, so a one-shard run must finish without pandas loaded.
+    code = ("import sys; from ccrawl.cli.main import main; "
+            f"rc = main(['-c', {CRAWL!r}, 'markdown', 'export', '--shards', 'all', '--push=false', "
+            f"'--out', {str(tmp_path / 'md')!r}]); "
+            "print(rc, 'pandas' in sys.modules, 'pyarrow' in sys.modules)")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=cc_env, cwd=REPO,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1].split() == ["0", "False", "True"]
+    assert _table(tmp_path / "md", 1).num_rows > 0

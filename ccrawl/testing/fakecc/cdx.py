@@ -38,6 +38,7 @@ from typing import Any
 
 from aiohttp import web
 
+from ccrawl.testing.started import wait_started
 from ccrawl.url.surt import surt
 
 __all__ = ["CDX_INDEX", "CdxIndex", "CdxServer", "add_cdx_routes", "index_warc_tree", "write_zipnum"]
@@ -376,8 +377,9 @@ class CdxServer:
     def __enter__(self) -> CdxServer:
         self._thread = threading.Thread(target=self._serve, name="fakecdx", daemon=True)
         self._thread.start()
-        if not self._ready.wait(30):
-            raise RuntimeError("fake CDX server did not start")
+        wait_started(self._ready, self._thread, "fake CDX server")
+        if not self.port:
+            raise RuntimeError("fake CDX server started without a listening port")
         return self
 
     def _serve(self) -> None:

@@ -24,6 +24,7 @@ from aiohttp import web
 from ccrawl.testing.fakecc.app import make_app
 from ccrawl.testing.fakecc.faults import Faults
 from ccrawl.testing.fakecc.site import FakeSite, SiteSpec, build_site, load_site
+from ccrawl.testing.started import wait_started
 
 
 class FakeCCServer:
@@ -66,9 +67,11 @@ class FakeCCServer:
     def start(self) -> FakeCCServer:
         self._thread = threading.Thread(target=self._serve, name="fakecc", daemon=True)
         self._thread.start()
-        self._ready.wait(30)
+        wait_started(self._ready, self._thread, "fake Common Crawl")
         if self._error is not None:
             raise RuntimeError(f"fake Common Crawl failed to start: {self._error}") from self._error
+        if not self.port:
+            raise RuntimeError("fake Common Crawl started without a listening port")
         return self
 
     def _serve(self) -> None:

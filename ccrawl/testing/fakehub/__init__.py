@@ -26,6 +26,7 @@ from aiohttp import web
 from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.testing.fakehub.app import make_app
 from ccrawl.testing.fakehub.faults import Faults
+from ccrawl.testing.started import wait_started
 
 __all__ = ["FakeHub", "Faults", "make_app"]
 
@@ -66,9 +67,11 @@ class FakeHub:
     def start(self) -> FakeHub:
         self._thread = threading.Thread(target=self._serve, name="fakehub", daemon=True)
         self._thread.start()
-        self._ready.wait(10)
+        wait_started(self._ready, self._thread, "fake Hub")
         if self._error is not None:
             raise self._error
+        if not self.port:
+            raise RuntimeError("fake Hub started without a listening port")
         return self
 
     def _serve(self) -> None:
