@@ -172,7 +172,11 @@ class Runner:
             cpu = self._children_cpu() - cpu_before
             pages, nbytes, errors = parse(out, workdir)
             result.samples.append(Sample(pages, seconds, cpu, peak, nbytes, errors))
-            shutil.rmtree(workdir, ignore_errors=True)
+            if pages == 0 and self.n_urls:
+                (workdir / "stdout.txt").write_text(out)
+                print(f"  {system} #{i + 1}: WROTE NO PAGES; its work directory is kept: {workdir}", file=sys.stderr)
+            else:
+                shutil.rmtree(workdir, ignore_errors=True)
             print(f"  {system} #{i + 1}: {pages} pages in {seconds:.2f}s = {pages / seconds:.0f}/s, "
                   f"cpu {cpu:.2f}s, rss {peak:.0f} MB", file=sys.stderr)
         self.results[system] = result
