@@ -482,12 +482,19 @@ class _PartFile:
 
 _CODECS = {"UNCOMPRESSED": "", "SNAPPY": "snappy", "GZIP": "gzip", "BROTLI": "brotli", "ZSTD": "zstd",
            "LZ4_RAW": "lz4_raw"}
-_decompressors: dict[str, Any] = {}
+_decompressors = threading.local()  # per thread: an Arrow codec object keeps stream state, not thread-safe
 
 
 def _decompressor(codec: str) -> Any:
-    """``(body, uncompressed size) -> bytes`` for a Parquet codec name, pyarrow's own; None for one it lacks."""
-    if codec not in _decompressors:
+    """``(body, uncompressed size) -> bytes`` for a Parquet codec name, pyarrow's own; None for one it lacks.
+
+    One per thread: Arrow's GZip codec inflates through a z_stream held in the codec object, so two
+    threads sharing one corrupt each other's pages ("invalid code lengths set", seen in the tests).
+    """
+    made: dict[str, Any] | None = getattr(_decompressors, "made", None)
+    if made is None:
+        made = _decompressors.made = {}
+    if codec not in made:
         import pyarrow as pa
 
         name = _CODECS.get(codec)
@@ -501,8 +508,8 @@ def _decompressor(codec: str) -> Any:
             def fn(body: bytes, size: int) -> bytes:
                 return unpack(body, decompressed_size=size).to_pybytes()  # type: ignore[no-any-return]
 
-        _decompressors[codec] = fn
-    return _decompressors[codec]
+        made[codec] = fn
+    return made[codec]
 
 
 def _open_buffer(data: bytes, *, dictionary: bool = False) -> Any:

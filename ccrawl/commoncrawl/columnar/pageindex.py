@@ -753,29 +753,27 @@ def column_index_py(data: bytes) -> tuple[list[bool], list[bytes], list[bytes]]:
     return [bool(v) for v in nulls], list(mins), list(maxs)
 
 
-def offset_index(data: bytes) -> Pages:
-    """A chunk's pages, from its OffsetIndex."""
+def _thrift(decode: Callable[[bytes], Any], data: bytes) -> Any:
+    """``decode(data)`` with its failures as one InputError (Thrift that ends early or is malformed)."""
     try:
-        offsets, sizes, first_rows = _offset_index(bytes(data))
+        return decode(bytes(data))
     except IndexError:
         raise InputError("parquet page index: Thrift data ends early") from None
     except ValueError as exc:
         if isinstance(exc, InputError):
             raise
         raise InputError(str(exc)) from None
+
+
+def offset_index(data: bytes) -> Pages:
+    """A chunk's pages, from its OffsetIndex."""
+    offsets, sizes, first_rows = _thrift(_offset_index, data)
     return Pages(offsets, sizes, first_rows)
 
 
 def column_index_bounds(data: bytes) -> list[tuple[bytes, bytes] | None]:
     """Per page (min, max) as bytes, or None for an all-null page."""
-    try:
-        nulls, mins, maxs = _column_index(bytes(data))
-    except IndexError:
-        raise InputError("parquet page index: Thrift data ends early") from None
-    except ValueError as exc:
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(str(exc)) from None
+    nulls, mins, maxs = _thrift(_column_index, data)
     return [None if null else (lo, hi) for null, lo, hi in zip(nulls, mins, maxs, strict=True)]
 
 
