@@ -26,7 +26,7 @@ def test_concurrent_fetches_of_one_host_are_spaced_by_the_delay(
     # the contract is on the client's request starts (stamped as each request goes out, in ms)
     starts = _gaps([r.fetched_at / 1000 for r in results])
     assert len(starts) == 3
-    assert min(starts) >= 0.199, starts
+    assert min(starts) >= 0.198, starts  # the stamps are whole ms: a 0.2 s gap can read 0.199 minus float error
     # and the server saw them spaced too; its stamps are taken when its handler runs, which a busy
     # process (the server is a thread of this one) can delay for the first of two requests
     gaps = _gaps(synth.stats.times(host))
