@@ -15,8 +15,9 @@ structures in the compact protocol, so this module reads them itself:
 
 from __future__ import annotations
 
+import contextlib
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -520,14 +521,8 @@ class FooterIndex:
         this shortcut does not cover, such as one without a schema; :func:`mini_file` then does it)."""
         key = (rg, col)
         if key not in self._templates:
-            try:
+            with thrift_errors("parquet footer"):
                 self._templates[key] = self._template(rg, col)
-            except IndexError:
-                raise InputError("parquet footer: Thrift data ends early") from None
-            except ValueError as exc:
-                if isinstance(exc, InputError):
-                    raise
-                raise InputError(str(exc)) from None
         return self._templates[key]
 
     def _template(self, rg: int, col: int) -> MiniTemplate | None:
@@ -617,14 +612,8 @@ def footer_index(tail: bytes) -> FooterIndex:
     if n + 8 > len(tail):
         raise InputError("parquet footer longer than the bytes read")
     data = bytes(tail[len(tail) - 8 - n : len(tail) - 8])
-    try:
+    with thrift_errors("parquet footer"):  # ValueError: the compiled walk's word for a malformed value
         places, top = walk(data)
-    except IndexError:
-        raise InputError("parquet footer: Thrift data ends early") from None
-    except ValueError as exc:  # the compiled walk's word for a malformed value
-        if isinstance(exc, InputError):
-            raise
-        raise InputError(str(exc)) from None
     return FooterIndex(data, top, places)
 
 
@@ -753,12 +742,14 @@ def column_index_py(data: bytes) -> tuple[list[bool], list[bytes], list[bytes]]:
     return [bool(v) for v in nulls], list(mins), list(maxs)
 
 
-def _thrift(decode: Callable[[bytes], Any], data: bytes) -> Any:
-    """``decode(data)`` with its failures as one InputError (Thrift that ends early or is malformed)."""
+@contextlib.contextmanager
+def thrift_errors(what: str) -> Iterator[None]:
+    """Decoding failures inside as one InputError about ``what``: Thrift that ends early (IndexError)
+    or is malformed (ValueError, the compiled decoders' word for it)."""
     try:
-        return decode(bytes(data))
+        yield
     except IndexError:
-        raise InputError("parquet page index: Thrift data ends early") from None
+        raise InputError(f"{what}: Thrift data ends early") from None
     except ValueError as exc:
         if isinstance(exc, InputError):
             raise
@@ -767,13 +758,15 @@ def _thrift(decode: Callable[[bytes], Any], data: bytes) -> Any:
 
 def offset_index(data: bytes) -> Pages:
     """A chunk's pages, from its OffsetIndex."""
-    offsets, sizes, first_rows = _thrift(_offset_index, data)
+    with thrift_errors("parquet page index"):
+        offsets, sizes, first_rows = _offset_index(bytes(data))
     return Pages(offsets, sizes, first_rows)
 
 
 def column_index_bounds(data: bytes) -> list[tuple[bytes, bytes] | None]:
     """Per page (min, max) as bytes, or None for an all-null page."""
-    nulls, mins, maxs = _thrift(_column_index, data)
+    with thrift_errors("parquet page index"):
+        nulls, mins, maxs = _column_index(bytes(data))
     return [None if null else (lo, hi) for null, lo, hi in zip(nulls, mins, maxs, strict=True)]
 
 
