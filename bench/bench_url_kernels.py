@@ -154,7 +154,7 @@ def _timed(cmd: list[str], stdin: Path | None = None, stdout: Any = subprocess.D
     return wall
 
 
-def commands(count: int, runs: int, workdir: Path) -> dict[str, Any]:
+def commands(count: int, runs: int, workdir: Path, loop_runs: int = 3) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
     from urlsets import distinct_host_urls
@@ -173,19 +173,22 @@ def commands(count: int, runs: int, workdir: Path) -> dict[str, Any]:
         ours_cpu = []
         cli = [sys.executable, "-m", "ccrawl", "url", "surt", "--from", str(source), "-o", "parquet",
                "--out", str(workdir / "out.parquet"), "-q"]
-        ours.append(_timed(cli))
-        ours_cpu.append(_CPU[-1])
-        if kind == "text":
-            loop = _timed([sys.executable, "-c", _LOOP_TEXT], stdin=text)
-        else:
-            loop = _timed([sys.executable, "-c", loop_parquet, str(table), str(workdir / "loop.parquet")])
-        loop_cpu = _CPU[-1]
-        for _ in range(runs - 1):
+        loops: list[float] = []
+        loops_cpu: list[float] = []
+        for i in range(runs):  # interleaved, ours then the loop, so a slow minute weighs on both sides
             ours.append(_timed(cli))
             ours_cpu.append(_CPU[-1])
+            if i < loop_runs:
+                if kind == "text":
+                    loops.append(_timed([sys.executable, "-c", _LOOP_TEXT], stdin=text))
+                else:
+                    loop_out = str(workdir / "loop.parquet")
+                    loops.append(_timed([sys.executable, "-c", loop_parquet, str(table), loop_out]))
+                loops_cpu.append(_CPU[-1])
+        loop, loop_cpu = statistics.median(loops), statistics.median(loops_cpu)
         rows = pq.read_metadata(workdir / "out.parquet").num_rows
         assert rows == count, (rows, count)
-        result[kind] = {"ours_s": statistics.median(ours), "ours_runs": ours, "loop_s": loop,
+        result[kind] = {"ours_s": statistics.median(ours), "ours_runs": ours, "loop_s": loop, "loop_runs": loops,
                         "ratio": loop / statistics.median(ours), "ours_cpu_s": statistics.median(ours_cpu),
                         "loop_cpu_s": loop_cpu, "cpu_ratio": loop_cpu / statistics.median(ours_cpu),
                         "command": " ".join(cli[1:])}
@@ -199,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=3, help="fresh processes for the kernels [3]")
     parser.add_argument("--command-urls", type=int, default=1_000_000, help="URLs for the commands [1000000]")
     parser.add_argument("--runs", type=int, default=3, help="runs of our command [3]")
+    parser.add_argument("--loop-runs", type=int, default=3,
+                        help="runs of the one-process loop, interleaved with ours (at most --runs) [3]")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args(argv)
     out: dict[str, Any] = {}
@@ -210,11 +215,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:52s} {ratio:>11.1f}x")
     if args.what in ("commands", "all"):
         with tempfile.TemporaryDirectory(prefix="ccrawl-bench-url-") as tmp:
-            out["commands"] = commands(args.command_urls, args.runs, Path(tmp))
+            out["commands"] = commands(args.command_urls, args.runs, Path(tmp),
+                                       loop_runs=max(1, min(args.loop_runs, args.runs)))
         for kind in ("text", "parquet"):
             row = out["commands"][kind]
             runs = ", ".join(f"{s:.2f}" for s in row["ours_runs"])
+            loops = ", ".join(f"{s:.2f}" for s in row["loop_runs"])
             print(f"url surt --from {kind:8s} ours {row['ours_s']:.2f} s (runs {runs})  loop {row['loop_s']:.2f} s"
+                  f" (runs {loops})"
                   f"  ratio {row['ratio']:.1f}x | CPU ours {row['ours_cpu_s']:.2f} s, loop {row['loop_cpu_s']:.2f} s,"
                   f" ratio {row['cpu_ratio']:.1f}x")
     if args.json:

@@ -118,8 +118,12 @@ def _tree_rss_mb(root: int) -> float:
     return total / 1e6
 
 
-def run_measured(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path = REPO) -> tuple[str, float, float]:
-    """Run ``argv``; returns (stdout, wall seconds, peak RSS of its process tree in MB)."""
+def run_measured(argv: list[str], *, env: dict[str, str] | None = None, cwd: Path = REPO,
+                 stderr_to: Path | None = None) -> tuple[str, float, float]:
+    """Run ``argv``; returns (stdout, wall seconds, peak RSS of its process tree in MB).
+
+    ``stderr_to`` keeps what the run said on stderr (the engine's summary lines), whatever its exit.
+    """
     start = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
     peak = 0.0
@@ -137,6 +141,8 @@ def run_measured(argv: list[str], *, env: dict[str, str] | None = None, cwd: Pat
     seconds = time.perf_counter() - start
     done.set()
     sampler.join()
+    if stderr_to is not None:
+        stderr_to.write_text(err)
     if proc.returncode != 0:
         raise RuntimeError(f"{shlex.join(argv)} exited {proc.returncode}: {err.strip()[-400:]}")
     return out, seconds, peak
@@ -168,7 +174,7 @@ class Runner:
             workdir = Path(tempfile.mkdtemp(prefix="rbench-", dir=self.out))
             cmd = [a.replace("{WORK}", str(workdir)) for a in argv]
             cpu_before = self._children_cpu()
-            out, seconds, peak = run_measured(cmd)
+            out, seconds, peak = run_measured(cmd, stderr_to=workdir / "stderr.txt")
             cpu = self._children_cpu() - cpu_before
             pages, nbytes, errors = parse(out, workdir)
             result.samples.append(Sample(pages, seconds, cpu, peak, nbytes, errors))
@@ -268,7 +274,7 @@ def ccrawl_argv(
 ) -> list[str]:
     return [PY, "-m", "ccrawl", "recrawl", "run", "--from", str(worklist), "--column", "url",
             "--out", out, "--state", "{WORK}/state.json", "--delay", delay, "--workers", str(workers),
-            "--resolve", f"*.{DOMAIN}=127.0.0.1", "--progress", "none", "-q", *extra]
+            "--resolve", f"*.{DOMAIN}=127.0.0.1", "--progress", "none", *extra]
 
 
 def main() -> None:

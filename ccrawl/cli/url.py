@@ -88,11 +88,13 @@ def _run_batch(run: Run, name: str, urls: tuple[str, ...], source: str, column: 
     """``--from``: the batch kernels over a file, every input row out with the new columns, in order."""
     import sys
 
+    from ccrawl.arrowpool import prefer_retaining_pool
     from ccrawl.output import resolve_format
     from ccrawl.url import batchio
 
     if urls:
         raise UsageError("give URLs as arguments or --from FILE, not both")
+    prefer_retaining_pool()  # a million rows through mimalloc fault the same pages in again and again
     fmt = resolve_format(run.output.fmt, sys.stdout)
     report: batchio.BatchReport
     if fmt == "parquet":

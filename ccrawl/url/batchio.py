@@ -377,13 +377,17 @@ def _ordered(chunks: Iterator[UrlChunk], workers: int, mode: str) -> Iterator[Ur
         for chunk in chunks:
             yield process_chunk(chunk)
         return
-    import multiprocessing
-    from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+    from concurrent.futures import Executor, Future
 
     pool: Executor
-    if mode == "thread":
+    if mode == "thread":  # concurrent.futures.thread alone: the process pool pulls in multiprocessing
+        from concurrent.futures.thread import ThreadPoolExecutor
+
         pool = ThreadPoolExecutor(workers, thread_name_prefix="ccrawl-url")
     else:
+        import multiprocessing
+        from concurrent.futures.process import ProcessPoolExecutor
+
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init)
     window: deque[Future[UrlChunkResult]] = deque()
     try:
