@@ -38,7 +38,7 @@ from ccrawl.extract.urls import Resolver
 #: (issue 21): teaser cards, headings and short label lines at the document's edges pruned.
 #: 4: with links="text" images are dropped too (they were their alt words alone, which the text lacks).
 ENGINE_VERSION = "4"
-MAX_OUTLINKS = 10_000
+MAX_OUTLINKS = DEFAULT_BUDGET.max_outlinks
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
 _STRIP = ["script", "style", "template", "svg"]
@@ -229,7 +229,8 @@ class HtmlExtractor:
         resolver = Resolver(url)
         if base:
             resolver = Resolver(resolver.resolve(base) or url)
-        out.outlinks = outlinks(hrefs, resolver, MAX_OUTLINKS)
+        if budget.max_outlinks > 0:
+            out.outlinks = outlinks(hrefs, resolver, budget.max_outlinks)
         body = tree.body if tree.body is not None else tree.root
         # Past the deadline already (a huge page), the renderer still takes its first few
         # hundred nodes before its clock check stops it: a cut page, never an empty one.

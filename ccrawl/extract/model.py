@@ -26,6 +26,9 @@ class Budget:
       ``<div>`` would take 20 s in C, out of reach of the time budget).
     * ``max_table_cells``: cells rendered per table; the rest of the table is dropped.
     * ``max_chars``: characters of Markdown produced.
+    * ``max_outlinks``: absolute links collected into ``outlinks``; 0 collects none, for a caller
+      that stores no links (the recrawl's extract processes, ``markdown export``): resolving
+      every ``href`` of a page is ~0.14 ms of its ~1.45 ms with h2m.
     """
 
     max_bytes: int = 10_000_000
@@ -35,9 +38,12 @@ class Budget:
     max_block_nesting: int = 4000
     max_table_cells: int = 20_000
     max_chars: int = 2_000_000
+    max_outlinks: int = 10_000
 
 
 DEFAULT_BUDGET = Budget()
+#: The default limits, no links collected: for callers that keep no ``outlinks``.
+NO_LINKS_BUDGET = Budget(max_outlinks=0)
 
 
 @dataclass(slots=True)

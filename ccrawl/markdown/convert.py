@@ -104,13 +104,15 @@ def host_of(url: str) -> str:
 def convert_doc(engine: str, doc: SourceDoc) -> ConvertedDoc:
     """Run ``engine`` on ``doc``; an exception inside the engine becomes ``error``, never a raise."""
     from ccrawl.extract.engines import get_extractor
+    from ccrawl.extract.model import NO_LINKS_BUDGET
 
     out = ConvertedDoc(
         doc_id=doc_id_of(doc.record_id), url=doc.url, host=host_of(doc.url), crawl_date=epoch_ms(doc.date),
         warc_record_id=doc.record_id, html_length=len(doc.payload),
     )
     try:
-        result = get_extractor(engine).extract(doc.payload, doc.url, content_type=doc.content_type)
+        result = get_extractor(engine).extract(doc.payload, doc.url, content_type=doc.content_type,
+                                               budget=NO_LINKS_BUDGET)  # the export stores no links
     except Exception as exc:  # a pathological page must not take the shard down with it
         out.error = f"{type(exc).__name__}: {exc}"
         return out

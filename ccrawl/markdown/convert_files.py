@@ -91,6 +91,7 @@ def output_name(source: Path, fmt: str) -> str:
 
 
 def _rows(source: Path, markdown: bool, skip_bad: bool) -> Iterator[dict[str, Any]]:
+    from ccrawl.extract.model import NO_LINKS_BUDGET
     from ccrawl.warc.reader import decode_payload, iter_records
 
     engine = None
@@ -109,8 +110,8 @@ def _rows(source: Path, markdown: bool, skip_bad: bool) -> Iterator[dict[str, An
         }
         if engine is not None:
             html = rec.warc_type in ("response", "resource") and rec.mime in _HTML
-            row["markdown"] = (engine.extract(payload, rec.url or "", content_type=rec.http_header("Content-Type"))
-                               .markdown if html else None)
+            row["markdown"] = (engine.extract(payload, rec.url or "", content_type=rec.http_header("Content-Type"),
+                                              budget=NO_LINKS_BUDGET).markdown if html else None)
         yield row
 
 

@@ -34,12 +34,14 @@ class _LibraryEngine:
 
     def __init__(self, name: str) -> None:
         from ccrawl.extract.engines import get_extractor
+        from ccrawl.extract.model import NO_LINKS_BUDGET
 
         self._engine = get_extractor(name)
+        self._budget = NO_LINKS_BUDGET  # the capture row has no links column: resolving them is wasted
         self.label = self._engine.label
 
     def render(self, body: bytes, url: str, content_type: str) -> dict[str, Any]:
-        out = self._engine.extract(body, url, content_type=content_type or None)
+        out = self._engine.extract(body, url, content_type=content_type or None, budget=self._budget)
         # Markdown and text leave as UTF-8, with their lengths: encoded once here, they cross
         # the ring as bytes (a copy, where a str is encoded by pickle and decoded again) and go
         # into the writer's string columns as they are.

@@ -78,3 +78,26 @@ def test_native_outlinks_match_the_twin_on_the_corpus(html_eval: Path) -> None:
             (twin, twin_cache), (fast, fast_cache) = _both(hrefs, page.url, limit)
             assert fast == twin, page.file
             assert fast_cache == twin_cache, page.file
+
+
+def test_a_budget_without_links_changes_nothing_but_the_links(html_eval: Path) -> None:
+    import dataclasses
+
+    from ccrawl.extract.model import NO_LINKS_BUDGET, Budget
+
+    pages = load_pages(html_eval)[:40]
+    collected = 0
+    for name in ("h2m", "readability", "raw"):
+        ex = engines.get_extractor(name)
+        for page in pages:
+            html = (html_eval / "pages" / page.file).read_bytes()
+            full = dataclasses.asdict(ex.extract(html, page.url))
+            lean = dataclasses.asdict(ex.extract(html, page.url, budget=NO_LINKS_BUDGET))
+            capped = ex.extract(html, page.url, budget=Budget(max_outlinks=3)).outlinks
+            collected += len(full["outlinks"])
+            assert lean["outlinks"] == []
+            assert capped == full["outlinks"][:3], page.file
+            for key in ("elapsed_ms", "outlinks"):
+                full.pop(key), lean.pop(key)
+            assert lean == full, (name, page.file)
+    assert collected > 1000  # the default budget does collect them
