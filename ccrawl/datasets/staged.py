@@ -231,10 +231,30 @@ class StagedPublisher(Generic[R, L]):
         is not low, so it may be a stream. ``slots`` jobs run at once (default ``--workers``; an
         executor on a cluster keeps one per CPU of the cluster in flight).
         """
+        inflight: dict[Future[X], J] = {}
+        try:
+            yield from self._drain(jobs, submit, accept, ready, inflight, unit=unit, slots=slots)
+        except Exception:
+            self._linger(inflight)
+            raise
+
+    def _linger(self, inflight: dict[Future[X], J]) -> None:
+        """Let the jobs still running end before a failed run lets go of its staging directory.
+
+        They run on daemon threads (a run stalled on a stuck read must exit 75 at once), so without
+        this a writer could outlive the ``flock`` and, in a resume started in the same process,
+        replace a shard's ``.tmp`` from under the resume's own writer. Bounded by the stall budget:
+        a job stuck that long is abandoned as before.
+        """
+        if inflight:
+            wait(list(inflight), timeout=max(0.0, min(self.clock.left(), self.upkeep.max_stall)))
+
+    def _drain(self, jobs: Iterable[J], submit: Callable[[J], Future[X]],
+               accept: Callable[[J, X], tuple[R | None, Record | None]], ready: list[R],
+               inflight: dict[Future[X], J], *, unit: str, slots: int | None) -> Iterator[Record]:
         every = self.upkeep.commit_every
         source = iter(jobs)
         exhausted = False
-        inflight: dict[Future[X], J] = {}
         slots = self.upkeep.workers if slots is None else slots
         while True:
             if len(ready) >= every:

@@ -214,8 +214,13 @@ def test_a_broken_run_resumes_without_a_gap_or_a_second_upload(tmp_path: Path) -
     second = DomainsPublisher(DomainsPublishOptions(repo_id=REPO, shard_rows=5_000, commit_every=1, workers=2,
                                                     staging=tmp_path / "st"), repo, OLDEST, "t.txt.gz", _blocks(raw))
     records = list(second.run())
-    # the published lead is counted past, not parsed; a shard sealed but not committed is reused
-    assert second.stats.rows_skipped >= 5_000 * len(partial) - 5_000 and second.stats.reused <= opts.workers
+    # the published lead (the shards from 0 up to the first one missing: with two workers they can
+    # land out of order, 0, 2, 3 without 1) is counted past, not parsed; a shard published after
+    # the gap is parsed again but not uploaded again; one sealed but not committed is reused
+    lead = 0
+    while shard_path(OLDEST, lead) in partial:
+        lead += 1
+    assert second.stats.rows_skipped == 5_000 * lead and second.stats.reused <= opts.workers
     assert {r["shard"] for r in records if r["action"] == "committed"}.isdisjoint(partial)
     want = 60_000 - len(range(0, 60_000, 97))
     shards = sorted(f.path for f in repo.list_files("data"))
@@ -394,3 +399,40 @@ def test_sigkill_then_resume_no_gap_no_double_upload(mirrorcc: FakeCCServer, tmp
     assert got is not None and got[0] == [r["domain"] for r in want]  # no gap, no duplicate, in rank order
     row = next(csv.DictReader(io.StringIO((snap / "stats.csv").read_text())))
     assert (row["rows"], row["shards"], row["complete"]) == (str(len(want)), str(len(want)), "true")
+
+
+def test_a_run_that_fails_leaves_no_shard_write_running_past_its_staging_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A resume in the same process once lost a shard: the failed run's writer, still busy on a daemon
+    thread after the lock was released, renamed the shard's .tmp from under the resume's writer."""
+    import threading
+    import time
+
+    from ccrawl.datasets import publish_domains
+    from ccrawl.errors import TemporaryFailure
+
+    real = publish_domains.write_shard
+    finished: list[str] = []
+
+    def slow_write(job: Any, source: str) -> Any:
+        time.sleep(0.4)  # still writing when the stream breaks
+        out = real(job, source)
+        finished.append(job.shard)
+        return out
+
+    monkeypatch.setattr(publish_domains, "write_shard", slow_write)
+    repo = LocalRepo(tmp_path / "hub", REPO)
+    raw = _big_table(60_000, 3)
+    opts = DomainsPublishOptions(repo_id=REPO, shard_rows=5_000, commit_every=1, workers=2, staging=tmp_path / "st")
+    first = DomainsPublisher(opts, repo, OLDEST, "t.txt.gz", _blocks(raw, break_after=12))
+    with pytest.raises(TemporaryFailure):
+        list(first.run())
+    assert finished  # a write was in flight when the stream broke ...
+    assert not [t.name for t in threading.enumerate() if t.name.startswith("ccrawl-domains-")]  # ... and ended first
+    monkeypatch.setattr(publish_domains, "write_shard", real)
+    second = DomainsPublisher(DomainsPublishOptions(repo_id=REPO, shard_rows=5_000, commit_every=1, workers=2,
+                                                    staging=tmp_path / "st"), repo, OLDEST, "t.txt.gz", _blocks(raw))
+    list(second.run())
+    want = 60_000 - len(range(0, 60_000, 97))
+    assert sorted(f.path for f in repo.list_files("data")) == [shard_path(OLDEST, i) for i in range(-(-want // 5_000))]
+    assert second.stats.failed == 0 and second.stats.complete
