@@ -200,19 +200,28 @@ def _blocks(raw: bytes, *, break_after: int = 0) -> Any:
     return blocks
 
 
-def test_a_broken_run_resumes_without_a_gap_or_a_second_upload(tmp_path: Path) -> None:
+def _publisher(tmp_path: Path, repo: LocalRepo, blocks: Any) -> DomainsPublisher:
+    opts = DomainsPublishOptions(repo_id=REPO, shard_rows=5_000, commit_every=1, workers=2, staging=tmp_path / "st")
+    return DomainsPublisher(opts, repo, OLDEST, "t.txt.gz", blocks)
+
+
+def _broken_run(tmp_path: Path, *, break_after: int) -> tuple[LocalRepo, bytes, DomainsPublishOptions]:
+    """A 60,000-row publish whose stream dies after ``break_after`` blocks: the repo, the table, the options."""
     from ccrawl.errors import TemporaryFailure
 
     repo = LocalRepo(tmp_path / "hub", REPO)
     raw = _big_table(60_000, 3)
-    opts = DomainsPublishOptions(repo_id=REPO, shard_rows=5_000, commit_every=1, workers=2, staging=tmp_path / "st")
-    first = DomainsPublisher(opts, repo, OLDEST, "t.txt.gz", _blocks(raw, break_after=30))
+    first = _publisher(tmp_path, repo, _blocks(raw, break_after=break_after))
     with pytest.raises(TemporaryFailure):
         list(first.run())
+    return repo, raw, first.opts
+
+
+def test_a_broken_run_resumes_without_a_gap_or_a_second_upload(tmp_path: Path) -> None:
+    repo, raw, opts = _broken_run(tmp_path, break_after=30)
     partial = {f.path for f in repo.list_files("data")}
     assert len(partial) >= 2  # shards landed before the stream broke
-    second = DomainsPublisher(DomainsPublishOptions(repo_id=REPO, shard_rows=5_000, commit_every=1, workers=2,
-                                                    staging=tmp_path / "st"), repo, OLDEST, "t.txt.gz", _blocks(raw))
+    second = _publisher(tmp_path, repo, _blocks(raw))
     records = list(second.run())
     # the published lead (the shards from 0 up to the first one missing: with two workers they can
     # land out of order, 0, 2, 3 without 1) is counted past, not parsed; a shard published after
@@ -405,33 +414,27 @@ def test_a_run_that_fails_leaves_no_shard_write_running_past_its_staging_lock(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A resume in the same process once lost a shard: the failed run's writer, still busy on a daemon
     thread after the lock was released, renamed the shard's .tmp from under the resume's writer."""
-    import threading
     import time
 
     from ccrawl.datasets import publish_domains
-    from ccrawl.errors import TemporaryFailure
 
     real = publish_domains.write_shard
+    started: list[str] = []
     finished: list[str] = []
 
     def slow_write(job: Any, source: str) -> Any:
+        started.append(job.shard)
         time.sleep(0.4)  # still writing when the stream breaks
         out = real(job, source)
         finished.append(job.shard)
         return out
 
     monkeypatch.setattr(publish_domains, "write_shard", slow_write)
-    repo = LocalRepo(tmp_path / "hub", REPO)
-    raw = _big_table(60_000, 3)
-    opts = DomainsPublishOptions(repo_id=REPO, shard_rows=5_000, commit_every=1, workers=2, staging=tmp_path / "st")
-    first = DomainsPublisher(opts, repo, OLDEST, "t.txt.gz", _blocks(raw, break_after=12))
-    with pytest.raises(TemporaryFailure):
-        list(first.run())
-    assert finished  # a write was in flight when the stream broke ...
-    assert not [t.name for t in threading.enumerate() if t.name.startswith("ccrawl-domains-")]  # ... and ended first
+    repo, raw, _ = _broken_run(tmp_path, break_after=12)
+    # every write the run started had ended when its error reached the caller (one was in flight)
+    assert started and sorted(finished) == sorted(started)
     monkeypatch.setattr(publish_domains, "write_shard", real)
-    second = DomainsPublisher(DomainsPublishOptions(repo_id=REPO, shard_rows=5_000, commit_every=1, workers=2,
-                                                    staging=tmp_path / "st"), repo, OLDEST, "t.txt.gz", _blocks(raw))
+    second = _publisher(tmp_path, repo, _blocks(raw))
     list(second.run())
     want = 60_000 - len(range(0, 60_000, 97))
     assert sorted(f.path for f in repo.list_files("data")) == [shard_path(OLDEST, i) for i in range(-(-want // 5_000))]
