@@ -136,6 +136,15 @@ cdef Py_ssize_t _skip_struct(const unsigned char* d, Py_ssize_t pos, Py_ssize_t 
         pos = _skip(d, pos, n, wtype, depth)
 
 
+cdef Py_ssize_t _list_start(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, int* etype,
+                            unsigned long long* size, str what) except -1:
+    """A list's element type and size, read at ``pos``; returns where its first element starts."""
+    if pos < 0 or pos >= n:
+        raise IndexError(f"{what}: Thrift data ends early")
+    etype[0] = d[pos] & 0x0F
+    return _list_head(d, pos, n, size)
+
+
 cdef Py_ssize_t _list_head(const unsigned char* d, Py_ssize_t pos, Py_ssize_t n, unsigned long long* size) except -1:
     if pos >= n:
         raise IndexError("parquet footer: Thrift data ends early")
@@ -239,10 +248,7 @@ def offset_index(bytes data):
         if wtype == STOP:
             break
         if fid == 1 and wtype == LIST:
-            if pos >= n:
-                raise IndexError("parquet page index: Thrift data ends early")
-            etype = d[pos] & 0x0F
-            pos = _list_head(d, pos, n, &size)
+            pos = _list_start(d, pos, n, &etype, &size, "parquet page index")
             if etype != STRUCT:
                 raise ValueError("parquet page index: page locations are not structs")
             i = 0
@@ -287,10 +293,7 @@ def column_index(bytes data):
         if wtype == STOP:
             break
         if fid == 1 and wtype == LIST:
-            if pos >= n:
-                raise IndexError("parquet page index: Thrift data ends early")
-            etype = d[pos] & 0x0F
-            pos = _list_head(d, pos, n, &size)
+            pos = _list_start(d, pos, n, &etype, &size, "parquet page index")
             if etype != TRUE and etype != FALSE:
                 raise ValueError("parquet page index: null pages are not booleans")
             if size > <unsigned long long>(n - pos):
@@ -298,10 +301,7 @@ def column_index(bytes data):
             nulls = [d[pos + k] == TRUE for k in range(<Py_ssize_t>size)]
             pos += <Py_ssize_t>size
         elif (fid == 2 or fid == 3) and wtype == LIST:
-            if pos >= n:
-                raise IndexError("parquet page index: Thrift data ends early")
-            etype = d[pos] & 0x0F
-            pos = _list_head(d, pos, n, &size)
+            pos = _list_start(d, pos, n, &etype, &size, "parquet page index")
             if etype != BINARY:
                 raise ValueError("parquet page index: page bounds are not binary")
             values = []
@@ -350,10 +350,7 @@ def elements(bytes data, Py_ssize_t pos):
     cdef unsigned long long size = 0, i
     cdef int etype
     cdef list out = []
-    if pos < 0 or pos >= n:
-        raise IndexError("parquet footer: Thrift data ends early")
-    etype = d[pos] & 0x0F
-    pos = _list_head(d, pos, n, &size)
+    pos = _list_start(d, pos, n, &etype, &size, "parquet footer")
     if etype == TRUE or etype == FALSE:
         raise ValueError("parquet footer: a list of booleans has no element spans")
     i = 0

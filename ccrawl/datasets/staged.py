@@ -247,7 +247,7 @@ class StagedPublisher(Generic[R, L]):
         a job stuck that long is abandoned as before.
         """
         if inflight:
-            wait(list(inflight), timeout=max(0.0, min(self.clock.left(), self.upkeep.max_stall)))
+            wait(list(inflight), timeout=max(0.0, self.clock.left()))
 
     def _drain(self, jobs: Iterable[J], submit: Callable[[J], Future[X]],
                accept: Callable[[J, X], tuple[R | None, Record | None]], ready: list[R],

@@ -38,7 +38,6 @@ from ccrawl.extract.urls import Resolver
 #: (issue 21): teaser cards, headings and short label lines at the document's edges pruned.
 #: 4: with links="text" images are dropped too (they were their alt words alone, which the text lacks).
 ENGINE_VERSION = "4"
-MAX_OUTLINKS = DEFAULT_BUDGET.max_outlinks
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
 _STRIP = ["script", "style", "template", "svg"]

@@ -245,14 +245,8 @@ def _encode_struct(fields: dict[int, Value], out: bytearray) -> None:
         wtype, v = fields[fid]
         if wtype in (TRUE, FALSE):
             wtype = TRUE if v else FALSE
-        delta = fid - last
-        if 0 < delta <= 15:
-            out.append((delta << 4) | wtype)
-        else:
-            out.append(wtype)
-            out += _zigzag(fid)
+        last = _put_header(out, fid, last, wtype)
         _encode_value(wtype, v, out)
-        last = fid
     out.append(STOP)
 
 
