@@ -8,8 +8,9 @@ Crawl from its own process), then, in this process:
 * **stages**: ``runs`` h2m exports after one warm-up, with ``time.process_time`` hooks around the
   download, the WARC read (``file_docs``), the engine (``extract``), ``convert_doc``, the table and the
   Parquet write; one line per run;
-* **read**: the shard's responses read into a list by ccrawl's reader and by fastwarc 2
-  (``ArchiveIterator(parse_http=True)``, ``reader.read()``), alternating, min and median;
+* **read**: the shard's responses read into a list by ccrawl's reader, by the same reader without its
+  whole-member fast path (``ccrawl-streaming``: every member through the streaming inflater) and by
+  fastwarc 2 (``ArchiveIterator(parse_http=True)``, ``reader.read()``), alternating, min and median;
 * **table**: one shard's rows to Arrow by ``columns_to_table`` (buffers) and by ``Table.from_pydict``
   (which imports pandas on its first call), alternating, after checking both give the same Parquet bytes.
 """
@@ -99,12 +100,22 @@ def read(warc: Path, rounds: int) -> None:
         return list(file_docs(warc, kind="warc", dedup_digest=False, stats=ReadStats(), skip_errors=False,
                               warn=print))
 
+    def streaming() -> list[Any]:  # the reader without its whole-member fast path (libdeflate)
+        from ccrawl.warc import source
+
+        fast = source.native_inflater
+        source.native_inflater = lambda *a, **k: None
+        try:
+            return ours()
+        finally:
+            source.native_inflater = fast
+
     def fastwarc() -> list[Any]:
         with open(warc, "rb") as fh:
             return [(r.headers.get("WARC-Target-URI"), r.reader.read())
                     for r in ArchiveIterator(fh, record_types=WarcRecordType.response, parse_http=True)]
 
-    _alternate("read", {"ccrawl": ours, "fastwarc": fastwarc}, rounds)
+    _alternate("read", {"ccrawl": ours, "ccrawl-streaming": streaming, "fastwarc": fastwarc}, rounds)
 
 
 def table(warc: Path, rounds: int) -> None:

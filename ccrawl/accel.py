@@ -16,7 +16,9 @@ import importlib
 import os
 from types import ModuleType
 
-NATIVE_MODULES = ("surt", "domain", "canon", "simhash", "gzmembers", "ranges", "h2mwalk", "lxbtree", "pqfooter")
+NATIVE_MODULES = (
+    "surt", "domain", "canon", "simhash", "gzmembers", "gzinflate", "ranges", "h2mwalk", "lxbtree", "pqfooter",
+)
 
 _chosen: dict[str, str] = {}
 

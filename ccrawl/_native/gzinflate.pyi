@@ -1,0 +1,6 @@
+"""Stub for the compiled whole-member inflater (twin: ccrawl.warc.inflate.InflaterPy)."""
+
+class Inflater:
+    cap: int
+    def __init__(self, cap: int) -> None: ...
+    def member(self, raw: bytes, pos: int, buf: bytearray) -> tuple[bool, int, int]: ...

@@ -1,0 +1,77 @@
+"""Whole gzip members inflated in one call: the fast path of :class:`ccrawl.warc.source.GzipSource`.
+
+``Inflater(cap).member(raw, pos, buf)`` inflates the gzip member that starts at ``raw[pos]`` and
+appends what it inflates to ``buf``. It returns ``(True, compressed size, inflated size)`` when the
+member is whole in ``raw``, inflates to at most ``cap`` bytes, passes its CRC-32 and length checks,
+and has a plain header (no header CRC, no reserved flag). Otherwise it returns ``(False, 0, 0)`` and
+``buf`` is as it was: the reader then inflates the member with its streaming inflater, which is what
+reports damage, truncation and gzip bombs.
+
+The compiled implementation (``csrc/gzinflate.pyx``) calls libdeflate, which inflates the member in
+one call where the streaming inflater makes one call per 16 KiB of input; it is used when the native
+core is built and libdeflate (Debian's ``libdeflate0``) is installed. :class:`InflaterPy` is its
+pure-Python twin with identical results, on ISA-L's zlib API (or zlib's).
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from ccrawl import accel
+
+__all__ = ["FAST_CAP", "Inflater", "InflaterPy", "native_inflater"]
+
+FAST_CAP = 2 << 20
+"""The most one member may inflate to and still take the fast path (2 MiB, above Common Crawl's 1 MiB payloads)."""
+
+_GZIP_MIN = 18
+_FHCRC = 0x02
+_FRESERVED = 0xE0
+
+
+def _inflate_module() -> Any:
+    try:
+        from isal import isal_zlib
+
+        return isal_zlib
+    except ImportError:  # pragma: no cover - isal is a dependency; zlib has the same API
+        return zlib
+
+
+_inflate = _inflate_module()
+_ERRORS: tuple[type[Exception], ...] = (zlib.error, _inflate.error)
+
+
+class InflaterPy:
+    """The twin of the compiled ``Inflater``: same arguments, same results."""
+
+    def __init__(self, cap: int) -> None:
+        if cap <= 0:
+            raise ValueError("cap must be positive")
+        self.cap = cap
+
+    def member(self, raw: bytes, pos: int, buf: bytearray) -> tuple[bool, int, int]:
+        avail = len(raw) - pos
+        if pos < 0 or avail < _GZIP_MIN:
+            return False, 0, 0
+        if raw[pos] != 0x1F or raw[pos + 1] != 0x8B or raw[pos + 2] != 8 or raw[pos + 3] & (_FHCRC | _FRESERVED):
+            return False, 0, 0
+        d = _inflate.decompressobj(31)
+        try:
+            out = d.decompress(memoryview(raw)[pos:], self.cap)
+        except _ERRORS:
+            return False, 0, 0
+        if not d.eof:  # cut short, or more than cap bytes
+            return False, 0, 0
+        buf += out
+        return True, avail - len(d.unused_data), len(out)
+
+
+_native = accel.native("gzinflate")
+Inflater: Any = _native.Inflater if _native else InflaterPy
+
+
+def native_inflater(cap: int = FAST_CAP) -> Any:
+    """A compiled inflater for the reader's fast path, or None (no native core, or no libdeflate)."""
+    return _native.Inflater(cap) if _native else None

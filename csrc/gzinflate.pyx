@@ -1,0 +1,105 @@
+# cython: language_level=3, boundscheck=False, wraparound=False
+"""Whole gzip members inflated in one call by libdeflate; the twin is ``ccrawl.warc.inflate``.
+
+:class:`Inflater` is the fast path of ``ccrawl.warc.source.GzipSource``: at a member boundary it
+inflates the member that starts there into a reused scratch buffer (libdeflate checks the deflate
+stream, the CRC-32 and the length in the trailer), appends the bytes to the reader's window and
+says how many compressed bytes the member took. Anything it does not take whole (a member cut by the
+end of the bytes read so far, one that inflates past ``cap``, a damaged one, a header with a CRC of
+its own) it leaves untouched, and the reader's streaming inflater takes it from the same place, so
+damage is reported exactly as before.
+
+libdeflate is loaded at import with ``dlopen`` (``libdeflate.so.0``, Debian's ``libdeflate0``; the
+``CCRAWL_LIBDEFLATE`` environment variable names the file to load instead, and a name that does
+not load turns the fast path off). It ships no header here, so the four
+entry points are declared below from its stable C API (v1.0 on). Without the library the import fails
+with ImportError and the reader streams every member, as it does without the native core.
+"""
+
+import os
+
+from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+from posix.dlfcn cimport RTLD_LOCAL, RTLD_NOW, dlopen, dlsym
+
+
+ctypedef void* (*alloc_fn)() noexcept nogil
+ctypedef void (*free_fn)(void* d) noexcept nogil
+ctypedef int (*gzip_ex_fn)(void* d, const void* src, size_t src_len, void* out, size_t out_avail,
+                           size_t* src_used, size_t* out_made) noexcept nogil
+
+cdef enum:
+    LIBDEFLATE_SUCCESS = 0
+    FHCRC = 0x02
+    FRESERVED = 0xE0
+    GZIP_MIN = 18  # header 10 + empty deflate block 2 (at least) + trailer 8, less the block: 18
+
+cdef alloc_fn _alloc = NULL
+cdef free_fn _free = NULL
+cdef gzip_ex_fn _gzip_ex = NULL
+
+
+cdef int _load() except -1:
+    global _alloc, _free, _gzip_ex
+    wanted = os.environ.get("CCRAWL_LIBDEFLATE")
+    names = [wanted] if wanted else ["libdeflate.so.0", "libdeflate.so"]
+    cdef void* handle = NULL
+    for name in names:
+        handle = dlopen(os.fsencode(name), RTLD_NOW | RTLD_LOCAL)
+        if handle != NULL:
+            break
+    if handle == NULL:
+        raise ImportError(f"libdeflate is not installed (tried {', '.join(names)})")
+    _alloc = <alloc_fn>dlsym(handle, b"libdeflate_alloc_decompressor")
+    _free = <free_fn>dlsym(handle, b"libdeflate_free_decompressor")
+    _gzip_ex = <gzip_ex_fn>dlsym(handle, b"libdeflate_gzip_decompress_ex")
+    if _alloc == NULL or _free == NULL or _gzip_ex == NULL:
+        raise ImportError("libdeflate lacks libdeflate_gzip_decompress_ex (it needs version 1.0 or later)")
+    return 0
+
+
+_load()
+
+
+cdef class Inflater:
+    """One decompressor and one scratch buffer of ``cap`` bytes; not shared between threads."""
+
+    cdef void* dec
+    cdef char* scratch
+    cdef readonly Py_ssize_t cap
+
+    def __cinit__(self, Py_ssize_t cap):
+        if cap <= 0:
+            raise ValueError("cap must be positive")
+        self.cap = cap
+        self.dec = _alloc()
+        self.scratch = <char*>malloc(cap)
+        if self.dec == NULL or self.scratch == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        if self.dec != NULL:
+            _free(self.dec)
+        free(self.scratch)
+
+    def member(self, const unsigned char[::1] raw not None, Py_ssize_t pos, bytearray buf not None):
+        """Inflate the member at ``raw[pos:]`` onto ``buf``: (True, compressed size, inflated size), or
+        (False, 0, 0) with ``buf`` untouched when it is not whole, not valid or larger than ``cap``."""
+        cdef Py_ssize_t avail = raw.shape[0] - pos
+        cdef size_t used = 0, made = 0
+        cdef int result
+        cdef Py_ssize_t size
+        if pos < 0 or avail < GZIP_MIN:
+            return False, 0, 0
+        if raw[pos] != 0x1F or raw[pos + 1] != 0x8B or raw[pos + 2] != 8 or raw[pos + 3] & (FHCRC | FRESERVED):
+            return False, 0, 0
+        with nogil:
+            result = _gzip_ex(self.dec, &raw[pos], <size_t>avail, self.scratch, <size_t>self.cap, &used, &made)
+        if result != LIBDEFLATE_SUCCESS:
+            return False, 0, 0
+        if made:
+            size = PyByteArray_GET_SIZE(buf)
+            PyByteArray_Resize(buf, size + <Py_ssize_t>made)
+            memcpy(PyByteArray_AS_STRING(buf) + size, self.scratch, made)
+        return True, <Py_ssize_t>used, <Py_ssize_t>made
