@@ -1,4 +1,4 @@
-"""Which Arrow memory pool a batch command allocates from.
+"""Which Arrow memory pool a batch command allocates from, chosen before pyarrow loads.
 
 pyarrow's wheels default to mimalloc, which hands freed pages back to the kernel within
 milliseconds. A batch command that builds and drops a few hundred megabytes of string buffers a
@@ -8,6 +8,18 @@ under jemalloc, which keeps freed pages for a second before returning them, and 
 1.10 s (bench/README.md, "URL kernels"). So the commands that stream Arrow data through a process
 switch its default pool to jemalloc when this pyarrow has it, and keep what it has otherwise.
 
+Arrow's C++ side reads its default pool from ``ARROW_DEFAULT_MEMORY_POOL`` once, when pyarrow is
+imported, and the Parquet reader's and writer's own buffers come from that pool whatever
+``pa.set_memory_pool`` says afterwards (which only reaches allocations made through pyarrow's Python
+API). So :func:`prefer_retaining_pool`, called before anything imports pyarrow, names jemalloc in the
+environment (worker processes inherit it) and then imports it; Arrow's warning for a build without
+jemalloc is kept off stderr, and such a build keeps its own pool. Called later, it can only switch the
+Python side's pool, as before.
+
+The same call sets ``OPENBLAS_NUM_THREADS=1`` unless the environment sets it: pyarrow imports numpy,
+whose OpenBLAS starts a thread per core that spins for a while with nothing to do. None of these
+commands does linear algebra, and on two cores the spinning took 4% of the command's CPU.
+
 A pool named in ``ARROW_DEFAULT_MEMORY_POOL`` always wins: that is how a user, or ``--profile-dir``
 (which needs the system allocator so the heap profile sees Arrow's buffers), chooses one.
 """
@@ -15,17 +27,51 @@ A pool named in ``ARROW_DEFAULT_MEMORY_POOL`` always wins: that is how a user, o
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_ENV = "ARROW_DEFAULT_MEMORY_POOL"
+
+
+@contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """File descriptor 2 pointed at /dev/null: Arrow's C++ logging writes there, not to sys.stderr."""
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):  # no stderr to silence
+        yield
+        return
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
 def prefer_retaining_pool() -> str:
     """Make jemalloc Arrow's default pool unless the environment names one; returns the pool in use."""
+    if "pyarrow" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        if not os.environ.get(_ENV):
+            os.environ[_ENV] = "jemalloc"
+            with _stderr_silenced():
+                import pyarrow as pa
+            name = str(pa.default_memory_pool().backend_name)
+            if name != "jemalloc":  # a pyarrow built without it (macOS wheels, some conda builds)
+                del os.environ[_ENV]
+            return name
     import pyarrow as pa
 
-    if os.environ.get("ARROW_DEFAULT_MEMORY_POOL"):
+    if os.environ.get(_ENV):
         return str(pa.default_memory_pool().backend_name)
     try:
         pool = pa.jemalloc_memory_pool()
-    except NotImplementedError:  # a pyarrow built without jemalloc (macOS wheels, some conda builds)
+    except NotImplementedError:
         return str(pa.default_memory_pool().backend_name)
     pa.set_memory_pool(pool)
     return str(pool.backend_name)
