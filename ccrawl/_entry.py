@@ -7,6 +7,8 @@ exits 130 at once (no child process exists yet, nothing is half-written); from t
 Python's ``KeyboardInterrupt`` again, which ``main`` turns into the same line and code after
 the command's own cleanup (workers stopped, files closed). When ``main`` returns, the
 immediate exit is back for the interpreter's shutdown.
+
+It also sets ``OPENBLAS_NUM_THREADS=1`` unless the environment sets it (see below).
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ def install() -> None:
 
 
 install()  # on import: nothing of the CLI has been imported before this module
+
+# numpy (which pyarrow imports) starts an OpenBLAS thread per core that spins for a while with nothing
+# to do: ~0.1 CPU-s a process here, in every worker of a run. No command does linear algebra.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def main() -> int:

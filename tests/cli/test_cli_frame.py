@@ -135,3 +135,17 @@ def test_interrupt_handled_inside_a_string_exec_still_exits_130_under_python_m(t
         [sys.executable, "-m", "entry_probe"], cwd=tmp_path, env=env, preexec_fn=default_sigint, timeout=60
     )
     assert proc.returncode == 130
+
+
+def _blas_threads_seen_by_a_command(env: dict[str, str]) -> str:
+    # The CLI's first module, imported the way the console script and `python -m ccrawl` import it.
+    code = "import os, ccrawl._entry; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_cli_holds_numpys_idle_blas_threads_to_one_unless_the_user_sets_them() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    assert _blas_threads_seen_by_a_command(env) == "1"
+    assert _blas_threads_seen_by_a_command({**env, "OPENBLAS_NUM_THREADS": "4"}) == "4"
