@@ -17,9 +17,6 @@ from cpython.unicode cimport PyUnicode_DecodeASCII
 from libc.stdlib cimport qsort
 from libc.string cimport memchr, memcmp, memmove
 
-cdef extern from "string.h" nogil:
-    void* memmem(const void* haystack, size_t haystacklen, const void* needle, size_t needlelen)
-
 include "urlarrow.pxi"
 
 cdef object _py = None  # ccrawl.url.surt, imported on first use (it imports this module)
@@ -266,8 +263,34 @@ cdef Py_ssize_t _sort_query(const uint8_t* q, Py_ssize_t n, uint8_t* o, _Span* f
     return j
 
 
-cdef inline bint _contains(const uint8_t* s, Py_ssize_t n, const char* needle, Py_ssize_t m) noexcept nogil:
-    return n >= m and memmem(s, n, needle, m) != NULL
+cdef inline bint _has_session_key(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """``sid=``, ``sessionid`` or ``cfid=`` anywhere in ``s``: one pass (three memmem calls cost
+    three scans and their set-up, 5% of ``url surt --from``'s CPU)."""
+    cdef Py_ssize_t i
+    for i in range(n):
+        if s[i] == 115:  # s
+            if i + 4 <= n and memcmp(s + i, b"sid=", 4) == 0:
+                return True
+            if i + 9 <= n and memcmp(s + i, b"sessionid", 9) == 0:
+                return True
+        elif s[i] == 99:  # c
+            if i + 5 <= n and memcmp(s + i, b"cfid=", 5) == 0:
+                return True
+    return False
+
+
+cdef inline bint _has_dot_or_empty_segment(const uint8_t* s, Py_ssize_t n) noexcept nogil:
+    """A ``/`` followed by ``.`` or ``/``: the path may have segments to resolve."""
+    cdef const uint8_t* hit = <const uint8_t*> memchr(s, 47, n) if n > 0 else NULL
+    cdef Py_ssize_t i
+    while hit != NULL:
+        i = hit - s + 1
+        if i >= n:
+            return False
+        if s[i] == 46 or s[i] == 47:
+            return True
+        hit = <const uint8_t*> memchr(s + i, 47, n - i)
+    return False
 
 
 cdef inline bint _ci_prefix(const uint8_t* s, Py_ssize_t n, const char* lower, Py_ssize_t m) noexcept nogil:
@@ -501,7 +524,7 @@ cdef Py_ssize_t _surt_c(const uint8_t* url, Py_ssize_t n, uint8_t* out, _Scratch
     plen = pe - ps
     memcpy(sc.a, r + ps, plen)
     plen = _unescape_repeatedly(sc.a, plen)
-    if plen > 0 and memmem(sc.a, plen, b"/.", 2) == NULL and memmem(sc.a, plen, b"//", 2) == NULL:
+    if plen > 0 and not _has_dot_or_empty_segment(sc.a, plen):
         elen = _escape_lower(sc.a, plen, sc.c)  # no empty or dot segment: nothing to resolve
     else:
         plen = _normalize_path(sc.a, plen, sc.b, sc.spans)
@@ -548,8 +571,7 @@ cdef Py_ssize_t _surt_c(const uint8_t* url, Py_ssize_t n, uint8_t* out, _Scratch
         memcpy(sc.a, r + q, qn)
         qn = _unescape_repeatedly(sc.a, qn)
         qn = _escape_lower(sc.a, qn, sc.b)
-        if (_contains(sc.b, qn, b"sid=", 4) or _contains(sc.b, qn, b"sessionid", 9)
-                or _contains(sc.b, qn, b"cfid=", 5)):
+        if _has_session_key(sc.b, qn):
             qn = _strip_sessions(sc.b, qn)
         if qn > 0:
             out[j] = 63

@@ -49,6 +49,28 @@ def test_surt_agrees_with_the_surt_package_on_examples(surt_impl: Callable[[str]
     assert surt_impl(url) == ia_surt.surt(url)
 
 
+_SID = "0123456789abcdef0123456789abcdef"
+# The query's session-key scan and the path's dot-segment scan at their edges: a key at the first and
+# last byte, cut one byte short, in another case; a "/." or "//" at the path's start and end.
+EDGE_URLS = [
+    f"http://a.com/x?sid={_SID}", f"http://a.com/x?a=1&sid={_SID}", "http://a.com/x?sid", "http://a.com/x?si",
+    f"http://a.com/x?SID={_SID}", f"http://a.com/x?sessionid={_SID}", "http://a.com/x?sessionid",
+    "http://a.com/x?sessioni", f"http://a.com/x?b=2&jsessionid={_SID}&a=1", f"http://a.com/x?phpsessid={_SID}",
+    "http://a.com/x?cfid=1&cftoken=2", "http://a.com/x?a=1&cfid=1&cftoken=2", "http://a.com/x?cfid", "http://a.com/x?cfid=",
+    "http://a.com/x?s", "http://a.com/x?c", "http://a.com/x?ssid=1", "http://a.com/x?ccfid=1&cftoken=2",
+    "http://a.com/.", "http://a.com/./", "http://a.com//", "http://a.com/a/", "http://a.com/a//", "http://a.com/a/.",
+    "http://a.com/a/..", "http://a.com/a/.b", "http://a.com//a", "http://a.com/a%2F.b", "http://a.com/a%2F%2Fb",
+    "http://a.com/a/b./c", "http://a.com/a.b/c",
+]
+
+
+@pytest.mark.parametrize("url", EDGE_URLS)
+def test_session_keys_and_dot_segments_at_the_edges_match_the_surt_package(
+    surt_impl: Callable[[str], str], url: str
+) -> None:
+    assert surt_impl(url) == ia_surt.surt(url)
+
+
 @settings(max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(url=urls())
 def test_surt_agrees_with_the_surt_package_on_generated_urls(surt_impl: Callable[[str], str], url: str) -> None:
