@@ -201,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--urls", type=int, default=200_000, help="URLs for the kernels [200000]")
     parser.add_argument("--processes", type=int, default=3, help="fresh processes for the kernels [3]")
     parser.add_argument("--command-urls", type=int, default=1_000_000, help="URLs for the commands [1000000]")
-    parser.add_argument("--runs", type=int, default=3, help="runs of our command [3]")
+    parser.add_argument("--runs", type=int, default=5,
+                        help="runs of our command [5]: a ~1 s run doubles when the VM stalls for a second")
     parser.add_argument("--loop-runs", type=int, default=3,
                         help="runs of the one-process loop, interleaved with ours (at most --runs) [3]")
     parser.add_argument("--json", type=Path, help="also write the figures here")
