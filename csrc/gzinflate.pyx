@@ -33,7 +33,7 @@ cdef enum:
     LIBDEFLATE_SUCCESS = 0
     FHCRC = 0x02
     FRESERVED = 0xE0
-    GZIP_MIN = 18  # header 10 + empty deflate block 2 (at least) + trailer 8, less the block: 18
+    GZIP_MIN = 18  # a 10-byte header and an 8-byte trailer: nothing shorter is a whole member
 
 cdef alloc_fn _alloc = NULL
 cdef free_fn _free = NULL

@@ -20,10 +20,14 @@ def _has_jemalloc() -> bool:
     return True
 
 
+def _fresh(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+
+
 def _pool_after(env: dict[str, str]) -> str:
     code = ("from ccrawl.arrowpool import prefer_retaining_pool; import pyarrow as pa; "
             "print(prefer_retaining_pool(), pa.default_memory_pool().backend_name)")
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    out = _fresh(code, env)
     chosen, in_use = out.stdout.split()
     assert chosen == in_use, out.stdout  # what it says it chose is what pyarrow allocates from
     return in_use
@@ -38,10 +42,6 @@ def test_a_batch_process_allocates_from_jemalloc_when_pyarrow_has_it() -> None:
 def test_a_pool_named_in_the_environment_is_kept() -> None:
     env = {**os.environ, "ARROW_DEFAULT_MEMORY_POOL": "system"}
     assert _pool_after(env) == "system"
-
-
-def _fresh(code: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
 
 
 @pytest.mark.skipif(not _has_jemalloc(), reason="this pyarrow build has no jemalloc pool to prefer")
@@ -67,7 +67,7 @@ def test_chosen_before_pyarrow_loads_the_parquet_readers_own_buffers_come_from_j
     assert int(late.stdout.splitlines()[1].split()[0]) > 0  # what the early choice avoids
 
 
-def test_numpys_blas_threads_are_held_to_one_unless_the_user_says(tmp_path: Path) -> None:
+def test_numpys_blas_threads_are_held_to_one_unless_the_user_says() -> None:
     code = ("from ccrawl.arrowpool import prefer_retaining_pool; prefer_retaining_pool(); import os; "
             "print(os.environ['OPENBLAS_NUM_THREADS'])")
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}

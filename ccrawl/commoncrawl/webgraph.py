@@ -141,15 +141,6 @@ async def domain_table(cc: CCClient, graph: str | None, warn: Warn | None = None
     raise NothingMatched("no web-graph release has a domain table")
 
 
-def _inflate_module() -> Any:
-    """ISA-L's zlib (about twice zlib's inflate rate, a core dependency), else zlib: the same API."""
-    try:
-        from isal import isal_zlib
-    except ImportError:  # pragma: no cover - isal is a dependency
-        return zlib
-    return isal_zlib
-
-
 async def gz_blocks(cc: CCClient, url: str, *, resumes: int = 5) -> AsyncIterator[bytes]:
     """The decompressed bytes of a (multi-member) gzip file at ``url``, in blocks as they stream.
 
@@ -159,8 +150,7 @@ async def gz_blocks(cc: CCClient, url: str, *, resumes: int = 5) -> AsyncIterato
     a row without progress; past that the run fails with exit 75, to be run again.
     """
     from ccrawl.net.client import TruncatedBody
-
-    inflate = _inflate_module()
+    from ccrawl.warc.inflate import ZLIB_API as inflate  # ISA-L's zlib API: about twice zlib's rate
     decomp = inflate.decompressobj(16 + zlib.MAX_WBITS)
     in_member = False
     received = 0

@@ -23,28 +23,11 @@ locations are the same either way; a call then produces at most 2 MiB.
 from __future__ import annotations
 
 import bisect
-import zlib
 from dataclasses import dataclass
-from types import ModuleType
 from typing import Any, BinaryIO
 
-from ccrawl.warc.inflate import native_inflater
+from ccrawl.warc.inflate import INFLATE_ERRORS, ZLIB_API, MemberInflater, native_inflater
 
-
-def _inflate_module() -> Any:
-    """ISA-L's zlib API when installed: it inflates about twice as fast as zlib (bench/README.md)."""
-    module: ModuleType
-    try:
-        from isal import isal_zlib
-
-        module = isal_zlib
-    except ImportError:  # pragma: no cover - isal is a dependency; zlib has the same API
-        module = zlib
-    return module
-
-
-_inflate = _inflate_module()
-_INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error, _inflate.error)
 __all__ = ["GzipSource", "PlainSource", "Seam", "Source"]
 
 _CHUNK = 1 << 20
@@ -164,9 +147,9 @@ class PlainSource(Source):
 class GzipSource(Source):
     """A ``.warc.gz``: members inflated one after another; their bounds kept for locations."""
 
-    def __init__(self, stream: BinaryIO, head: bytes, *, fast: bool = True) -> None:
+    def __init__(self, stream: BinaryIO, head: bytes) -> None:
         super().__init__(stream, head)
-        self.fast: Any = native_inflater() if fast else None  # whole members in one call; None streams all
+        self.fast = native_inflater()  # whole members in one call; None streams every member
         self.raw = b""  # compressed bytes read; raw[raw_pos:] is not inflated yet
         self.raw_pos = 0
         self.raw_offset = 0  # file offset of raw[raw_pos]
@@ -199,7 +182,7 @@ class GzipSource(Source):
                 self.done = True
                 return False
             if self.fast is not None and not self.member_raw:  # at a member's first byte
-                took = self._whole_member()
+                took = self._whole_member(self.fast)
                 if took is not None:
                     if took:
                         return True
@@ -208,10 +191,10 @@ class GzipSource(Source):
             # the end of every member, which for a whole chunk would be a megabyte per record.
             fed = memoryview(self.raw)[self.raw_pos : self.raw_pos + _FEED]
             if self.inflater is None:
-                self.inflater = _inflate.decompressobj(31)
+                self.inflater = ZLIB_API.decompressobj(31)
             try:
                 out = self.inflater.decompress(fed, _CHUNK)
-            except _INFLATE_ERRORS as exc:
+            except INFLATE_ERRORS as exc:
                 self._damage(f"corrupt gzip member ({str(exc).split(': ', 1)[-1]})")
                 continue
             used = len(fed) - len(self.inflater.unconsumed_tail) - len(self.inflater.unused_data)
@@ -220,33 +203,30 @@ class GzipSource(Source):
             self.raw_offset += used
             self.buf += out
             if self.inflater.eof:
-                if self.end > self.member_start:
-                    self.starts[self.member_start] = self.member_offset
-                    self.ends[self.end] = self.raw_offset
-                    self.member_starts.append(self.member_start)
-                self._next_member()
+                self._member_done()
             if out:
                 return True
 
-    def _whole_member(self) -> bool | None:
+    def _whole_member(self, fast: MemberInflater) -> bool | None:
         """Inflate the member at ``raw_pos`` in one call: None if the streaming path must take it,
         else whether it added bytes."""
         while len(self.raw) - self.raw_pos < _FAST_LOOKAHEAD and self._fill_raw():
             pass
-        ok: bool
-        used: int
-        made: int
-        ok, used, made = self.fast.member(self.raw, self.raw_pos, self.buf)
+        ok, used, made = fast.member(self.raw, self.raw_pos, self.buf)
         if not ok:
             return None
         self.raw_pos += used
         self.raw_offset += used
-        if made:
+        self._member_done()
+        return made > 0
+
+    def _member_done(self) -> None:
+        """The member ended at ``raw_offset``: keep its bounds when it added bytes, then the next one."""
+        if self.end > self.member_start:
             self.starts[self.member_start] = self.member_offset
             self.ends[self.end] = self.raw_offset
             self.member_starts.append(self.member_start)
         self._next_member()
-        return made > 0
 
     def _next_member(self) -> None:
         self.member_offset = self.raw_offset

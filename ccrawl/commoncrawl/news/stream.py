@@ -20,12 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccrawl.errors import TemporaryFailure
-
-_inflate_mod: Any
-try:  # ISA-L inflate: same API as zlib, about twice as fast (see bench/README.md, CC-NEWS section)
-    from isal import isal_zlib as _inflate_mod
-except ImportError:  # pragma: no cover - isal is a declared dependency; zlib is the fallback
-    _inflate_mod = zlib
+from ccrawl.warc.inflate import ZLIB_API as _inflate_mod  # ISA-L's: about twice zlib's rate (bench/README.md)
 
 #: Inflated bytes one record may hold before it is treated as oversized (and not kept).
 MAX_RECORD = 64 << 20
