@@ -18,10 +18,15 @@ with ImportError and the reader streams every member, as it does without the nat
 
 import os
 
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE, PyByteArray_Resize
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from posix.dlfcn cimport RTLD_LOCAL, RTLD_NOW, dlopen, dlsym
+
+
+cdef extern from "string.h" nogil:
+    void* memmem(const void* haystack, size_t haystacklen, const void* needle, size_t needlelen)
 
 
 ctypedef void* (*alloc_fn)() noexcept nogil
@@ -63,11 +68,18 @@ _load()
 
 
 cdef class Inflater:
-    """One decompressor and one scratch buffer of ``cap`` bytes; not shared between threads."""
+    """One decompressor and one scratch buffer of ``cap`` bytes; not shared between threads.
+
+    :meth:`member` inflates a member onto the reader's window. :meth:`inflate` inflates one into the
+    scratch buffer and keeps it there (``made`` bytes), where :meth:`find` and :meth:`slice` read it
+    and :meth:`spill` appends it to a window: the reader frames a record that fills its member
+    straight from the scratch buffer, copying only the parts it keeps.
+    """
 
     cdef void* dec
     cdef char* scratch
     cdef readonly Py_ssize_t cap
+    cdef readonly Py_ssize_t made
 
     def __cinit__(self, Py_ssize_t cap):
         if cap <= 0:
@@ -86,10 +98,18 @@ cdef class Inflater:
     def member(self, const unsigned char[::1] raw not None, Py_ssize_t pos, bytearray buf not None):
         """Inflate the member at ``raw[pos:]`` onto ``buf``: (True, compressed size, inflated size), or
         (False, 0, 0) with ``buf`` untouched when it is not whole, not valid or larger than ``cap``."""
+        ok, used, made = self.inflate(raw, pos)
+        if ok:
+            self.spill(buf)
+        return ok, used, made
+
+    def inflate(self, const unsigned char[::1] raw not None, Py_ssize_t pos):
+        """Inflate the member at ``raw[pos:]`` into the scratch buffer: as :meth:`member`, without
+        appending it anywhere (``made`` is 0 after a failure)."""
         cdef Py_ssize_t avail = raw.shape[0] - pos
         cdef size_t used = 0, made = 0
         cdef int result
-        cdef Py_ssize_t size
+        self.made = 0
         if pos < 0 or avail < GZIP_MIN:
             return False, 0, 0
         if raw[pos] != 0x1F or raw[pos + 1] != 0x8B or raw[pos + 2] != 8 or raw[pos + 3] & (FHCRC | FRESERVED):
@@ -98,8 +118,39 @@ cdef class Inflater:
             result = _gzip_ex(self.dec, &raw[pos], <size_t>avail, self.scratch, <size_t>self.cap, &used, &made)
         if result != LIBDEFLATE_SUCCESS:
             return False, 0, 0
-        if made:
-            size = PyByteArray_GET_SIZE(buf)
-            PyByteArray_Resize(buf, size + <Py_ssize_t>made)
-            memcpy(PyByteArray_AS_STRING(buf) + size, self.scratch, made)
+        self.made = <Py_ssize_t>made
         return True, <Py_ssize_t>used, <Py_ssize_t>made
+
+    def spill(self, bytearray buf not None):
+        """Append the inflated member to ``buf``."""
+        cdef Py_ssize_t size
+        if self.made:
+            size = PyByteArray_GET_SIZE(buf)
+            PyByteArray_Resize(buf, size + self.made)
+            memcpy(PyByteArray_AS_STRING(buf) + size, self.scratch, self.made)
+
+    def find(self, const unsigned char[::1] needle not None, Py_ssize_t start, Py_ssize_t stop):
+        """Where ``needle`` first lies wholly inside ``[start, stop)`` of the member, else -1
+        (``bytes.find``'s rule, with ``stop`` cut to the member's end)."""
+        cdef Py_ssize_t n = needle.shape[0]
+        cdef const char* hit
+        if start < 0:
+            start = 0
+        if stop > self.made:
+            stop = self.made
+        if n == 0:
+            return start if start <= stop else -1
+        if stop - start < n:
+            return -1
+        hit = <const char*>memmem(self.scratch + start, <size_t>(stop - start), &needle[0], <size_t>n)
+        return -1 if hit == NULL else <Py_ssize_t>(hit - self.scratch)
+
+    def slice(self, Py_ssize_t start, Py_ssize_t stop):
+        """``bytes`` of ``[start, stop)`` of the member (cut to it, as slicing cuts)."""
+        if start < 0:
+            start = 0
+        if stop > self.made:
+            stop = self.made
+        if stop <= start:
+            return b""
+        return PyBytes_FromStringAndSize(self.scratch + start, stop - start)

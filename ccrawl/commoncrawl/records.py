@@ -187,7 +187,7 @@ def _content_rows(loc: Location, record: Any, content: str, payload: bytes) -> l
         lines = [f"{k}: {v}" for k, v in record.http_headers or ()]
         status = record.http_status
         # The status line as captured (protocol and reason phrase included), else the record type.
-        first = record.block.split(b"\n", 1)[0].rstrip(b"\r").decode("latin-1") if lines else record.warc_type
+        first = record.http_head.split(b"\n", 1)[0].rstrip(b"\r").decode("latin-1") if lines else record.warc_type
         raw = "\n".join([first, *lines]) + "\n"
         return [{**_base(loc, record), "status": status, "raw": raw}]
     extraction = _extract(record, payload)

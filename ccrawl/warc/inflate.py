@@ -5,7 +5,9 @@ appends what it inflates to ``buf``. It returns ``(True, compressed size, inflat
 member is whole in ``raw``, inflates to at most ``cap`` bytes, passes its CRC-32 and length checks,
 and has a plain header (no header CRC, no reserved flag). Otherwise it returns ``(False, 0, 0)`` and
 ``buf`` is as it was: the reader then inflates the member with its streaming inflater, which is what
-reports damage, truncation and gzip bombs.
+reports damage, truncation and gzip bombs. ``inflate(raw, pos)`` does the same into the inflater's
+own buffer, where ``find`` and ``slice`` read the member and ``spill(buf)`` appends it: the reader
+frames a record that fills its member from there, copying out only its payload.
 
 The compiled implementation (``csrc/gzinflate.pyx``) calls libdeflate, which inflates the member in
 one call where the streaming inflater makes one call per 16 KiB of input; it is used when the native
@@ -49,18 +51,46 @@ INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error, ZLIB_API.error)
 class MemberInflater(Protocol):
     """What the reader's fast path calls: the compiled ``Inflater`` or :class:`InflaterPy`."""
 
+    @property
+    def made(self) -> int: ...
+
     def member(self, raw: bytes, pos: int, buf: bytearray) -> tuple[bool, int, int]: ...
+
+    def inflate(self, raw: bytes, pos: int) -> tuple[bool, int, int]: ...
+
+    def spill(self, buf: bytearray) -> None: ...
+
+    def find(self, needle: bytes, start: int, stop: int) -> int: ...
+
+    def slice(self, start: int, stop: int) -> bytes: ...
 
 
 class InflaterPy:
-    """The twin of the compiled ``Inflater``: same arguments, same results."""
+    """The twin of the compiled ``Inflater``: same arguments, same results.
+
+    :meth:`member` inflates a member onto the reader's window. :meth:`inflate` inflates one and keeps
+    it (``made`` bytes), where :meth:`find` and :meth:`slice` read it and :meth:`spill` appends it to a
+    window: the reader frames a record that fills its member straight from there.
+    """
 
     def __init__(self, cap: int) -> None:
         if cap <= 0:
             raise ValueError("cap must be positive")
         self.cap = cap
+        self._out = b""
+
+    @property
+    def made(self) -> int:
+        return len(self._out)
 
     def member(self, raw: bytes, pos: int, buf: bytearray) -> tuple[bool, int, int]:
+        ok, used, made = self.inflate(raw, pos)
+        if ok:
+            self.spill(buf)
+        return ok, used, made
+
+    def inflate(self, raw: bytes, pos: int) -> tuple[bool, int, int]:
+        self._out = b""
         avail = len(raw) - pos
         if pos < 0 or avail < _GZIP_MIN:
             return False, 0, 0
@@ -73,8 +103,17 @@ class InflaterPy:
             return False, 0, 0
         if not d.eof:  # cut short, or more than cap bytes
             return False, 0, 0
-        buf += out
+        self._out = out
         return True, avail - len(d.unused_data), len(out)
+
+    def spill(self, buf: bytearray) -> None:
+        buf += self._out
+
+    def find(self, needle: bytes, start: int, stop: int) -> int:
+        return self._out.find(needle, max(start, 0), max(stop, 0))
+
+    def slice(self, start: int, stop: int) -> bytes:
+        return self._out[max(start, 0) : max(stop, 0)]
 
 
 _native = accel.native("gzinflate")

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ccrawl.errors import InputError
+from ccrawl.warc.inflate import MemberInflater
 from ccrawl.warc.source import GzipSource, PlainSource, Seam, Source
 
 __all__ = ["DECODED_LIMIT", "Decoded", "Record", "decode_body", "decode_payload", "iter_records", "parse_http_block"]
@@ -56,12 +57,17 @@ class Record:
     length: int | None
     warc_type: str
     headers: list[tuple[str, str]]
-    block: bytes
+    http_head: bytes = b""  # the HTTP message's header bytes, blank line included; b"" when not read as HTTP
     http_status: int | None = None
     http_headers: list[tuple[str, str]] | None = None
     payload: bytes = b""
     index: int = 0
     _lookup: dict[str, str] = field(default_factory=dict, repr=False)
+
+    @property
+    def block(self) -> bytes:
+        """The record's block: ``http_head`` and ``payload`` (joined on each call when both are there)."""
+        return self.http_head + self.payload if self.http_head else self.payload
 
     def header(self, name: str, default: str | None = None) -> str | None:
         """The first WARC header called ``name`` (case-insensitive)."""
@@ -317,8 +323,9 @@ class _Bad:
 @dataclass(slots=True)
 class _Frame:
     headers: list[tuple[str, str]]
-    block: bytes
-    end: int
+    start: int  # where the block starts
+    block_end: int
+    end: int  # past the record's trailing line breaks
 
 
 def _parse_header(raw: bytes) -> list[tuple[str, str]]:
@@ -344,11 +351,11 @@ def _frame(src: Source, pos: int) -> _Frame | _Bad:
             return _Bad("no end to the WARC header within 1 MiB")
         return _Bad("the WARC header is cut short or has no Content-Length")
     headers = _parse_header(src.take(pos, head_end))
-    declared = next((v for k, v in headers if k.lower() == "content-length"), "")
-    if not declared.isdigit():
+    declared = _content_length(headers)
+    if declared is None:
         return _Bad("the WARC header is cut short or has no Content-Length")
     start = head_end + 4
-    block_end = start + int(declared)
+    block_end = start + declared
     if not src.ensure(block_end):
         got = max(0, src.end - start)
         seam = src.seam_in(pos + 1, src.end)
@@ -358,7 +365,10 @@ def _frame(src: Source, pos: int) -> _Frame | _Bad:
     src.ensure(block_end + 4)
     end = block_end
     src.ensure(block_end + 16)
-    while end < block_end + 16 and src.take(end, end + 1) in (b"\r", b"\n"):
+    # The line breaks after the block, but not past the end of the member that completes them: a
+    # record that fills its member keeps the member's location (the fast path frames it alone).
+    while end < block_end + 16 and not (end >= block_end + 4 and src.member_end(end)) \
+            and src.take(end, end + 1) in (b"\r", b"\n"):
         end += 1
     if src.take(block_end, end) != b"\r\n\r\n":
         # Some writers end a record with less than CRLF CRLF; accept that only when the next
@@ -370,7 +380,36 @@ def _frame(src: Source, pos: int) -> _Frame | _Bad:
     seam = src.seam_in(pos + 1, end)
     if seam is not None and not (seam.pos == end and src.file_span(pos, end)[1] is not None):
         return _Bad(_seam_text(seam))
-    return _Frame(headers, src.take(start, block_end), end)
+    return _Frame(headers, start, block_end, end)
+
+
+def _content_length(headers: list[tuple[str, str]]) -> int | None:
+    """The first Content-Length, when it is ASCII digits (``isdigit`` alone takes ``'²'``)."""
+    declared = next((v for k, v in headers if k.lower() == "content-length"), "")
+    return int(declared) if declared.isascii() and declared.isdigit() else None
+
+
+def _whole_member(fast: MemberInflater) -> _Frame | None:
+    """The record that fills the member held by ``fast`` exactly (``WARC/``, header, block, CRLF CRLF,
+    as Common Crawl writes one record a member), in positions inside the member; else None.
+
+    It frames what :func:`_frame` would, with the same rules, so the record is the one the window
+    path gives; anything else (a bad header, two records, another trailer) is left to that path.
+    """
+    if fast.slice(0, 5) != b"WARC/":
+        return None
+    head_end = fast.find(b"\r\n\r\n", 0, _MAX_HEADER)
+    if head_end < 0:
+        return None
+    headers = _parse_header(fast.slice(0, head_end))
+    declared = _content_length(headers)
+    if declared is None:
+        return None
+    start = head_end + 4
+    block_end = start + declared
+    if block_end + 4 != fast.made or fast.slice(block_end, block_end + 4) != b"\r\n\r\n":
+        return None
+    return _Frame(headers, start, block_end, block_end + 4)
 
 
 def _seam_text(seam: Seam) -> str:
@@ -418,9 +457,8 @@ def _iter(
         else:
             report(f"parse: skipped {msg}")
 
-    while True:
-        while src.ensure(pos + 1) and src.take(pos, pos + 1) in (b"\r", b"\n"):
-            pos += 1
+    def seams_before() -> None:
+        nonlocal skipped, skipped_bytes, index
         for seam in src.seams:  # a damaged member between records
             if seam.pos <= pos and not seam.reported:
                 seam.reported = True
@@ -428,6 +466,33 @@ def _iter(
                 skipped += 1
                 skipped_bytes += seam.size
                 index += 1
+
+    members = src if isinstance(src, GzipSource) and src.fast is not None else None
+    while True:
+        if members is not None and pos == src.end:
+            # At a member boundary with nothing inflated past it: a member holding one whole record
+            # is framed where the inflater put it, and only the record's parts are copied out.
+            seams_before()
+            fast = members.inflate_member()
+            if fast is not None:
+                whole = _whole_member(fast)
+                if whole is None:
+                    members.spill_member()  # into the window, for the path below
+                else:
+                    members.pass_member()
+                    offset, length = src.file_span(pos, pos + whole.end)
+                    record = _record(label, offset, length, whole, index, parse_http, fast.find, fast.slice)
+                    problem = _digest_problem(record) if verify else None
+                    if problem is not None:
+                        skip(pos, problem, pos + whole.end)
+                    else:
+                        yield record
+                    index += 1
+                    pos += whole.end
+                    continue
+        while src.ensure(pos + 1) and src.take(pos, pos + 1) in (b"\r", b"\n"):
+            pos += 1
+        seams_before()
         if not src.ensure(pos + 1):
             break
         frame = _frame(src, pos)
@@ -449,7 +514,7 @@ def _iter(
             )
         if offset is None:
             length = None
-        record = _record(label, offset, length, frame, index, parse_http)
+        record = _record(label, offset, length, frame, index, parse_http, src.find, src.take)
         problem = _digest_problem(record) if verify else None
         if problem is not None:
             resume_at = frame.end
@@ -470,16 +535,26 @@ def _report_seam(seam: Seam, label: str, index: int, skip_bad: bool, report: Cal
     report(f"parse: skipped {msg} ({seam.size} bytes)")
 
 
-def _record(label: str, offset: int | None, length: int | None, frame: _Frame, index: int,
-            parse_http: bool) -> Record:
+def _record(label: str, offset: int | None, length: int | None, frame: _Frame, index: int, parse_http: bool,
+            find: Callable[[bytes, int, int], int], take: Callable[[int, int], bytes]) -> Record:
+    """The record ``frame`` locates, its parts copied out with ``take`` (the block is never copied whole)."""
     wtype = next((v for k, v in frame.headers if k.lower() == "warc-type"), "") or "unknown"
-    block = frame.block
-    record = Record(label, offset, length, wtype, frame.headers, block, payload=block, index=index)
-    if parse_http and wtype in ("response", "request", "revisit") and block:
-        parsed = parse_http_block(block)
+    record = Record(label, offset, length, wtype, frame.headers, index=index)
+    start, block_end = frame.start, frame.block_end
+    if parse_http and wtype in ("response", "request", "revisit") and block_end > start:
+        # parse_http_block over the bytes up to the block's first blank line finds what it finds
+        # over the whole block: the first CRLF CRLF, else the first LF LF.
+        head_end, sep = find(b"\r\n\r\n", start, block_end), 4
+        if head_end < 0:
+            head_end, sep = find(b"\n\n", start, block_end), 2
+        head = take(start, head_end + sep) if head_end >= 0 else b""
+        parsed = parse_http_block(head) if head else None
         if parsed is not None:  # else the block is kept whole as the payload
             record.http_status, record.http_headers, hlen = parsed
-            record.payload = block[hlen:]
+            record.http_head = head
+            record.payload = take(start + hlen, block_end)
+            return record
+    record.payload = take(start, block_end)
     return record
 
 

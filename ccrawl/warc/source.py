@@ -18,6 +18,12 @@ first offered whole to :mod:`ccrawl.warc.inflate` (one call a member instead of 
 input, and a CRC-checked member or nothing). What it does not take (cut by the read, damaged, over
 ``FAST_CAP`` = 2 MiB inflated) the streaming inflater takes from the same byte, so seams, bounds and
 locations are the same either way; a call then produces at most 2 MiB.
+
+At a member boundary with the window empty, the reader goes one step further
+(:meth:`GzipSource.inflate_member`): the member stays in the inflater's buffer, and when it holds
+exactly one record, as Common Crawl writes them, the record's parts are copied out from there and the
+window never holds it (:meth:`GzipSource.pass_member`); any other member is appended to the window
+(:meth:`GzipSource.spill_member`) and framed as before.
 """
 
 from __future__ import annotations
@@ -116,6 +122,10 @@ class Source:
     def file_span(self, start: int, end: int) -> tuple[int | None, int | None]:
         """File offset and length of logical ``[start, end)`` when it is a whole unit of the file."""
         return start, end - start
+
+    def member_end(self, pos: int) -> bool:
+        """True when logical ``pos`` is where a gzip member's bytes end."""
+        return False
 
     def next_resume(self, after: int) -> int | None:
         """Where reading may start again after a bad record at ``after`` (None: nowhere known yet)."""
@@ -220,6 +230,36 @@ class GzipSource(Source):
         self._member_done()
         return made > 0
 
+    def inflate_member(self) -> MemberInflater | None:
+        """At a member boundary with the window empty: inflate the member there into the fast inflater.
+
+        Returns the inflater, holding the member, when it took it whole; the caller then frames from it
+        and calls :meth:`pass_member` (it copied what it keeps) or :meth:`spill_member` (the bytes go
+        into the window, as :meth:`_more` would put them). None when the streaming path must take it.
+        """
+        if self.fast is None or self.member_raw or self.buf:
+            return None
+        while len(self.raw) - self.raw_pos < _FAST_LOOKAHEAD and self._fill_raw():
+            pass
+        ok, used, _ = self.fast.inflate(self.raw, self.raw_pos)
+        if not ok:
+            return None
+        self.raw_pos += used
+        self.raw_offset += used
+        return self.fast
+
+    def pass_member(self) -> None:
+        """The member :meth:`inflate_member` gave was read from the inflater: the window moves past it."""
+        assert self.fast is not None and not self.buf
+        self.base += self.fast.made
+        self._member_done()
+
+    def spill_member(self) -> None:
+        """The member :meth:`inflate_member` gave goes into the window."""
+        assert self.fast is not None
+        self.fast.spill(self.buf)
+        self._member_done()
+
     def _member_done(self) -> None:
         """The member ended at ``raw_offset``: keep its bounds when it added bytes, then the next one."""
         if self.end > self.member_start:
@@ -274,6 +314,9 @@ class GzipSource(Source):
         if offset is None or stop is None or stop <= offset:
             return offset, None
         return offset, stop - offset
+
+    def member_end(self, pos: int) -> bool:
+        return pos in self.ends
 
     def file_offset(self, pos: int) -> int | None:
         if pos in self.starts:

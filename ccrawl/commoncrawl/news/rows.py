@@ -176,7 +176,8 @@ def row_of(filename: str, offset: int, length: int, data: bytes, *, languages: b
     body, bend = data, end
     if header("content-encoding") or header("transfer-encoding"):
         payload = data[bstart:end]
-        rec = Record(filename, offset, length, "response", [], b"", status, http_headers, payload)
+        rec = Record(filename, offset, length, "response", [], http_status=status, http_headers=http_headers,
+                     payload=payload)
         body = decode_payload(rec)
         bstart, bend = 0, len(body)
     detected = sniff_mime(body, bstart, bend)
