@@ -489,6 +489,7 @@ def _iter(
                         yield record
                     index += 1
                     pos += whole.end
+                    src.release(pos)  # forgets the member bounds behind pos, as the path below does
                     continue
         while src.ensure(pos + 1) and src.take(pos, pos + 1) in (b"\r", b"\n"):
             pos += 1

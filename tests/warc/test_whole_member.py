@@ -87,6 +87,8 @@ def _hostile() -> Iterator[tuple[str, bytes]]:
     yield "an empty block", good[0] + _z(warc_record(1, b"")) + good[2]
     meta = warc_record(1, b"fetchTimeMs: 12\r\n").replace(b"WARC-Type: response", b"WARC-Type: metadata")
     yield "a metadata record", good[0] + _z(meta) + good[2]
+    digested = warc_record(1).replace(b"WARC-Date:", b"WARC-Block-Digest: sha1:" + b"A" * 32 + b"\r\nWARC-Date:")
+    yield "a block digest that does not match", good[0] + _z(digested) + good[2]
     yield "a damaged member after a whole one", good[0] + good[1][:20] + b"\xff" * 30 + good[1][50:] + good[2]
     yield "the file ends inside a member", b"".join(good)[:-7]
     noisy = [_z(warc_record(i, http_response(i, random.Random(i).randbytes(300_000)))) for i in range(8)]
@@ -186,3 +188,25 @@ def test_a_member_the_inflater_refuses_leaves_nothing_held() -> None:
         assert inf.inflate(gzip.compress(b"abc", mtime=0), 0)[0]
         assert inf.inflate(b"not gzip at all, not at all", 0) == (False, 0, 0)
         assert inf.made == 0 and inf.slice(0, 10) == b"" and inf.find(b"a", 0, 10) == -1
+
+
+def test_member_bounds_behind_the_reader_are_forgotten_on_the_whole_member_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A file of many members keeps a bounded table of member bounds, whichever path frames them."""
+    data = b"".join(members([warc_record(i, b"x") for i in range(3000)]))
+    seen: list[source.GzipSource] = []
+    real_init = source.GzipSource.__init__
+
+    def keep(self: source.GzipSource, *a: Any, **k: Any) -> None:
+        real_init(self, *a, **k)
+        seen.append(self)
+
+    monkeypatch.setattr(source.GzipSource, "__init__", keep)
+    for fast in [None, *_inflaters()]:
+        seen.clear()
+        with monkeypatch.context() as m:
+            m.setattr(source, "native_inflater", lambda *a, _f=fast, **k: None if _f is None else _f(FAST_CAP))
+            assert sum(1 for _ in iter_records(io.BytesIO(data))) == 3000
+        (src,) = seen
+        assert len(src.member_starts) <= 1025 and len(src.starts) <= 1025 and len(src.ends) <= 1025, fast
