@@ -34,6 +34,7 @@ They leave out the freeing of each page's tree, which follows the call, so they 
 from __future__ import annotations
 
 import argparse
+import functools
 import gzip
 import io
 import json
@@ -49,13 +50,16 @@ CRAWL = "CC-MAIN-2099-50"
 SPENT: Counter[str] = Counter()
 
 
-def _timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+def timed(name: str, fn: Callable[..., Any], spent: Counter[str] = SPENT) -> Callable[..., Any]:
+    """``fn``, adding the CPU seconds of each call to ``spent[name]`` (the stages bench passes its own)."""
+
+    @functools.wraps(fn)
     def run(*args: Any, **kwargs: Any) -> Any:
         start = time.process_time()
         try:
             return fn(*args, **kwargs)
         finally:
-            SPENT[name] += time.process_time() - start
+            spent[name] += time.process_time() - start
 
     return run
 
@@ -66,12 +70,12 @@ def hook_engine(engine: str) -> None:
 
     cls = type(engines.get_extractor(engine))
     if not getattr(cls.extract, "_timed", False):
-        cls.extract = _timed("engine", cls.extract)  # type: ignore[method-assign]
+        cls.extract = timed("engine", cls.extract)  # type: ignore[method-assign]
         cls.extract._timed = True  # type: ignore[attr-defined]
     if not getattr(engines.detect_language, "_timed", False):
-        engines.detect_language = _timed("language", engines.detect_language)
+        engines.detect_language = timed("language", engines.detect_language)
         engines.detect_language._timed = True  # type: ignore[attr-defined]
-        engines._simhash = _timed("simhash", engines._simhash)
+        engines._simhash = timed("simhash", engines._simhash)
 
 
 def build_shard(root: Path, corpus: Path, pages: int) -> int:

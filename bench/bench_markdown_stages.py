@@ -37,15 +37,7 @@ SPENT: Counter[str] = Counter()
 
 
 def _timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    @functools.wraps(fn)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        start = time.process_time()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            SPENT[name] += time.process_time() - start
-
-    return run
+    return bm.timed(name, fn, SPENT)
 
 
 def _timed_iter(name: str, fn: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
