@@ -468,62 +468,59 @@ def _iter(
                 index += 1
 
     members = src if isinstance(src, GzipSource) and src.fast is not None else None
-    while True:
-        if members is not None and pos == src.end:
-            # At a member boundary with nothing inflated past it: a member holding one whole record
-            # is framed where the inflater put it, and only the record's parts are copied out.
-            seams_before()
-            fast = members.inflate_member()
-            if fast is not None:
-                whole = _whole_member(fast)
-                if whole is None:
-                    members.spill_member()  # into the window, for the path below
-                else:
-                    members.pass_member()
-                    offset, length = src.file_span(pos, pos + whole.end)
-                    record = _record(label, offset, length, whole, index, parse_http, fast.find, fast.slice)
-                    problem = _digest_problem(record) if verify else None
-                    if problem is not None:
-                        skip(pos, problem, pos + whole.end)
-                    else:
-                        yield record
-                    index += 1
-                    pos += whole.end
-                    src.release(pos)  # forgets the member bounds behind pos, as the path below does
-                    continue
-        while src.ensure(pos + 1) and src.take(pos, pos + 1) in (b"\r", b"\n"):
-            pos += 1
+
+    def from_member() -> tuple[Record, int] | None:
+        """At a member boundary with nothing inflated past it: the record of a member that holds one
+        whole record, framed where the inflater put it (only its parts are copied out), and its end."""
+        assert members is not None
         seams_before()
-        if not src.ensure(pos + 1):
-            break
-        frame = _frame(src, pos)
-        if isinstance(frame, _Bad):
-            resume = src.next_resume(pos)
-            skip(pos, frame.why, resume)
-            index += 1
-            if resume is None:
+        fast = members.inflate_member()
+        if fast is None:
+            return None
+        whole = _whole_member(fast)
+        if whole is None:
+            members.spill_member()  # into the window, for the path below
+            return None
+        members.pass_member()
+        offset, length = src.file_span(pos, pos + whole.end)
+        return _record(label, offset, length, whole, index, parse_http, fast.find, fast.slice), pos + whole.end
+
+    while True:
+        got = from_member() if members is not None and pos == src.end else None
+        if got is None:
+            while src.ensure(pos + 1) and src.take(pos, pos + 1) in (b"\r", b"\n"):
+                pos += 1
+            seams_before()
+            if not src.ensure(pos + 1):
                 break
-            src.release(resume)
-            pos = resume
-            continue
-        offset, length = src.file_span(pos, frame.end)
-        if gz and offset is None and not one_stream:
-            one_stream = True
-            report(
-                f"parse: {label} is one gzip stream, not one member per record; "
-                "offsets after the first record cannot locate records"
-            )
-        if offset is None:
-            length = None
-        record = _record(label, offset, length, frame, index, parse_http, src.find, src.take)
+            frame = _frame(src, pos)
+            if isinstance(frame, _Bad):
+                resume = src.next_resume(pos)
+                skip(pos, frame.why, resume)
+                index += 1
+                if resume is None:
+                    break
+                src.release(resume)
+                pos = resume
+                continue
+            offset, length = src.file_span(pos, frame.end)
+            if gz and offset is None and not one_stream:
+                one_stream = True
+                report(
+                    f"parse: {label} is one gzip stream, not one member per record; "
+                    "offsets after the first record cannot locate records"
+                )
+            if offset is None:
+                length = None
+            got = _record(label, offset, length, frame, index, parse_http, src.find, src.take), frame.end
+        record, end = got
         problem = _digest_problem(record) if verify else None
         if problem is not None:
-            resume_at = frame.end
-            skip(pos, problem, resume_at)
+            skip(pos, problem, end)
         else:
             yield record
         index += 1
-        pos = frame.end
+        pos = end
         src.release(pos)
     if skipped:
         report(f"parse: {label}: skipped {skipped} record{'s' * (skipped != 1)} ({skipped_bytes} bytes)")

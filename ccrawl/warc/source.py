@@ -220,13 +220,11 @@ class GzipSource(Source):
     def _whole_member(self, fast: MemberInflater) -> bool | None:
         """Inflate the member at ``raw_pos`` in one call: None if the streaming path must take it,
         else whether it added bytes."""
-        while len(self.raw) - self.raw_pos < _FAST_LOOKAHEAD and self._fill_raw():
-            pass
+        self._fill_lookahead()
         ok, used, made = fast.member(self.raw, self.raw_pos, self.buf)
         if not ok:
             return None
-        self.raw_pos += used
-        self.raw_offset += used
+        self._skip_raw(used)
         self._member_done()
         return made > 0
 
@@ -239,14 +237,22 @@ class GzipSource(Source):
         """
         if self.fast is None or self.member_raw or self.buf:
             return None
-        while len(self.raw) - self.raw_pos < _FAST_LOOKAHEAD and self._fill_raw():
-            pass
+        self._fill_lookahead()
         ok, used, _ = self.fast.inflate(self.raw, self.raw_pos)
         if not ok:
             return None
+        self._skip_raw(used)
+        return self.fast
+
+    def _fill_lookahead(self) -> None:
+        """Read until a whole member can be offered from ``raw_pos`` (or the file ends)."""
+        while len(self.raw) - self.raw_pos < _FAST_LOOKAHEAD and self._fill_raw():
+            pass
+
+    def _skip_raw(self, used: int) -> None:
+        """Move past ``used`` compressed bytes that a whole-member call inflated."""
         self.raw_pos += used
         self.raw_offset += used
-        return self.fast
 
     def pass_member(self) -> None:
         """The member :meth:`inflate_member` gave was read from the inflater: the window moves past it."""
