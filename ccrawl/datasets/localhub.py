@@ -124,6 +124,19 @@ class LocalRepo(DatasetRepo):
         record: dict[str, Any] = json.loads((self.meta / "commits" / f"{commit}.json").read_text())
         return record
 
+    def history(self, revision: str | None = None) -> list[dict[str, Any]]:
+        """The commit records from the first commit to ``revision`` (default the head), oldest first.
+
+        Only commits the branch really went through: a committer killed after writing its record but
+        before the link swap leaves a record no head ever pointed at, and it is not part of the history.
+        """
+        commits = self.meta / "commits"
+        chain = [self.commit_record(revision)]
+        while chain[-1].get("parent"):
+            chain.append(json.loads((commits / f"{chain[-1]['parent']}.json").read_text()))
+        chain.reverse()
+        return chain
+
     def manifest(self, revision: str | None = None) -> dict[str, FileMeta]:
         """Every file of a revision with its size and sha256."""
         files = self.commit_record(revision)["files"]

@@ -119,7 +119,7 @@ class Fleet:
         ledgers = {p.name: parse_ledger(p.read_text()) for p in (snap / "ledger").glob("*.csv")}
         ledger_rows = [r for rows in ledgers.values() for r in rows]
         card = card_totals((snap / "README.md").read_text())
-        commits = len(list((self.local.meta / "commits").glob("*.json"))) - 1  # minus the initial commit
+        commits = len(self.local.history()) - 1  # minus the initial commit
         duplicates = sum(n - 1 for n in urls.values() if n > 1)
         assert set(urls) == expected_urls  # every work-list row published...
         assert duplicates == 0  # ...exactly once

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -91,6 +94,30 @@ def test_local_commit_that_fails_midway_leaves_the_head_alone(local_repo: LocalR
         local_repo.commit([Add("ok.txt", b"1"), Add("gone.parquet", tmp_path / "missing.parquet")], message="x")
     assert local_repo.head() == head
     assert [p.name for p in (local_repo.meta / "snapshots").iterdir() if p.name.startswith(".tmp")] == []
+
+
+def test_a_local_committer_killed_before_the_link_swap_leaves_no_commit_in_the_history(
+        local_repo: LocalRepo, tmp_path: Path) -> None:
+    head = _seed(local_repo, tmp_path)
+    # The committer dies at the commit point: its snapshot and record are written, the link is not swapped.
+    script = (
+        "import os, signal, sys\n"
+        "from ccrawl.datasets.hub import Add\n"
+        "from ccrawl.datasets.localhub import LocalRepo\n"
+        "os.symlink = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
+        "LocalRepo(sys.argv[1], sys.argv[2]).commit([Add('data/b.parquet', b'b')], message='killed')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(local_repo.root), local_repo.repo_id],
+                          cwd=Path(__file__).resolve().parents[2], capture_output=True, timeout=60)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    records = {p.stem for p in (local_repo.meta / "commits").glob("*.json")}
+    assert len(records) == 3  # the initial commit, the seed, and the orphan the killed committer wrote
+    assert local_repo.head() == head
+    assert [r["message"] for r in local_repo.history()] == ["initial commit", "seed"]
+    assert local_repo.exists(["data/b.parquet"]) == {"data/b.parquet": False}
+    again = local_repo.commit([Add("data/b.parquet", b"b")], message="again")
+    assert [r["id"] for r in local_repo.history()][-2:] == [head, again]
+    assert local_repo.history(head)[-1]["id"] == head
 
 
 def test_local_hub_repo_path_is_a_plain_directory_of_the_head(local_repo: LocalRepo, tmp_path: Path) -> None:

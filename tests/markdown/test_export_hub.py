@@ -27,18 +27,14 @@ TOKEN = "hf_test_token"
 
 
 def _added_by_commit(repo: LocalRepo) -> dict[str, list[str]]:
-    """For each path ever in the repo, the commits that added or changed it (walking the history)."""
-    commits = {}
-    for f in (repo.meta / "commits").glob("*.json"):
-        rec = json.loads(f.read_text())
-        commits[rec["id"]] = rec
+    """For each path ever in the repo, the commits of the history (head back to the root) that added or changed it."""
     out: dict[str, list[str]] = {}
-    for rec in commits.values():
-        parent = commits.get(rec["parent"]) if rec["parent"] else None
-        before = parent["files"] if parent else {}
+    before: dict[str, object] = {}
+    for rec in repo.history():
         for path, meta in rec["files"].items():
             if before.get(path) != meta:
                 out.setdefault(path, []).append(rec["id"])
+        before = rec["files"]
     return out
 
 

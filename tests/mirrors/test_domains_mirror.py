@@ -51,17 +51,13 @@ def source_rows(server: FakeCCServer, release: str) -> list[dict[str, Any]]:
 
 def _added_by_commit(repo: LocalRepo) -> dict[str, int]:
     """For each path ever in the repo, how many commits of the history brought it in or changed it."""
-    commits = {}
-    for f in (repo.meta / "commits").glob("*.json"):
-        rec = json.loads(f.read_text())
-        commits[rec["id"]] = rec
     out: dict[str, int] = {}
-    for rec in commits.values():
-        parent = commits.get(rec["parent"]) if rec["parent"] else None
-        before = parent["files"] if parent else {}
+    before: dict[str, object] = {}
+    for rec in repo.history():
         for path, meta in rec["files"].items():
             if before.get(path) != meta:
                 out[path] = out.get(path, 0) + 1
+        before = rec["files"]
     return out
 
 

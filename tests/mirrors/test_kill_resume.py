@@ -39,15 +39,8 @@ def _cmd(hub: Path, staging: Path) -> list[str]:
 def _uploads(repo: LocalRepo) -> dict[str, int]:
     """How many commits of the history brought each shard's content in."""
     counts: dict[str, int] = {}
-    commits = repo.meta / "commits"
-    rec = json.loads((commits / f"{repo.head()}.json").read_text())
-    chain = [rec]
-    while rec.get("parent"):
-        rec = json.loads((commits / f"{rec['parent']}.json").read_text())
-        chain.append(rec)
-    chain.reverse()
     before: dict[str, list[object]] = {}
-    for rec in chain:
+    for rec in repo.history():
         for path, meta in rec["files"].items():
             if path.startswith("data/") and before.get(path) != meta:
                 counts[path] = counts.get(path, 0) + 1
