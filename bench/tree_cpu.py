@@ -37,7 +37,8 @@ def snapshot() -> dict[int, tuple[int, float, str]]:
             continue
         fields = stat.rsplit(")", 1)[1].split()
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
-        out[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK, args or name)
+        # a zombie (or a process mid-exec) has no command line: "[comm]", which keeps the name seen before
+        out[int(entry)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / TICK, args or f"[{name}]")
     return out
 
 

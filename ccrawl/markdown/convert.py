@@ -8,7 +8,9 @@ they cross a process boundary when ``workers > 1``.
 :class:`Converter` is that boundary: with ``workers <= 1`` documents are converted in the calling
 process, otherwise in a ``ProcessPoolExecutor`` of ``workers`` processes shared by every shard
 in flight, fed batches of :data:`BATCH` documents with a bounded number of batches outstanding,
-and answering in input order.
+and answering in input order. A downloaded shard does not go through the batches: the pool's
+workers read their own parts of the file (:meth:`Converter.map_parts`, :mod:`.parts`), so only
+rows cross the boundary.
 """
 
 from __future__ import annotations
@@ -19,8 +21,11 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
+
+if TYPE_CHECKING:
+    from ccrawl.markdown.parts import FilePart, PartResult
 
 #: Documents per pool task: large enough to amortise the hop, small enough to keep cores busy.
 BATCH = 32
@@ -184,6 +189,20 @@ class Converter:
             pending.append(self._pool.submit(convert_batch, self.engine, batch))
         while pending:
             yield from pending.popleft().result()
+
+    def map_parts(self, parts: list[FilePart]) -> list[PartResult]:
+        """Each part of a file read and converted by a worker of the pool (in this process without one)."""
+        from ccrawl.markdown.parts import convert_part
+
+        if self._pool is None:
+            return [convert_part(p) for p in parts]
+        futures = [self._pool.submit(convert_part, p) for p in parts]
+        try:
+            return [f.result() for f in futures]
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
 
     def close(self) -> None:
         if self._pool is not None:

@@ -48,7 +48,7 @@ from ccrawl import __version__
 from ccrawl.commoncrawl.records import Location
 from ccrawl.errors import CcrawlError, CredentialMissing, InputError, TemporaryFailure, UsageError
 from ccrawl.markdown.committed import CommittedLedger, Entry
-from ccrawl.markdown.convert import Converter
+from ccrawl.markdown.convert import ConvertedDoc, Converter
 from ccrawl.markdown.sources import ReadStats, docs_from_records, file_docs, location_records
 from ccrawl.markdown.units import Unit, crawl_of, location_parts, parse_shards, shard_units
 
@@ -261,6 +261,8 @@ class Exporter:
         self.label = ""
         self._card_on_hub = False
         self._stale: set[str] = set()
+        #: bytes per part when a pool converts a downloaded shard (None: :func:`.parts.plan_parts` decides)
+        self.part_bytes: int | None = None
 
     # -- planning --------------------------------------------------------------------------------
 
@@ -345,20 +347,23 @@ class Exporter:
             for crawl, locs in by_crawl.items():
                 records = location_records(opts.client_options, locs, gap=opts.gap, max_span=opts.max_span,
                                            warn=self.log, stats=read)
-                groups.append((crawl, docs_from_records(records, kind="warc", dedup_digest=opts.dedup_digest,
-                                                        stats=read, limit=opts.limit)))
+                groups.append((crawl, converter.convert(docs_from_records(
+                    records, kind="warc", dedup_digest=opts.dedup_digest, stats=read, limit=opts.limit))))
         else:
             t0 = time.perf_counter()
             download = self._download(unit)
             read.download_seconds = time.perf_counter() - t0
-            groups.append((unit.crawl, file_docs(download, kind=opts.source_kind, dedup_digest=opts.dedup_digest,
-                                                 stats=read, skip_errors=opts.skip_errors, warn=self.log,
-                                                 limit=opts.limit, name=unit.path)))
+            converted = self._convert_in_parts(unit, download, converter, read)
+            if converted is None:
+                converted = converter.convert(file_docs(
+                    download, kind=opts.source_kind, dedup_digest=opts.dedup_digest, stats=read,
+                    skip_errors=opts.skip_errors, warn=self.log, limit=opts.limit, name=unit.path))
+            groups.append((unit.crawl, converted))
         from ccrawl.markdown.schema import COLUMN_NAMES, columns_to_table, write_parquet
 
         for crawl, docs in groups:
             rows: list[Any] = []
-            for doc in converter.convert(docs):
+            for doc in docs:
                 if doc.error:
                     if not opts.skip_errors:
                         raise InputError(f"{unit.key}: {doc.url}: the {opts.extractor} engine failed ({doc.error}); "
@@ -380,6 +385,24 @@ class Exporter:
         if download is not None:
             download.unlink(missing_ok=True)
         return Built(unit, files, read, detected, kept, dropped, errors, time.perf_counter() - started)
+
+    def _convert_in_parts(self, unit: Unit, path: Path, converter: Converter,
+                          read: ReadStats) -> Iterator[ConvertedDoc] | None:
+        """With a pool, the shard converted in parts the workers read themselves (:mod:`.parts`); None
+        when it is converted the sequential way: no pool, ``--limit`` (the first N documents are the
+        sequential reader's to count), or parts that do not cover the file exactly (said in the journal)."""
+        from ccrawl.markdown.parts import convert_parts, join_parts
+
+        if converter.workers <= 1 or self.opts.limit:
+            return None
+        results, problem = convert_parts(converter, path, kind=self.opts.source_kind,
+                                         dedup_digest=self.opts.dedup_digest, part_bytes=self.part_bytes)
+        if problem:
+            read.parts_fallback = problem
+            self.log(f"markdown export: {unit.key}: read again in one pass, the parts did not cover it ({problem})")
+            return None
+        read.parts = len(results)
+        return join_parts(results, read, self.opts.dedup_digest)
 
     # -- disk, commits, ledger -------------------------------------------------------------------
 
@@ -486,7 +509,8 @@ class Exporter:
                            rows=built.kept, documents=built.read.documents, duplicates=built.read.duplicates,
                            dropped=built.dropped, errors=built.errors, unfetchable=built.read.unfetchable,
                            bytes=sum(f.bytes for f in built.files), seconds=round(built.seconds, 3),
-                           download_seconds=round(built.read.download_seconds, 3))
+                           download_seconds=round(built.read.download_seconds, 3), parts=built.read.parts,
+                           **({"parts_fallback": built.read.parts_fallback} if built.read.parts_fallback else {}))
 
     def run(self) -> Iterator[dict[str, Any]]:
         """Build and commit every unit not in the ledger; one record per file handled."""

@@ -37,12 +37,20 @@ class ReadStats:
     bad_records: int = 0
     unfetchable: int = 0
     download_seconds: float = 0.0
+    #: parts the pool's workers read the file in (0: read here, one pass)
+    parts: int = 0
+    #: why parts were tried and not used ("" when they were, or were not tried)
+    parts_fallback: str = ""
 
 
 def docs_from_records(
-    records: Iterable[Any], *, kind: str, dedup_digest: bool, stats: ReadStats, limit: int = 0
+    records: Iterable[Any], *, kind: str, dedup_digest: bool, stats: ReadStats, limit: int = 0,
+    digests: list[str] | None = None,
 ) -> Iterator[SourceDoc]:
-    """Documents of ``records`` (``kind`` warc or wet), filtered and deduplicated as the module says."""
+    """Documents of ``records`` (``kind`` warc or wet), filtered and deduplicated as the module says.
+
+    ``digests``, when given, gets each yielded document's digest ("" when its record has none).
+    """
     from ccrawl.warc.reader import decode_payload
 
     seen: set[str] = set()
@@ -58,6 +66,7 @@ def docs_from_records(
             if rec.mime not in _HTML_TYPES:
                 stats.not_html += 1
                 continue
+        digest = ""
         if dedup_digest:
             digest = rec.header("WARC-Payload-Digest") or rec.header("WARC-Block-Digest") or ""
             if digest:
@@ -72,6 +81,8 @@ def docs_from_records(
             payload = rec.payload
             ctype = "text/plain; charset=utf-8"
         stats.documents += 1
+        if digests is not None:
+            digests.append(digest)
         yield SourceDoc(rec.url or "", rec.date or "", rec.record_id or "", payload, ctype)
         if limit and stats.documents >= limit:
             return
@@ -85,7 +96,10 @@ def file_docs(
     from ccrawl.warc.reader import iter_records
 
     def skipped(msg: str) -> None:
-        stats.bad_records += 1
+        # One line per skipped record ("parse: skipped ..."); the reader's closing tally and its note
+        # about a file in one gzip stream are said too, but are not records.
+        if msg.startswith("parse: skipped "):
+            stats.bad_records += 1
         warn(msg)
 
     records = iter_records(path, name=name, skip_bad_records=skip_errors, on_skip=skipped)
