@@ -1,4 +1,4 @@
-"""``markdown export --workers N`` on several shards of real pages: CPU of the whole process tree, and of the exporting process.
+"""``markdown export --workers N`` on several shards of real pages: CPU of the process tree and of the exporter.
 
     python bench/bench_markdown_pool.py --copies 4 --rounds 3 --workers 1,2
     python bench/bench_markdown_pool.py --trees /work/before,/work/main   # A/B of two checkouts, alternating

@@ -168,7 +168,12 @@ def convert_part(part: FilePart) -> PartResult:
 
         docs = docs_from_records(bounded(), kind=part.kind, dedup_digest=part.dedup_digest, stats=stats,
                                  digests=result.digests if part.dedup_digest else None)
-        result.docs = list(Converter(part.engine, 1).convert(docs))
+        try:
+            result.docs = list(Converter(part.engine, 1).convert(docs))
+        except InputError:
+            # The file does not open as WARC at offset 0: the one-pass read that follows says so, under its name.
+            result.unclean = "its reader could not start"
+            result.docs, result.digests = [], []
     if notes and not result.unclean:
         # The reader's own line names offsets within the part; the one-pass read that follows says it right.
         result.unclean = "its reader skipped a damaged record or could not frame one"

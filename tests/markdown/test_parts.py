@@ -13,7 +13,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from ccrawl.errors import InputError
 from ccrawl.markdown import parts
 from ccrawl.markdown.convert import ConvertedDoc, Converter
 from ccrawl.markdown.export import Exporter, ExportOptions
@@ -215,7 +218,44 @@ def test_a_damaged_member_gives_the_one_pass_skips_and_errors(fakecc: FakeCCServ
         line for line in one_log if line.startswith("parse: ")] != []
     (event,) = _written(tmp_path / "pooled")
     assert event["parts"] == 0 and event["parts_fallback"]
-    from ccrawl.errors import InputError
-
     with pytest.raises(InputError, match="bad WARC record"):
         _export(fakecc, tmp_path, crawl, "strict", 2, part_bytes=1_000)
+
+
+_CLEAN = _warc(_pages(24, seed=9), "warc")
+
+
+def _one_pass(path: Path) -> tuple[list[ConvertedDoc], ReadStats]:
+    stats = ReadStats()
+    docs = list(Converter("h2m", 1).convert(file_docs(path, kind="warc", dedup_digest=True, stats=stats,
+                                                      skip_errors=True, warn=lambda _m: None)))
+    return docs, stats
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(damage=st.lists(st.tuples(st.integers(0, len(_CLEAN) - 1), st.integers(1, 255)), max_size=3),
+       truncate=st.one_of(st.none(), st.integers(1, len(_CLEAN) - 1)),
+       part_bytes=st.integers(50, 40_000))
+def test_parts_either_match_one_pass_or_say_why(tmp_path: Path, damage: list[tuple[int, int]], truncate: int | None,
+                                                part_bytes: int) -> None:
+    data = bytearray(_CLEAN)
+    for at, xor in damage:
+        data[at] ^= xor
+    if truncate is not None:
+        del data[truncate:]
+    path = tmp_path / "fuzz.warc.gz"
+    path.write_bytes(bytes(data))
+    try:
+        want, want_stats = _one_pass(path)
+    except InputError:  # not WARC at offset 0: one pass stops there, so the parts must not stand in for it
+        want, want_stats = None, ReadStats()
+    inline = Converter("h2m", 1)  # map_parts runs each part in this process: the same code as a worker
+    results, problem = convert_parts(inline, path, kind="warc", dedup_digest=True, part_bytes=part_bytes)
+    if not damage and truncate is None:
+        assert problem == ""  # a clean file never falls back, whatever the cut
+    if want is None:
+        assert problem != ""
+    if problem == "":
+        stats = ReadStats()
+        assert list(join_parts(results, stats, True)) == want
+        assert stats == want_stats
