@@ -113,13 +113,13 @@ def _candidates(fh: Any, start: int) -> Iterator[int]:
 
 def _records_from(fh: Any, offset: int, name: str, notes: list[str]) -> Generator[Record, None, None]:
     """The reader from ``offset`` on, with absolute offsets, every skip or note collected instead of raised."""
-    import dataclasses
-
     from ccrawl.warc.reader import iter_records
 
     fh.seek(offset)
     for rec in iter_records(fh, name=name, skip_bad_records=True, on_skip=notes.append):
-        yield dataclasses.replace(rec, offset=None if rec.offset is None else rec.offset + offset)
+        if rec.offset is not None:
+            rec.offset += offset
+        yield rec
 
 
 def _open_at(fh: Any, start: int, name: str, notes: list[str]) -> tuple[int | None, list[Record], Iterator[Record]]:
