@@ -148,12 +148,17 @@ class Converter:
         self._pool: Any = None
         if self.workers > 1:
             import multiprocessing
+            import os
             from concurrent.futures import ProcessPoolExecutor
+
+            from ccrawl.scale.lifeline import exit_with
 
             # forkserver: the exporting process runs threads (one per shard in flight), and
             # forking a threaded process can copy a held lock into the child.
             ctx = multiprocessing.get_context("forkserver")
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx)
+            # A worker ends when this process does, even by SIGKILL (else it waits on the pool forever).
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=exit_with,
+                                             initargs=(os.getpid(),))
 
     def convert(self, docs: Iterable[SourceDoc]) -> Iterator[ConvertedDoc]:
         """Every document converted, in input order."""

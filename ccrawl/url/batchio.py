@@ -358,8 +358,11 @@ def process_chunk(chunk: UrlChunk) -> UrlChunkResult:
     return UrlChunkResult(chunk.seq, table, rows_in, bad)
 
 
-def _worker_init() -> None:
+def _worker_init(owner: int) -> None:
+    from ccrawl.scale.lifeline import exit_with
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent reports Ctrl-C once and stops the pool
+    exit_with(owner)  # and a parent killed outright leaves no worker waiting on the pool
 
 
 # --------------------------------------------------------------------------------------------------
@@ -388,7 +391,8 @@ def _ordered(chunks: Iterator[UrlChunk], workers: int, mode: str) -> Iterator[Ur
         import multiprocessing
         from concurrent.futures.process import ProcessPoolExecutor
 
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init)
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"), initializer=_worker_init,
+                                   initargs=(os.getpid(),))
     window: deque[Future[UrlChunkResult]] = deque()
     try:
         for chunk in chunks:

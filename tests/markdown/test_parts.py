@@ -6,7 +6,12 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import os
 import random
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -259,3 +264,61 @@ def test_parts_either_match_one_pass_or_say_why(tmp_path: Path, damage: list[tup
         stats = ReadStats()
         assert list(join_parts(results, stats, True)) == want
         assert stats == want_stats
+
+
+def _descendants(root: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    found, stack = [], [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_sigkilled_export_leaves_no_pool_process_behind(cc_env: dict[str, str], fakecc: FakeCCServer,
+                                                         tmp_path: Path) -> None:
+    crawl = "CC-MAIN-2099-34"
+    _crawl(Path(fakecc.site.root), crawl, [_warc(_pages(30, seed=s), "warc") for s in range(6)])
+    fakecc.faults.latency = 0.3  # each shard takes a moment to arrive, so the kill lands with the pool up
+    cmd = [sys.executable, "-m", "ccrawl", "-c", crawl, "markdown", "export", "--shards", "all", "--push=false",
+           "--out", str(tmp_path / "md"), "--workers", "2"]
+    proc = subprocess.Popen(cmd, env=cc_env, cwd=Path(__file__).resolve().parents[2], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        pool: list[int] = []
+        while time.monotonic() < deadline and len(pool) < 3:  # the fork server and two workers
+            pool = _descendants(proc.pid)
+            time.sleep(0.05)
+        assert len(pool) >= 3, "the pool never started"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        fakecc.faults.latency = 0.0
+        if proc.poll() is None:
+            proc.kill()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and any(_running(p) for p in pool):
+        time.sleep(0.05)
+    left = [p for p in pool if _running(p)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
