@@ -30,6 +30,7 @@ Journal events (``journal``, default ``run.jsonl`` beside the ledger), one JSON 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import fcntl
 import json
 import os
@@ -332,6 +333,10 @@ class Exporter:
         return dest
 
     def _build(self, unit: Unit, converter: Converter) -> Built:
+        with contextlib.ExitStack() as stack:
+            return self._build_in(stack, unit, converter)
+
+    def _build_in(self, stack: contextlib.ExitStack, unit: Unit, converter: Converter) -> Built:
         opts = self.opts
         started = time.perf_counter()
         read = ReadStats()
@@ -340,6 +345,7 @@ class Exporter:
         files: list[BuiltFile] = []
         groups: list[tuple[str, Iterable[Any]]] = []
         download: Path | None = None
+        remote: Any = None
         if unit.is_part:
             by_crawl: dict[str, list[Location]] = {}
             for loc in unit.locations:
@@ -349,7 +355,8 @@ class Exporter:
                                            warn=self.log, stats=read)
                 groups.append((crawl, converter.convert(docs_from_records(
                     records, kind="warc", dedup_digest=opts.dedup_digest, stats=read, limit=opts.limit))))
-        else:
+        elif converter.workers > 1 and not opts.limit:
+            # the pool's workers read their own parts of the file (parts.py): it goes to disk first
             t0 = time.perf_counter()
             download = self._download(unit)
             read.download_seconds = time.perf_counter() - t0
@@ -359,6 +366,14 @@ class Exporter:
                     download, kind=opts.source_kind, dedup_digest=opts.dedup_digest, stats=read,
                     skip_errors=opts.skip_errors, warn=self.log, limit=opts.limit, name=unit.path))
             groups.append((unit.crawl, converted))
+        else:
+            # read once, front to back: converted as it arrives, never written to disk
+            from ccrawl.commoncrawl.stream import RemoteFile
+
+            remote = stack.enter_context(contextlib.closing(RemoteFile(unit.path, opts.client_options)))
+            groups.append((unit.crawl, converter.convert(file_docs(
+                remote, kind=opts.source_kind, dedup_digest=opts.dedup_digest, stats=read,
+                skip_errors=opts.skip_errors, warn=self.log, limit=opts.limit, name=unit.path))))
         from ccrawl.markdown.schema import COLUMN_NAMES, columns_to_table, write_parquet
 
         for crawl, docs in groups:
@@ -384,6 +399,9 @@ class Exporter:
             files.append(BuiltFile(repo_path, local, crawl, len(rows), size))
         if download is not None:
             download.unlink(missing_ok=True)
+        if remote is not None:
+            remote.close()
+            read.download_seconds = remote.seconds
         return Built(unit, files, read, detected, kept, dropped, errors, time.perf_counter() - started)
 
     def _convert_in_parts(self, unit: Unit, path: Path, converter: Converter,

@@ -17,7 +17,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from ccrawl.commoncrawl.records import Location
 from ccrawl.markdown.convert import SourceDoc
@@ -89,10 +89,11 @@ def docs_from_records(
 
 
 def file_docs(
-    path: Path, *, kind: str, dedup_digest: bool, stats: ReadStats, skip_errors: bool,
+    path: Path | BinaryIO, *, kind: str, dedup_digest: bool, stats: ReadStats, skip_errors: bool,
     warn: Callable[[str], None], limit: int = 0, name: str | None = None,
 ) -> Iterator[SourceDoc]:
-    """Documents of a local WARC/WET file; a corrupt record stops the unit unless ``skip_errors``."""
+    """Documents of a local WARC/WET file (or a binary stream of one); a corrupt record stops the unit unless
+    ``skip_errors``."""
     from ccrawl.warc.reader import iter_records
 
     def skipped(msg: str) -> None:

@@ -323,3 +323,18 @@ def test_a_cli_export_never_imports_pandas(cc_env: dict[str, str], tmp_path: Pat
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].split() == ["0", "False", "True"]
     assert _table(tmp_path / "md", 1).num_rows > 0
+
+
+def test_one_process_export_converts_the_shard_as_it_arrives_without_writing_it(
+        cc_env: dict[str, str], fakecc: FakeCCServer, tmp_path: Path) -> None:
+    streamed, pooled = tmp_path / "a", tmp_path / "b"
+    fakecc.faults.add("truncate", path=r"/warc/.*-00000\.warc\.gz$", times=1)  # a drop part way: resumed
+    assert _export(streamed, "--shards", "all") == 0
+    assert not (streamed / ".download").exists()  # nothing of the shard touched the disk
+    ranged = [r.range for r in fakecc.faults.requests(r"/warc/.*-00000\.warc\.gz$")]
+    assert ranged[0] is None and ranged[1] and ranged[1].startswith("bytes=")
+    assert _export(pooled, "--shards", "all", "--workers", "2") == 0  # downloaded, then read in parts
+    for s in (0, 1):
+        assert _table(streamed, s).to_pylist() == _table(pooled, s).to_pylist()
+    events = [json.loads(line) for line in (streamed / "run.jsonl").read_text().splitlines()]
+    assert all(e["download_seconds"] > 0 for e in events if e["event"] == "unit_written")
