@@ -28,6 +28,7 @@ from ccrawl.markdown.export import Exporter, ExportOptions
 from ccrawl.markdown.parts import FilePart, check_parts, convert_part, convert_parts, join_parts, plan_parts
 from ccrawl.markdown.sources import ReadStats, file_docs
 from ccrawl.testing.fakecc import FakeCCServer
+from ccrawl.testing.procs import descendants, still_running_after
 from tests.markdown.conftest import DEU, ENG, VIE, Page, _warc, html
 
 
@@ -266,32 +267,6 @@ def test_parts_either_match_one_pass_or_say_why(tmp_path: Path, damage: list[tup
         assert stats == want_stats
 
 
-def _descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
-            except OSError:
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    found, stack = [], [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
-
-
-def _running(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_a_sigkilled_export_leaves_no_pool_process_behind(cc_env: dict[str, str], fakecc: FakeCCServer,
                                                          tmp_path: Path) -> None:
@@ -306,7 +281,7 @@ def test_a_sigkilled_export_leaves_no_pool_process_behind(cc_env: dict[str, str]
         deadline = time.monotonic() + 60
         pool: list[int] = []
         while time.monotonic() < deadline and len(pool) < 3:  # the fork server and two workers
-            pool = _descendants(proc.pid)
+            pool = descendants(proc.pid)
             time.sleep(0.05)
         assert len(pool) >= 3, "the pool never started"
         os.kill(proc.pid, signal.SIGKILL)
@@ -315,10 +290,7 @@ def test_a_sigkilled_export_leaves_no_pool_process_behind(cc_env: dict[str, str]
         fakecc.faults.latency = 0.0
         if proc.poll() is None:
             proc.kill()
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline and any(_running(p) for p in pool):
-        time.sleep(0.05)
-    left = [p for p in pool if _running(p)]
+    left = still_running_after(pool, 15)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == []

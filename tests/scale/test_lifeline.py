@@ -8,10 +8,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
+
+from ccrawl.testing.procs import running, still_running_after
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -34,21 +35,6 @@ _OWNER = textwrap.dedent("""
 """)
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _gone_within(pids: list[int], seconds: float) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(_alive(p) for p in pids):
-        time.sleep(0.05)
-    return [p for p in pids if _alive(p)]
-
-
 def _owner(tmp_path: Path, context: str, init: str) -> tuple[subprocess.Popen[str], list[int]]:
     script = tmp_path / "owner.py"
     script.write_text(_OWNER)
@@ -66,7 +52,7 @@ def test_pool_workers_exit_when_their_owner_is_sigkilled(tmp_path: Path, context
     proc, workers = _owner(tmp_path, context, "lifeline")
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
-    assert _gone_within(workers, 15) == []
+    assert still_running_after(workers, 15) == []
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -76,8 +62,8 @@ def test_without_the_lifeline_forkserver_workers_outlive_a_sigkilled_owner(tmp_p
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait(10)
     try:
-        assert _gone_within(workers, 2) == workers
+        assert still_running_after(workers, 2) == workers
     finally:
         for pid in workers:
-            if _alive(pid):
+            if running(pid):
                 os.kill(pid, signal.SIGKILL)
