@@ -94,12 +94,11 @@ def file_docs(
 ) -> Iterator[SourceDoc]:
     """Documents of a local WARC/WET file (or a binary stream of one); a corrupt record stops the unit unless
     ``skip_errors``."""
-    from ccrawl.warc.reader import iter_records
+    from ccrawl.warc.reader import SKIPPED, iter_records
 
     def skipped(msg: str) -> None:
-        # One line per skipped record ("parse: skipped ..."); the reader's closing tally and its note
-        # about a file in one gzip stream are said too, but are not records.
-        if msg.startswith("parse: skipped "):
+        # The reader's closing tally and its note about a file in one gzip stream are not records.
+        if msg.startswith(SKIPPED):
             stats.bad_records += 1
         warn(msg)
 

@@ -45,6 +45,8 @@ from ccrawl.warc.source import GzipSource, PlainSource, Seam, Source
 __all__ = ["DECODED_LIMIT", "Decoded", "Record", "decode_body", "decode_payload", "iter_records", "parse_http_block"]
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: How every ``on_skip`` line about one skipped record begins (the closing tally and notes do not).
+SKIPPED = "parse: skipped "
 _HEAD = 1 << 16
 
 
@@ -453,9 +455,9 @@ def _iter(
         if where is not None and stop is not None:
             skipped_bytes += stop - where
         if resume is None:
-            report(f"parse: skipped the rest of {msg}")
+            report(f"{SKIPPED}the rest of {msg}")
         else:
-            report(f"parse: skipped {msg}")
+            report(f"{SKIPPED}{msg}")
 
     def seams_before() -> None:
         nonlocal skipped, skipped_bytes, index
@@ -530,7 +532,7 @@ def _report_seam(seam: Seam, label: str, index: int, skip_bad: bool, report: Cal
     msg = f"{label}: bad WARC record at offset {seam.offset} (record {index + 1}): {seam.reason}"
     if not skip_bad:
         raise InputError(msg + "; the records before it were read, pass --skip-bad-records to go on past it")
-    report(f"parse: skipped {msg} ({seam.size} bytes)")
+    report(f"{SKIPPED}{msg} ({seam.size} bytes)")
 
 
 def _record(label: str, offset: int | None, length: int | None, frame: _Frame, index: int, parse_http: bool,
