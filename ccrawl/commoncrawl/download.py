@@ -17,9 +17,10 @@ dataset library passes its ``<library>/<crawl>/<kind>/<file>`` layout this way
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,42 @@ def _hash_existing(path: Path) -> hashlib._Hash:
     return digest
 
 
+class ResumableBody:
+    """The body of ``url`` from byte ``start`` on, read once: a connection that drops part way is
+    reopened with a Range request from the bytes already given, up to the client's retry count;
+    past that a :class:`TemporaryFailure` whose last words are ``then`` (``{received}`` is filled in).
+    ``received`` is where the body has got to, ``losses`` how many connections dropped."""
+
+    def __init__(self, cc: CCClient, url: str, *, start: int = 0, then: str = "run it again") -> None:
+        self.cc = cc
+        self.url = url
+        self.received = start
+        self.losses = 0
+        self.then = then
+
+    async def chunks(self) -> AsyncGenerator[bytes, None]:
+        while True:
+            try:
+                async with self.cc.stream(self.url, start=self.received) as stream:
+                    total = stream.total_size
+                    async for chunk in stream.chunks():
+                        self.received += len(chunk)
+                        yield chunk
+                if total is not None and self.received < total:
+                    raise TruncatedBody(f"{self.url}: {self.received} of {total} bytes")
+                return
+            except HTTPStatusError as exc:
+                if exc.status == 416 and self.received > 0:
+                    return  # every byte had come; only the end of the body was lost
+                raise
+            except TruncatedBody as exc:
+                self.losses += 1
+                if self.losses > self.cc.retries:
+                    raise TemporaryFailure(f"{self.url}: the connection kept dropping ({exc}); "
+                                           + self.then.format(received=self.received)) from exc
+                await asyncio.sleep(self.cc._delay(self.losses - 1, None))
+
+
 async def download_one(cc: CCClient, path: str, dest: Path, *, digest: bool = True) -> dict[str, Any]:
     """Fetch ``path`` into ``dest`` (resuming a ``.part``); returns the row ``download`` prints.
 
@@ -59,37 +96,17 @@ async def download_one(cc: CCClient, path: str, dest: Path, *, digest: bool = Tr
     resumed = part.exists() and part.stat().st_size > 0
     hasher = (_hash_existing(part) if resumed else hashlib.sha256()) if digest else None
     have = part.stat().st_size if resumed else 0
-    url = cc.data_url(path)
-    losses = 0
-    while True:
-        try:
-            async with cc.stream(url, start=have) as stream:
-                total = stream.total_size
-                if have and stream.status == 200:
-                    have, hasher = 0, hashlib.sha256() if digest else None  # the server ignored Range: start over
-                with open(part, "ab" if have else "wb") as fh:
-                    async for chunk in stream.chunks():
-                        fh.write(chunk)
-                        if hasher is not None:
-                            hasher.update(chunk)
-                        have += len(chunk)
-            if total is not None and have < total:
-                raise TruncatedBody(f"{url}: {have} of {total} bytes")
-            break
-        except HTTPStatusError as exc:
-            if exc.status == 416 and have > 0:
-                break  # the .part already holds every byte; only the rename was missing
-            raise
-        except TruncatedBody as exc:
-            losses += 1
-            if losses > cc.retries:
-                raise TemporaryFailure(
-                    f"{url}: the connection kept dropping ({exc}); run it again to resume from byte {have}"
-                ) from exc
-            await asyncio.sleep(cc._delay(losses - 1, None))
+    # cc.stream refuses a 200 to a Range request, so what is appended always continues the .part
+    body = ResumableBody(cc, cc.data_url(path), start=have, then="run it again to resume from byte {received}")
+    with open(part, "ab" if have else "wb") as fh:
+        async with contextlib.aclosing(body.chunks()) as chunks:
+            async for chunk in chunks:
+                fh.write(chunk)
+                if hasher is not None:
+                    hasher.update(chunk)
     os.replace(part, dest)
-    status = "resumed" if resumed or losses else "downloaded"
-    return {"path": path, "file": str(dest), "status": status, "bytes": have,
+    status = "resumed" if resumed or body.losses else "downloaded"
+    return {"path": path, "file": str(dest), "status": status, "bytes": body.received,
             "sha256": hasher.hexdigest() if hasher is not None else None}
 
 

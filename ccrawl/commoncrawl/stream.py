@@ -9,22 +9,22 @@ chunks, and ``read`` hands them out in order, so converting overlaps the transfe
 touches the disk.
 
 A connection that drops part way is reopened with a Range request from the bytes already handed
-out, up to the client's retry count (as :func:`ccrawl.commoncrawl.download.download_one` resumes a
-``.part``); past that, ``read`` raises the failure, and the unit fails like a download that did not
-finish. A reader that stops early (``--limit``, an error) closes the stream, which ends the thread.
+out, up to the client's retry count (:class:`ccrawl.commoncrawl.download.ResumableBody`, which
+``download_one`` uses to resume a ``.part``); past that, ``read`` raises the failure, and the unit
+fails like a download that did not finish. A reader that stops early (``--limit``, an error)
+closes the stream, which ends the thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import queue
 import threading
 import time
 from collections.abc import Mapping
 from typing import Any
-
-from ccrawl.errors import TemporaryFailure
 
 #: Chunks waiting between the download thread and the reader (about 1 MiB each): bounds memory.
 DEPTH = 8
@@ -114,29 +114,13 @@ class RemoteFile(io.RawIOBase):
         self._put(_END)
 
     async def _fetch(self) -> None:
-        from ccrawl.net.client import CCClient, HTTPStatusError, TruncatedBody
+        from ccrawl.commoncrawl.download import ResumableBody
+        from ccrawl.net.client import CCClient
 
         async with CCClient(**self.client_options) as cc:
-            url = cc.data_url(self.path)
-            losses = 0
-            while not self._stop.is_set():
-                try:
-                    async with cc.stream(url, start=self.received) as stream:
-                        total = stream.total_size
-                        async for chunk in stream.chunks():
-                            if not self._put(chunk):
-                                return
-                            self.received += len(chunk)
-                    if total is not None and self.received < total:
-                        raise TruncatedBody(f"{url}: {self.received} of {total} bytes")
-                    return
-                except HTTPStatusError as exc:
-                    if exc.status == 416 and self.received > 0:
-                        return  # every byte had arrived; only the end of the body was lost
-                    raise
-                except TruncatedBody as exc:
-                    losses += 1
-                    if losses > cc.retries:
-                        raise TemporaryFailure(f"{url}: the connection kept dropping ({exc}); "
-                                               "run the same command again to retry the shard") from exc
-                    await asyncio.sleep(cc._delay(losses - 1, None))
+            body = ResumableBody(cc, cc.data_url(self.path), then="run the same command again to retry the shard")
+            async with contextlib.aclosing(body.chunks()) as chunks:
+                async for chunk in chunks:
+                    if not self._put(chunk):
+                        return
+                    self.received = body.received
