@@ -43,10 +43,11 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO, cast
 
 from ccrawl import __version__
 from ccrawl.commoncrawl.records import Location
+from ccrawl.commoncrawl.stream import RemoteFile
 from ccrawl.errors import CcrawlError, CredentialMissing, InputError, TemporaryFailure, UsageError
 from ccrawl.markdown.committed import CommittedLedger, Entry
 from ccrawl.markdown.convert import ConvertedDoc, Converter
@@ -345,7 +346,7 @@ class Exporter:
         files: list[BuiltFile] = []
         groups: list[tuple[str, Iterable[Any]]] = []
         download: Path | None = None
-        remote: Any = None
+        remote: RemoteFile | None = None
         if unit.is_part:
             by_crawl: dict[str, list[Location]] = {}
             for loc in unit.locations:
@@ -355,25 +356,23 @@ class Exporter:
                                            warn=self.log, stats=read)
                 groups.append((crawl, converter.convert(docs_from_records(
                     records, kind="warc", dedup_digest=opts.dedup_digest, stats=read, limit=opts.limit))))
-        elif converter.workers > 1 and not opts.limit:
-            # the pool's workers read their own parts of the file (parts.py): it goes to disk first
-            t0 = time.perf_counter()
-            download = self._download(unit)
-            read.download_seconds = time.perf_counter() - t0
-            converted = self._convert_in_parts(unit, download, converter, read)
-            if converted is None:
-                converted = converter.convert(file_docs(
-                    download, kind=opts.source_kind, dedup_digest=opts.dedup_digest, stats=read,
-                    skip_errors=opts.skip_errors, warn=self.log, limit=opts.limit, name=unit.path))
-            groups.append((unit.crawl, converted))
         else:
-            # read once, front to back: converted as it arrives, never written to disk
-            from ccrawl.commoncrawl.stream import RemoteFile
+            def one_pass(source: Path | BinaryIO) -> Iterator[ConvertedDoc]:
+                return converter.convert(file_docs(
+                    source, kind=opts.source_kind, dedup_digest=opts.dedup_digest, stats=read,
+                    skip_errors=opts.skip_errors, warn=self.log, limit=opts.limit, name=unit.path))
 
-            remote = stack.enter_context(contextlib.closing(RemoteFile(unit.path, opts.client_options)))
-            groups.append((unit.crawl, converter.convert(file_docs(
-                remote, kind=opts.source_kind, dedup_digest=opts.dedup_digest, stats=read,
-                skip_errors=opts.skip_errors, warn=self.log, limit=opts.limit, name=unit.path))))
+            if converter.workers > 1 and not opts.limit:
+                # the pool's workers read their own parts of the file (parts.py): it goes to disk first
+                t0 = time.perf_counter()
+                download = self._download(unit)
+                read.download_seconds = time.perf_counter() - t0
+                groups.append((unit.crawl, self._convert_in_parts(unit, download, converter, read)
+                               or one_pass(download)))
+            else:
+                # read once, front to back: converted as it arrives, never written to disk
+                remote = stack.enter_context(contextlib.closing(RemoteFile(unit.path, opts.client_options)))
+                groups.append((unit.crawl, one_pass(cast(BinaryIO, remote))))  # a read-only binary stream
         from ccrawl.markdown.schema import COLUMN_NAMES, columns_to_table, write_parquet
 
         for crawl, docs in groups:
@@ -406,13 +405,10 @@ class Exporter:
 
     def _convert_in_parts(self, unit: Unit, path: Path, converter: Converter,
                           read: ReadStats) -> Iterator[ConvertedDoc] | None:
-        """With a pool, the shard converted in parts the workers read themselves (:mod:`.parts`); None
-        when it is converted the sequential way: no pool, ``--limit`` (the first N documents are the
-        sequential reader's to count), or parts that do not cover the file exactly (said in the journal)."""
+        """The shard converted by the pool in parts its workers read themselves (:mod:`.parts`); None
+        when the parts do not cover the file exactly (said in the journal), so it is read in one pass."""
         from ccrawl.markdown.parts import convert_parts, join_parts
 
-        if converter.workers <= 1 or self.opts.limit:
-            return None
         results, problem = convert_parts(converter, path, kind=self.opts.source_kind,
                                          dedup_digest=self.opts.dedup_digest, part_bytes=self.part_bytes)
         if problem:
