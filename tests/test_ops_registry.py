@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Annotated
 
 import pytest
 
 from ccrawl import ops
+from ccrawl.ops.caps import Bounds, Cap, Value
 
 
 def test_operation_records_params_columns_and_writes() -> None:
     @ops.operation("test.echo", summary="echo", columns=("value",), writes=True)
-    def echo(value: str, times: int = 2) -> Iterator[dict[str, str]]:
+    def echo(value: Value[str], times: Annotated[int, Cap.VALUE, Bounds(0, 9)] = 2) -> Iterator[dict[str, str]]:
         for _ in range(times):
             yield {"value": value}
 
@@ -21,6 +23,7 @@ def test_operation_records_params_columns_and_writes() -> None:
         ("value", "str", True, None),
         ("times", "int", False, 2),
     ]
+    assert [p.cap for p in op.params] == [Cap.VALUE, Cap.VALUE] and op.params[1].bounds == Bounds(0, 9)
     assert list(op(value="x", times=3)) == [{"value": "x"}] * 3
     del ops.REGISTRY["test.echo"]
 

@@ -14,12 +14,17 @@ started with ``--allow-writes``.
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import inspect
 import pkgutil
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from ccrawl.ops.caps import Bounds, Cap, Length
 
 Record = Mapping[str, Any]
 OpFunc = Callable[..., Iterable[Record]]
@@ -31,9 +36,12 @@ class Param:
     """One typed parameter of an operation, read off the function signature."""
 
     name: str
-    annotation: str
+    annotation: str  #: the type as text, without its capability class (``int | None``)
     default: Any
     required: bool
+    cap: Cap | None = None  #: who may set it (:mod:`ccrawl.ops.caps`); None: undeclared
+    bounds: Bounds | None = None
+    length: Length | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,15 +62,84 @@ class Operation:
 REGISTRY: dict[str, Operation] = {}
 
 
+class _Unresolved:
+    """Stands for a name an annotation uses that only exists for the type checker."""
+
+
+class _Names(dict[str, Any]):
+    def __missing__(self, key: str) -> Any:
+        return _Unresolved
+
+
+def _resolve(func: OpFunc, text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    scope = _Names(vars(builtins))
+    scope.update(vars(typing))
+    scope.update(func.__globals__)
+    return eval(text, {"__builtins__": {}}, scope)
+
+
+def _type_text(tp: Any) -> str:
+    """``Iterable[str] | None``: the type as the binding reads it, whatever module spelled it."""
+    if tp is type(None):
+        return "None"
+    if isinstance(tp, list):
+        return "[" + ", ".join(_type_text(a) for a in tp) + "]"
+    if tp is Any:
+        return "Any"
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_text(a) for a in typing.get_args(tp))
+    if origin is typing.Annotated:
+        return _type_text(typing.get_args(tp)[0])
+    if origin is not None:
+        args = typing.get_args(tp)
+        name = getattr(origin, "__name__", str(origin))
+        inner = ", ".join("..." if a is Ellipsis else _type_text(a) for a in args)
+        return f"{name}[{inner}]" if args else name
+    return getattr(tp, "__name__", str(tp))
+
+
+def _metadata(tp: Any) -> list[Any]:
+    """Every ``Annotated`` metadata item in ``tp``, outermost first (an optional's member included)."""
+    out: list[Any] = []
+    if typing.get_origin(tp) is typing.Annotated:
+        out.extend(tp.__metadata__)
+        tp = typing.get_args(tp)[0]
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        for arg in typing.get_args(tp):
+            out.extend(_metadata(arg))
+    return out
+
+
 def _params_of(func: OpFunc) -> tuple[Param, ...]:
     out = []
     for p in inspect.signature(func).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             continue
-        ann = p.annotation if isinstance(p.annotation, str) else getattr(p.annotation, "__name__", str(p.annotation))
+        tp = _resolve(func, p.annotation) if p.annotation is not inspect.Parameter.empty else Any
+        meta = _metadata(tp)
+        cap = next((m for m in meta if isinstance(m, Cap)), None)
+        bounds = next((m for m in meta if isinstance(m, Bounds)), None)
+        length = next((m for m in meta if isinstance(m, Length)), None)
         required = p.default is inspect.Parameter.empty
-        out.append(Param(p.name, ann, None if required else p.default, required))
+        out.append(Param(p.name, _type_text(tp), None if required else p.default, required, cap, bounds, length))
     return tuple(out)
+
+
+def undeclared(p: Param) -> str | None:
+    """What is missing from ``p``'s declaration, or None: every parameter says who may set it
+    (:mod:`ccrawl.ops.caps`), and a client's number says its bounds."""
+    if p.cap is None:
+        return "declares no capability class (wrap its type in one of ccrawl.ops.caps: Value[...], ReadPath[...], ...)"
+    base = p.annotation.removesuffix(" | None")
+    if p.cap is Cap.VALUE and base in ("int", "float"):
+        if p.bounds is None:
+            return "is a number a client sets: declare its Bounds(lo, hi)"
+        if isinstance(p.default, int | float) and not isinstance(p.default, bool) and p.bounds.check(p.default):
+            return f"has a default ({p.default}) outside its own bounds"
+    return None
 
 
 def operation(
@@ -73,7 +150,12 @@ def operation(
     def register(func: OpFunc) -> OpFunc:
         if name in REGISTRY and REGISTRY[name].func is not func:
             raise ValueError(f"operation {name!r} is registered twice")
-        REGISTRY[name] = Operation(name, func, summary, tuple(columns), writes, _params_of(func))
+        params = _params_of(func)
+        for p in params:
+            problem = undeclared(p)
+            if problem:
+                raise TypeError(f"operation {name!r}: parameter {p.name!r} {problem}")
+        REGISTRY[name] = Operation(name, func, summary, tuple(columns), writes, params)
         return func
 
     return register

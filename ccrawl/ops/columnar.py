@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value
 
 _SUMMARIES = {
     "urls": ("Matching URLs", ("url",)),
@@ -89,27 +90,27 @@ def _select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
 
 def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
     def op(
-        domain: list[str] | None = None,
-        host: list[str] | None = None,
-        tld: list[str] | None = None,
-        mime: list[str] | None = None,
-        status: list[str] | None = None,
-        lang: list[str] | None = None,
-        path_prefix: str | None = None,
-        subset: list[str] | None = None,
-        not_tld: list[str] | None = None,
-        not_mime: list[str] | None = None,
-        not_lang: list[str] | None = None,
-        not_status: list[str] | None = None,
-        hosts_file: str | None = None,
-        domains_file: str | None = None,
-        crawl: str = "latest",
-        engine: str = "auto",
-        limit: int | None = None,
-        jobs: int = 4,
-        local: str | None = None,
-        client_options: Mapping[str, Any] | None = None,
-        explain: Any = None,
+        domain: Value[list[str] | None] = None,
+        host: Value[list[str] | None] = None,
+        tld: Value[list[str] | None] = None,
+        mime: Value[list[str] | None] = None,
+        status: Value[list[str] | None] = None,
+        lang: Value[list[str] | None] = None,
+        path_prefix: Value[str | None] = None,
+        subset: Value[list[str] | None] = None,
+        not_tld: Value[list[str] | None] = None,
+        not_mime: Value[list[str] | None] = None,
+        not_lang: Value[list[str] | None] = None,
+        not_status: Value[list[str] | None] = None,
+        hosts_file: ReadPath[str | None] = None,
+        domains_file: ReadPath[str | None] = None,
+        crawl: Value[str] = "latest",
+        engine: Value[str] = "auto",
+        limit: Annotated[int | None, Cap.VALUE, Bounds(0, 10**12)] = None,
+        jobs: Limit[int] = 4,
+        local: ReadPath[str | None] = None,
+        client_options: Injected[Mapping[str, Any] | None] = None,
+        explain: Injected[Any] = None,
     ) -> Iterator[dict[str, Any]]:
         from ccrawl.commoncrawl.columnar import query
 
@@ -129,12 +130,12 @@ for _kind, (_summary, _columns) in _SUMMARIES.items():
 
 @operation("columnar.query", summary="Run raw SQL over the columnar index (ccindex is the source)")
 def columnar_query(
-    sql: str,
-    crawl: str = "latest",
-    engine: str = "auto",
-    jobs: int = 4,
-    local: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
+    sql: Sql[str],
+    crawl: Value[str] = "latest",
+    engine: Value[str] = "auto",
+    jobs: Limit[int] = 4,
+    local: ReadPath[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
 ) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar import duck, query
     from ccrawl.store.duck import duck_errors
@@ -168,14 +169,14 @@ def columnar_schema() -> Iterator[dict[str, Any]]:
 @operation("host.cdx", summary="Aggregate CDX statistics per host from the columnar index",
            columns=("host", "captures", "urls", "status_2xx", "status_3xx", "status_4xx", "status_5xx"))
 def host_cdx(
-    filter: str | None = None,
-    crawl: str = "latest",
-    engine: str = "auto",
-    limit: int | None = None,
-    jobs: int = 4,
-    local: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
-    explain: Any = None,
+    filter: Value[str | None] = None,
+    crawl: Value[str] = "latest",
+    engine: Value[str] = "auto",
+    limit: Annotated[int | None, Cap.VALUE, Bounds(0, 10**12)] = None,
+    jobs: Limit[int] = 4,
+    local: ReadPath[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    explain: Injected[Any] = None,
 ) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar import filters, query
 
@@ -188,14 +189,14 @@ def host_cdx(
 @operation("sched.diff", summary="Per-host content change rates between two crawls",
            columns=("host", "urls", "changed", "change_rate"))
 def sched_diff(
-    crawl_a: str,
-    crawl_b: str,
-    engine: str = "auto",
-    limit: int | None = None,
-    jobs: int = 4,
-    local: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
-    explain: Any = None,
+    crawl_a: Value[str],
+    crawl_b: Value[str],
+    engine: Value[str] = "auto",
+    limit: Annotated[int | None, Cap.VALUE, Bounds(0, 10**12)] = None,
+    jobs: Limit[int] = 4,
+    local: ReadPath[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    explain: Injected[Any] = None,
 ) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar import filters, query
     from ccrawl.errors import UsageError

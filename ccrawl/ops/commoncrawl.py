@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.errors import CcrawlError, NothingMatched, UsageError
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Value, WritePath
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -49,7 +50,10 @@ def _end_of_stream(ok: int, failed: int, what: str) -> None:
 
 
 @operation("crawls.list", summary="The monthly crawls, newest first", columns=("crawl", "name", "from", "to"))
-def crawls_list(client_options: Mapping[str, Any] | None = None, notice: Notice | None = None) -> Iterator[Record]:
+def crawls_list(
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+) -> Iterator[Record]:
     from ccrawl.commoncrawl.crawls import list_crawls
     from ccrawl.net.client import run
 
@@ -60,14 +64,19 @@ def crawls_list(client_options: Mapping[str, Any] | None = None, notice: Notice 
 
 
 @operation("crawls.latest", summary="The newest crawl ID", columns=("crawl",))
-def crawls_latest(client_options: Mapping[str, Any] | None = None, notice: Notice | None = None) -> Iterator[Record]:
+def crawls_latest(
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+) -> Iterator[Record]:
     for crawl in _crawls("latest", _options(client_options, notice), notice):
         yield {"crawl": crawl}
 
 
 @operation("crawls.resolve", summary="Crawl IDs a -c value names (year, latest, all, N, list)", columns=("crawl",))
 def crawls_resolve(
-    ref: str = "latest", client_options: Mapping[str, Any] | None = None, notice: Notice | None = None
+    ref: Value[str] = "latest",
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     for crawl in _crawls(ref, _options(client_options, notice), notice):
         yield {"crawl": crawl}
@@ -77,10 +86,10 @@ def crawls_resolve(
     "crawls.info", summary="File counts per archive kind for a crawl (stats)", columns=("crawl", "kind", "files")
 )
 def crawls_info(
-    crawl: str = "latest",
-    kinds: Sequence[str] | None = None,
-    client_options: Mapping[str, Any] | None = None,
-    notice: Notice | None = None,
+    crawl: Value[str] = "latest",
+    kinds: Value[Sequence[str] | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """One row per crawl and kind; a manifest that cannot be fetched shows ``files`` -1, never a gap."""
     from ccrawl.commoncrawl.manifests import MANIFESTS, check_kind, count_paths
@@ -115,10 +124,10 @@ def _paths_of(crawl: str, kind: str) -> Callable[[Any], Any]:
 
 @operation("cc.paths", summary="Archive file paths of a crawl, by kind", columns=("crawl", "kind", "path", "url"))
 def cc_paths(
-    kind: str,
-    crawl: str = "latest",
-    client_options: Mapping[str, Any] | None = None,
-    notice: Notice | None = None,
+    kind: Value[str],
+    crawl: Value[str] = "latest",
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.manifests import check_kind
     from ccrawl.net.client import CCClient, run
@@ -139,16 +148,16 @@ def cc_paths(
     writes=True,
 )
 def cc_download(
-    kind: str | None = None,
-    paths: Iterable[str] | None = None,
-    crawl: str = "latest",
-    out: str = ".",
-    flat: bool = False,
-    workers: int = 8,
-    limit: int = 0,
-    library: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
-    notice: Notice | None = None,
+    kind: Value[str | None] = None,
+    paths: Value[Iterable[str] | None] = None,
+    crawl: Value[str] = "latest",
+    out: WritePath[str] = ".",
+    flat: Value[bool] = False,
+    workers: Limit[int] = 8,
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    library: WritePath[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Every file of ``kind`` in the crawls ``crawl`` names, or the given ``paths`` (``download -``).
 
@@ -214,16 +223,16 @@ def _locations(items: Iterable[Mapping[str, Any] | Any], notice: Notice) -> Iter
 
 @operation("cc.fetch", summary="WARC records by location (one at a time or coalesced --batch)", columns=())
 def cc_fetch(
-    locations: Iterable[Mapping[str, Any]],
-    content: str = "body",
-    batch: bool = False,
-    gap: int = 1 << 20,
-    max_span: int = 16 << 20,
-    order: str = "file",
-    lookahead: int = 64,
-    ledger: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
-    notice: Notice | None = None,
+    locations: Value[Iterable[Mapping[str, Any]]],
+    content: Value[str] = "body",
+    batch: Value[bool] = False,
+    gap: Limit[int] = 1 << 20,
+    max_span: Limit[int] = 16 << 20,
+    order: Value[str] = "file",
+    lookahead: Limit[int] = 64,
+    ledger: WritePath[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Rows per record under the ``content`` flag; each record's rows carry nothing of how it was read."""
     for result in fetch_results(
@@ -312,11 +321,11 @@ def newest_capture(
 
 @operation("cc.get", summary="What Common Crawl captured for a URL: the newest capture's record", columns=())
 def cc_get(
-    url: str,
-    content: str = "body",
-    crawl: str = "latest",
-    client_options: Mapping[str, Any] | None = None,
-    notice: Notice | None = None,
+    url: Value[str],
+    content: Value[str] = "body",
+    crawl: Value[str] = "latest",
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Look ``url`` up in the index of the crawls ``crawl`` names (newest first), then fetch the record."""
     from ccrawl.commoncrawl.records import check_content
@@ -339,17 +348,17 @@ def cc_get(
     writes=True,
 )
 def cc_export(
-    locations: Iterable[Mapping[str, Any]],
-    prefix: str = "ccrawl",
-    subprefix: str | None = None,
-    size: int = 1_000_000_000,
-    out_dir: str = ".",
-    creator: str | None = None,
-    operator: str | None = None,
-    command_line: str = "",
-    strict: bool = False,
-    client_options: Mapping[str, Any] | None = None,
-    notice: Notice | None = None,
+    locations: Value[Iterable[Mapping[str, Any]]],
+    prefix: Value[str] = "ccrawl",
+    subprefix: Value[str | None] = None,
+    size: Limit[int] = 1_000_000_000,
+    out_dir: WritePath[str] = ".",
+    creator: Value[str | None] = None,
+    operator: Value[str | None] = None,
+    command_line: Injected[str] = "",
+    strict: Value[bool] = False,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Copy the records at ``locations`` (CDX rows or location JSON) into WARC files under ``out_dir``."""
     from ccrawl.commoncrawl.export import export_locations

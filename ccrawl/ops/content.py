@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Limit, Network, Value
 
 if TYPE_CHECKING:
     from ccrawl.content.live import LivePage
@@ -66,15 +67,15 @@ def _error(page: LivePage) -> Record:
     columns=EXTRACT_COLUMNS,
 )
 def content_extract(
-    urls: Iterable[str],
-    extractor: str = "h2m",
-    concurrency: int = 8,
-    timeout: float = 30.0,
-    max_body: int = 10 * 1024 * 1024,
-    delay: float = 1.0,
-    user_agent: str = "",
-    resolve: Mapping[str, str] | None = None,
-    verify_tls: bool = True,
+    urls: Value[Iterable[str]],
+    extractor: Value[str] = "h2m",
+    concurrency: Limit[int] = 8,
+    timeout: Limit[float] = 30.0,
+    max_body: Limit[int] = 10 * 1024 * 1024,
+    delay: Limit[float] = 1.0,
+    user_agent: Network[str] = "",
+    resolve: Network[Mapping[str, str] | None] = None,
+    verify_tls: Network[bool] = True,
 ) -> Iterator[Record]:
     for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls):
         ex = page.extraction
@@ -96,15 +97,15 @@ def content_extract(
     "content.outlinks", summary="Live-fetch URLs: outbound links as (source, url, host) rows", columns=OUTLINK_COLUMNS
 )
 def content_outlinks(
-    urls: Iterable[str],
-    extractor: str = "h2m",
-    concurrency: int = 8,
-    timeout: float = 30.0,
-    max_body: int = 10 * 1024 * 1024,
-    delay: float = 1.0,
-    user_agent: str = "",
-    resolve: Mapping[str, str] | None = None,
-    verify_tls: bool = True,
+    urls: Value[Iterable[str]],
+    extractor: Value[str] = "h2m",
+    concurrency: Limit[int] = 8,
+    timeout: Limit[float] = 30.0,
+    max_body: Limit[int] = 10 * 1024 * 1024,
+    delay: Limit[float] = 1.0,
+    user_agent: Network[str] = "",
+    resolve: Network[Mapping[str, str] | None] = None,
+    verify_tls: Network[bool] = True,
 ) -> Iterator[Record]:
     from urllib.parse import urlsplit
 
@@ -127,15 +128,15 @@ def content_outlinks(
     columns=QUALITY_COLUMNS,
 )
 def content_quality(
-    urls: Iterable[str],
-    extractor: str = "h2m",
-    concurrency: int = 8,
-    timeout: float = 30.0,
-    max_body: int = 10 * 1024 * 1024,
-    delay: float = 1.0,
-    user_agent: str = "",
-    resolve: Mapping[str, str] | None = None,
-    verify_tls: bool = True,
+    urls: Value[Iterable[str]],
+    extractor: Value[str] = "h2m",
+    concurrency: Limit[int] = 8,
+    timeout: Limit[float] = 30.0,
+    max_body: Limit[int] = 10 * 1024 * 1024,
+    delay: Limit[float] = 1.0,
+    user_agent: Network[str] = "",
+    resolve: Network[Mapping[str, str] | None] = None,
+    verify_tls: Network[bool] = True,
 ) -> Iterator[Record]:
     from ccrawl.content.signals import quality_signals
 
@@ -169,15 +170,15 @@ def lang_record(url: str, text: str, language: str, confidence: float, declared:
     columns=LANG_COLUMNS,
 )
 def content_lang(
-    urls: Iterable[str],
-    extractor: str = "h2m",
-    concurrency: int = 8,
-    timeout: float = 30.0,
-    max_body: int = 10 * 1024 * 1024,
-    delay: float = 1.0,
-    user_agent: str = "",
-    resolve: Mapping[str, str] | None = None,
-    verify_tls: bool = True,
+    urls: Value[Iterable[str]],
+    extractor: Value[str] = "h2m",
+    concurrency: Limit[int] = 8,
+    timeout: Limit[float] = 30.0,
+    max_body: Limit[int] = 10 * 1024 * 1024,
+    delay: Limit[float] = 1.0,
+    user_agent: Network[str] = "",
+    resolve: Network[Mapping[str, str] | None] = None,
+    verify_tls: Network[bool] = True,
 ) -> Iterator[Record]:
     for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls):
         ex = page.extraction

@@ -9,10 +9,11 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Network, Value, WritePath
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -29,8 +30,11 @@ RUN_COLUMNS = ("fetched", "archived", "failed", "robots_skipped", "admitted", "d
 
 @operation("crawl.seed", summary="Seed URLs from the web graph's host rank table, one per host", columns=SEED_COLUMNS)
 def crawl_seed(
-    graph: str | None = None, max_seeds: int = 10_000_000, max_tier: int = 5,
-    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    graph: Value[str | None] = None,
+    max_seeds: Annotated[int, Cap.VALUE, Bounds(0, 10**9)] = 10_000_000,
+    max_tier: Annotated[int, Cap.VALUE, Bounds(0, 100)] = 5,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Hosts in harmonic order as ``https://host/``, stopping at ``max_seeds`` or past ``max_tier``."""
     from ccrawl.commoncrawl.webgraph import reverse_host
@@ -56,7 +60,7 @@ def crawl_seed(
 
 
 @operation("crawl.status", summary="Daily page budget across the five recrawl tiers", columns=STATUS_COLUMNS)
-def crawl_status(throughput: float = 10_000.0) -> Iterator[Record]:
+def crawl_status(throughput: Annotated[float, Cap.VALUE, Bounds(0, 1e12)] = 10_000.0) -> Iterator[Record]:
     from ccrawl.crawl.tiers import daily_budget
 
     yield from daily_budget(throughput)
@@ -69,8 +73,13 @@ def _iso(ms: int) -> str:
 @operation("crawl.fetch", summary="Fetch one URL (robots.txt optional) and archive it to WARC",
            columns=FETCH_COLUMNS, writes=True)
 def crawl_fetch(
-    url: str, robots: bool = False, warc_dir: str | None = None, timeout: float = 30.0,
-    max_body: int = 10 * 1024 * 1024, resolve: Mapping[str, str] | None = None, user_agent: str = "",
+    url: Value[str],
+    robots: Value[bool] = False,
+    warc_dir: WritePath[str | None] = None,
+    timeout: Limit[float] = 30.0,
+    max_body: Limit[int] = 10 * 1024 * 1024,
+    resolve: Network[Mapping[str, str] | None] = None,
+    user_agent: Network[str] = "",
 ) -> Iterator[Record]:
     from ccrawl.crawl.warc import WarcFiles, stored_body
     from ccrawl.fetch import FetchConfig, Fetcher, run
@@ -109,11 +118,24 @@ def crawl_fetch(
 @operation("crawl.run", summary="Run or resume a discovery crawl from seeds, with WARC output",
            columns=RUN_COLUMNS, writes=True)
 def crawl_run(
-    seeds: Iterable[str], state: str, out: str | None = None, delay: float = 1.0, max_depth: int = 0,
-    max_pages: int = 0, same_host: bool = False, robots: bool = True, warc_size: int = 1 << 30,
-    prefix: str = "ccrawl", shard: int = 0, shards: int = 1, workers: int = 64, timeout: float = 30.0,
-    resolve: Mapping[str, str] | None = None, user_agent: str = "", notice: Notice | None = None,
-    fetchers: int | None = None,
+    seeds: Value[Iterable[str]],
+    state: WritePath[str],
+    out: WritePath[str | None] = None,
+    delay: Limit[float] = 1.0,
+    max_depth: Annotated[int, Cap.VALUE, Bounds(0, 10**4)] = 0,
+    max_pages: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    same_host: Value[bool] = False,
+    robots: Value[bool] = True,
+    warc_size: Limit[int] = 1 << 30,
+    prefix: Value[str] = "ccrawl",
+    shard: Annotated[int, Cap.VALUE, Bounds(0, 10**6 - 1)] = 0,
+    shards: Annotated[int, Cap.VALUE, Bounds(1, 10**6)] = 1,
+    workers: Limit[int] = 64,
+    timeout: Limit[float] = 30.0,
+    resolve: Network[Mapping[str, str] | None] = None,
+    user_agent: Network[str] = "",
+    notice: Injected[Notice | None] = None,
+    fetchers: Limit[int | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.crawl.run import CrawlOptions
     from ccrawl.crawl.run import crawl_run as run_crawl

@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value, WritePath
 from ccrawl.ops.columnar import filters_from, open_filtered
 
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
@@ -29,28 +30,28 @@ def db_file(db_path: str | None, data_dir: str | None) -> Path:
 @operation("db.load", summary="Load matching index records into local DuckDB", writes=True,
            columns=("db", "table", "rows"))
 def db_load(
-    db: str,
-    table: str = "ccindex",
-    domain: list[str] | None = None,
-    host: list[str] | None = None,
-    tld: list[str] | None = None,
-    mime: list[str] | None = None,
-    status: list[str] | None = None,
-    lang: list[str] | None = None,
-    path_prefix: str | None = None,
-    subset: list[str] | None = None,
-    not_tld: list[str] | None = None,
-    not_mime: list[str] | None = None,
-    not_lang: list[str] | None = None,
-    not_status: list[str] | None = None,
-    hosts_file: str | None = None,
-    domains_file: str | None = None,
-    crawl: str = "latest",
-    limit: int | None = None,
-    jobs: int = 4,
-    local: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
-    explain: Any = None,
+    db: WritePath[str],
+    table: Value[str] = "ccindex",
+    domain: Value[list[str] | None] = None,
+    host: Value[list[str] | None] = None,
+    tld: Value[list[str] | None] = None,
+    mime: Value[list[str] | None] = None,
+    status: Value[list[str] | None] = None,
+    lang: Value[list[str] | None] = None,
+    path_prefix: Value[str | None] = None,
+    subset: Value[list[str] | None] = None,
+    not_tld: Value[list[str] | None] = None,
+    not_mime: Value[list[str] | None] = None,
+    not_lang: Value[list[str] | None] = None,
+    not_status: Value[list[str] | None] = None,
+    hosts_file: ReadPath[str | None] = None,
+    domains_file: ReadPath[str | None] = None,
+    crawl: Value[str] = "latest",
+    limit: Annotated[int | None, Cap.VALUE, Bounds(0, 10**12)] = None,
+    jobs: Limit[int] = 4,
+    local: ReadPath[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    explain: Injected[Any] = None,
 ) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar import native, query
     from ccrawl.store.duck import connect
@@ -88,7 +89,7 @@ def db_load(
 
 
 @operation("db.sql", summary="Run SQL against the local DuckDB database")
-def db_sql(sql: str, db: str) -> Iterator[dict[str, Any]]:
+def db_sql(sql: Sql[str], db: ReadPath[str]) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar.query import _clean
     from ccrawl.store.duck import connect, duck_errors
 

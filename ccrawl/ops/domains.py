@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Endpoint, Injected, Limit, Value, WritePath
 from ccrawl.ops.webgraph import _options, _say  # the web-graph operations' client options and stderr
 
 Record = dict[str, Any]
@@ -50,11 +51,24 @@ def table_blocks(url: str, client_options: Mapping[str, Any] | None, notice: Not
 
 @operation("domains.publish", summary="Mirror a web-graph release's domain ranks to a dataset repo, in rank order",
            columns=PUBLISH_COLUMNS, writes=True)
-def domains_publish(graph: str = "", repo: str = DOMAINS_REPO, commit_every: int = 8, workers: int = 0,
-                    shard_rows: int = 1_000_000, private: bool = False, keep: bool = False,
-                    min_free_gb: float = 0.0, max_stall: float = 600.0, no_push: bool = False, hub: str = "",
-                    endpoint: str = "", staging: str = "", client_options: Mapping[str, Any] | None = None,
-                    notice: Notice | None = None, stats: Any = None) -> Iterator[Record]:
+def domains_publish(
+    graph: Value[str] = "",
+    repo: Endpoint[str] = DOMAINS_REPO,
+    commit_every: Limit[int] = 8,
+    workers: Limit[int] = 0,
+    shard_rows: Limit[int] = 1_000_000,
+    private: Value[bool] = False,
+    keep: Value[bool] = False,
+    min_free_gb: Limit[float] = 0.0,
+    max_stall: Limit[float] = 600.0,
+    no_push: Value[bool] = False,
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    staging: WritePath[str] = "",
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+    stats: Injected[Any] = None,
+) -> Iterator[Record]:
     """One record per shard: committed, staged (``no_push``), exists (on the hub already) or failed."""
     from pathlib import Path
 
@@ -78,8 +92,14 @@ def domains_publish(graph: str = "", repo: str = DOMAINS_REPO, commit_every: int
 
 @operation("domains.recount", summary="Repair drifted release totals in the domains stats.csv from the hub",
            columns=RECOUNT_COLUMNS, writes=True)
-def domains_recount(repo: str = DOMAINS_REPO, graph: str = "", no_push: bool = False, hub: str = "",
-                    endpoint: str = "", notice: Notice | None = None) -> Iterator[Record]:
+def domains_recount(
+    repo: Endpoint[str] = DOMAINS_REPO,
+    graph: Value[str] = "",
+    no_push: Value[bool] = False,
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    notice: Injected[Notice | None] = None,
+) -> Iterator[Record]:
     """One record per total that changed; the repaired stats.csv and card land in one commit."""
     from ccrawl.datasets.hub import Add
     from ccrawl.datasets.publish_domains import STATS, recount, render_card
@@ -109,8 +129,16 @@ def domains_recount(repo: str = DOMAINS_REPO, graph: str = "", no_push: bool = F
 
 @operation("domains.diff", summary="Domains added, removed and shared between two published releases",
            columns=DIFF_COLUMNS)
-def domains_diff(from_release: str = "", to_release: str = "", repo: str = DOMAINS_REPO, added_out: str = "",
-                 workers: int = 0, hub: str = "", endpoint: str = "", notice: Notice | None = None) -> Iterator[Record]:
+def domains_diff(
+    from_release: Value[str] = "",
+    to_release: Value[str] = "",
+    repo: Endpoint[str] = DOMAINS_REPO,
+    added_out: WritePath[str] = "",
+    workers: Limit[int] = 0,
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    notice: Injected[Notice | None] = None,
+) -> Iterator[Record]:
     """One record: the counts. ``added_out`` gets the domains new in ``to_release``, one a line, in rank order."""
     from ccrawl.datasets.domain_diff import diff_releases, pick_releases
     from ccrawl.datasets.hub import open_repo

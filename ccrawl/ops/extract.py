@@ -14,6 +14,7 @@ from typing import Any
 
 from ccrawl.errors import CcrawlError
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Limit, ReadPath, Value
 
 Record = dict[str, Any]
 
@@ -29,12 +30,12 @@ FILE_COLUMNS = (
     columns=FILE_COLUMNS,
 )
 def extract_file(
-    paths: Iterable[str],
-    url: str = "",
-    extractor: str = "h2m",
-    content_type: str = "",
-    max_bytes: int = 10_000_000,
-    max_seconds: float = 1.0,
+    paths: ReadPath[Iterable[str]],
+    url: Value[str] = "",
+    extractor: Value[str] = "h2m",
+    content_type: Value[str] = "",
+    max_bytes: Limit[int] = 10_000_000,
+    max_seconds: Limit[float] = 1.0,
 ) -> Iterator[Record]:
     """One record per file; ``url`` is the base for relative links (default: none)."""
     from ccrawl.extract.engines import get_extractor

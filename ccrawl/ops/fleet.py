@@ -8,20 +8,33 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
 
 COLUMNS = ("shard", "shards", "attempt", "run_restarts", "publish_restarts", "seconds", "dir")
 
 
 @operation("recrawl.fleet", summary="Run and publish every shard of a recrawl as tasks (local threads or Ray)",
            columns=COLUMNS, writes=True)
-def recrawl_fleet(source: str, repo: str, shards: int, work: str = "fleet", server: str = "fleet",
-                  kind: str = "domains", watch: float = 30.0, commit_every: int = 4, restarts: int = 10,
-                  executor: str = "local", ray_address: str = "", cpus_per_shard: float = 1.0,
-                  task_retries: int = 3, run_args: Sequence[str] = (), publish_args: Sequence[str] = ()
-                  ) -> Iterator[dict[str, Any]]:
+def recrawl_fleet(
+    source: Endpoint[str],
+    repo: Endpoint[str],
+    shards: Annotated[int, Cap.VALUE, Bounds(1, 10**6)],
+    work: WritePath[str] = "fleet",
+    server: Value[str] = "fleet",
+    kind: Value[str] = "domains",
+    watch: Limit[float] = 30.0,
+    commit_every: Limit[int] = 4,
+    restarts: Limit[int] = 10,
+    executor: Limit[str] = "local",
+    ray_address: Endpoint[str] = "",
+    cpus_per_shard: Limit[float] = 1.0,
+    task_retries: Limit[int] = 3,
+    run_args: Injected[Sequence[str]] = (),
+    publish_args: Injected[Sequence[str]] = (),
+) -> Iterator[dict[str, Any]]:
     """One record per shard as it finishes (crawled and published); progress on the ``ccrawl.fleet`` logger."""
     from pathlib import Path
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO, Any
+from typing import IO, Annotated, Any
 
 from ccrawl.ops import Record, operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Value, WritePath
 
 BUILD_COLUMNS = ("dir", "generation", "documents", "skipped", "seconds", "bytes")
 SEARCH_COLUMNS = ("rank", "score", "url", "title", "language", "snippet")
@@ -56,13 +57,13 @@ def _live_documents(urls: Iterable[str], workers: int, live: Mapping[str, Any] |
 @operation("index.build", summary="Build the on-disk BM25 index from JSONL documents or live-fetched URLs",
            columns=BUILD_COLUMNS, writes=True)
 def index_build(
-    dir: str,
-    input: str | None = None,
-    urls: Iterable[str] = (),
-    workers: int = 8,
-    heap_mb: int = 128,
-    live: Mapping[str, Any] | None = None,
-    notice: Notice | None = None,
+    dir: WritePath[str],
+    input: ReadPath[str | None] = None,
+    urls: Value[Iterable[str]] = (),
+    workers: Limit[int] = 8,
+    heap_mb: Limit[int] = 128,
+    live: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Index ``input`` (a JSONL path, ``-`` for stdin) or the pages at ``urls``; one summary record."""
     import sys
@@ -90,7 +91,11 @@ def index_build(
 
 
 @operation("index.search", summary="Search the BM25 index: terms ORed, best score first", columns=SEARCH_COLUMNS)
-def index_search(query: str, dir: str, limit: int = 100) -> Iterator[Record]:
+def index_search(
+    query: Value[str],
+    dir: ReadPath[str],
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 100,
+) -> Iterator[Record]:
     from ccrawl.store.textindex import Searcher
 
     yield from Searcher.open(dir).search(query, limit)

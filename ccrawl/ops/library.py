@@ -13,10 +13,11 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Value, WritePath
 from ccrawl.output import format_size
 from ccrawl.store.library import Artifact, Library, layout_of, sha256_of, utc_now
 
@@ -70,7 +71,11 @@ def _selected(
 
 @operation("library.list", summary="Artifacts the library manifest records", columns=LIST_COLUMNS)
 def library_list(
-    root: str, crawl: str | None = None, kind: str | None = None, format: str | None = None, limit: int = 0
+    root: ReadPath[str],
+    crawl: Value[str | None] = None,
+    kind: Value[str | None] = None,
+    format: Value[str | None] = None,
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
 ) -> Iterator[Record]:
     """One row per recorded artifact, by path; ``limit`` caps the rows (0 = all)."""
     chosen = _selected(Library(root).load().values(), crawl, kind, format)
@@ -86,7 +91,11 @@ def human_size(size: int) -> str:
 @operation("library.du", summary="Library size per crawl, kind or format, with a total row",
            columns=("crawl", "files", "bytes", "size"))
 def library_du(
-    root: str, by: str = "crawl", crawl: str | None = None, kind: str | None = None, format: str | None = None
+    root: ReadPath[str],
+    by: Value[str] = "crawl",
+    crawl: Value[str | None] = None,
+    kind: Value[str | None] = None,
+    format: Value[str | None] = None,
 ) -> Iterator[Record]:
     """Recorded files and bytes per group; a ``total`` row follows when there is more than one group.
 
@@ -125,13 +134,13 @@ def _check(library: Library, artifact: Artifact, quick: bool) -> Record | None:
 
 @operation("library.verify", summary="Compare the library's files against its manifest", columns=VERIFY_COLUMNS)
 def library_verify(
-    root: str,
-    quick: bool = False,
-    crawl: str | None = None,
-    kind: str | None = None,
-    format: str | None = None,
-    workers: int = 4,
-    notice: Notice | None = None,
+    root: ReadPath[str],
+    quick: Value[bool] = False,
+    crawl: Value[str | None] = None,
+    kind: Value[str | None] = None,
+    format: Value[str | None] = None,
+    workers: Limit[int] = 4,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """One row per problem: ``missing``, ``resized``, ``corrupt`` (a failure) or ``untracked`` (not one).
 
@@ -188,13 +197,13 @@ def _gc_plan(
 @operation("library.gc", summary="Delete library artifacts older than a cutoff (dry run unless yes)",
            columns=GC_COLUMNS, writes=True)
 def library_gc(
-    root: str,
-    older_than: float | None = None,
-    crawl: str | None = None,
-    kind: str | None = None,
-    yes: bool = False,
-    now: str | None = None,
-    notice: Notice | None = None,
+    root: WritePath[str],
+    older_than: Annotated[float | None, Cap.VALUE, Bounds(0, 10**6)] = None,
+    crawl: Value[str | None] = None,
+    kind: Value[str | None] = None,
+    yes: Value[bool] = False,
+    now: Injected[str | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Artifacts written more than ``older_than`` seconds before ``now`` (and/or of ``crawl``/``kind``).
 
@@ -259,7 +268,12 @@ def library_gc(
 
 @operation("library.scan", summary="Record the library's files on disk into its manifest", columns=SCAN_COLUMNS,
            writes=True)
-def library_scan(root: str, rehash: bool = False, workers: int = 4, notice: Notice | None = None) -> Iterator[Record]:
+def library_scan(
+    root: WritePath[str],
+    rehash: Value[bool] = False,
+    workers: Limit[int] = 4,
+    notice: Injected[Notice | None] = None,
+) -> Iterator[Record]:
     """Hash files that fit the layout and record them; one row per file added or changed.
 
     A file already recorded at its size is left alone (not even read) unless ``rehash``. Hashing

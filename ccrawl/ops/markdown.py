@@ -9,9 +9,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, ReadPath, Value, WritePath
 
 EXPORT_COLUMNS = ("unit", "crawl", "file", "rows", "bytes", "action", "commit")
 
@@ -19,32 +20,32 @@ EXPORT_COLUMNS = ("unit", "crawl", "file", "rows", "bytes", "action", "commit")
 @operation("markdown.export", summary="Convert Common Crawl's captured HTML to Markdown Parquet shards",
            columns=EXPORT_COLUMNS, writes=True)
 def markdown_export(
-    out: str,
-    crawl: str = "latest",
-    shards: str = "",
-    source_kind: str = "",
-    extractor: str = "h2m",
-    lang: str = "",
-    min_lang_confidence: float = 0.8,
-    dedup_digest: bool = False,
-    locations: Sequence[dict[str, Any]] | None = None,
-    part_size: int = 50_000,
-    gap: int = 1 << 20,
-    max_span: int = 16 << 20,
-    parallel: int = 1,
-    workers: int = 1,
-    limit: int = 0,
-    push: bool = False,
-    repo: str = "",
-    commit_batch: int = 10,
-    keep_parquet: bool = False,
-    min_free_gb: float = 0.0,
-    ledger: str = "",
-    skip_errors: bool = False,
-    endpoint: str = "",
-    client_options: dict[str, Any] | None = None,
-    executor: str = "local",
-    ray_address: str = "",
+    out: WritePath[str],
+    crawl: Value[str] = "latest",
+    shards: Value[str] = "",
+    source_kind: Value[str] = "",
+    extractor: Value[str] = "h2m",
+    lang: Value[str] = "",
+    min_lang_confidence: Annotated[float, Cap.VALUE, Bounds(0, 1)] = 0.8,
+    dedup_digest: Value[bool] = False,
+    locations: Value[Sequence[dict[str, Any]] | None] = None,
+    part_size: Limit[int] = 50_000,
+    gap: Limit[int] = 1 << 20,
+    max_span: Limit[int] = 16 << 20,
+    parallel: Limit[int] = 1,
+    workers: Limit[int] = 1,
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    push: Value[bool] = False,
+    repo: Endpoint[str] = "",
+    commit_batch: Limit[int] = 10,
+    keep_parquet: Value[bool] = False,
+    min_free_gb: Limit[float] = 0.0,
+    ledger: WritePath[str] = "",
+    skip_errors: Value[bool] = False,
+    endpoint: Endpoint[str] = "",
+    client_options: Injected[dict[str, Any] | None] = None,
+    executor: Limit[str] = "local",
+    ray_address: Endpoint[str] = "",
 ) -> Iterator[dict[str, Any]]:
     """One record per file written or committed; progress and the summary go to ``ccrawl.markdown``."""
     from ccrawl.commoncrawl.records import location_from
@@ -72,7 +73,11 @@ def markdown_export(
 
 @operation("dedup", summary="Exact and near duplicate documents in a Markdown Parquet dataset",
            columns=("rows", "files", "distance", "exact", "near", "redundant", "no_fingerprint"))
-def dedup(paths: Sequence[str], distance: int = 3, top: int = 10) -> Iterator[dict[str, Any]]:
+def dedup(
+    paths: ReadPath[Sequence[str]],
+    distance: Annotated[int, Cap.VALUE, Bounds(0, 64)] = 3,
+    top: Annotated[int, Cap.VALUE, Bounds(0, 10**7)] = 10,
+) -> Iterator[dict[str, Any]]:
     """The report as one record."""
     from ccrawl.datasets.dedup import dedup_report
 
@@ -81,8 +86,8 @@ def dedup(paths: Sequence[str], distance: int = 3, top: int = 10) -> Iterator[di
 
 @operation("convert", summary="WARC/WAT/WET archives to Parquet or JSONL, one row per record",
            columns=("source", "output", "rows", "bytes", "sha256"), writes=True)
-def convert(source: str, to: str = "parquet", out: str = "", markdown: bool = False,
-            skip_bad_records: bool = False) -> Iterator[dict[str, Any]]:
+def convert(source: ReadPath[str], to: Value[str] = "parquet", out: WritePath[str] = "", markdown: Value[bool] = False,
+            skip_bad_records: Value[bool] = False) -> Iterator[dict[str, Any]]:
     """One record per archive converted."""
     from ccrawl.markdown.convert_files import convert_file, inputs_of, plan_outputs
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from ccrawl import __version__, accel
 from ccrawl.ops import operation
+from ccrawl.ops.caps import ReadPath, WritePath
 
 VERSION_FIELDS = ("version", "commit", "built", "platform", "python", "native")
 
@@ -67,13 +68,13 @@ def _walk_size(root: Path) -> tuple[int, int]:
 
 
 @operation("cache.show", summary="Where the cache is and how much it holds", columns=("path", "files", "bytes"))
-def cache_show(cache_dir: str) -> Iterator[dict[str, Any]]:
+def cache_show(cache_dir: ReadPath[str]) -> Iterator[dict[str, Any]]:
     files, size = _walk_size(Path(cache_dir))
     yield {"path": cache_dir, "files": files, "bytes": size}
 
 
 @operation("cache.clear", summary="Delete everything in the cache", columns=("path", "files", "bytes"), writes=True)
-def cache_clear(cache_dir: str) -> Iterator[dict[str, Any]]:
+def cache_clear(cache_dir: WritePath[str]) -> Iterator[dict[str, Any]]:
     root = Path(cache_dir)
     files, size = _walk_size(root)
     if root.is_dir():

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -54,11 +55,24 @@ def _open(repo: str, hub: str, endpoint: str, no_push: bool) -> Any:
 
 @operation("urls.publish", summary="Mirror the cc-index-table to a dataset repo, one shard per source part",
            columns=PUBLISH_COLUMNS, writes=True)
-def urls_publish(crawl: str, repo: str = URLS_REPO, commit_every: int = 16, workers: int = 0, whole: bool = False,
-                 private: bool = False, keep: bool = False, min_free_gb: float = 0.0, max_stall: float = 600.0,
-                 no_push: bool = False, hub: str = "", endpoint: str = "", staging: str = "",
-                 client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
-                 stats: Any = None) -> Iterator[Record]:
+def urls_publish(
+    crawl: Value[str],
+    repo: Endpoint[str] = URLS_REPO,
+    commit_every: Limit[int] = 16,
+    workers: Limit[int] = 0,
+    whole: Value[bool] = False,
+    private: Value[bool] = False,
+    keep: Value[bool] = False,
+    min_free_gb: Limit[float] = 0.0,
+    max_stall: Limit[float] = 600.0,
+    no_push: Value[bool] = False,
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    staging: WritePath[str] = "",
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+    stats: Injected[Any] = None,
+) -> Iterator[Record]:
     """One record per source part: committed, staged (``no_push``), exists (on the hub already) or failed."""
     from pathlib import Path
 
@@ -83,8 +97,14 @@ def urls_publish(crawl: str, repo: str = URLS_REPO, commit_every: int = 16, work
 
 @operation("urls.recount", summary="Repair drifted URL and byte totals in stats.csv from the hub",
            columns=RECOUNT_COLUMNS, writes=True)
-def urls_recount(repo: str = URLS_REPO, crawl: str = "", no_push: bool = False, hub: str = "", endpoint: str = "",
-                 notice: Notice | None = None) -> Iterator[Record]:
+def urls_recount(
+    repo: Endpoint[str] = URLS_REPO,
+    crawl: Value[str] = "",
+    no_push: Value[bool] = False,
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    notice: Injected[Notice | None] = None,
+) -> Iterator[Record]:
     """One record per total that changed; the repaired stats.csv and card land in one commit."""
     from ccrawl.datasets.hub import Add
     from ccrawl.datasets.publish_urls import STATS, recount, render_card
@@ -114,10 +134,21 @@ def urls_recount(repo: str = URLS_REPO, crawl: str = "", no_push: bool = False, 
 
 @operation("publish.verify", summary="Check the published shards: readable, complete, the schema they claim",
            columns=VERIFY_COLUMNS, writes=True)
-def publish_verify(crawl: str = "", graph: str = "", repo: str = "", sample: int = 0, workers: int = 0,
-                   repair: bool = False, no_push: bool = False, hub: str = "", endpoint: str = "",
-                   staging: str = "", client_options: Mapping[str, Any] | None = None,
-                   notice: Notice | None = None, report: Any = None) -> Iterator[Record]:
+def publish_verify(
+    crawl: Value[str] = "",
+    graph: Value[str] = "",
+    repo: Endpoint[str] = "",
+    sample: Annotated[int, Cap.VALUE, Bounds(0, 10**9)] = 0,
+    workers: Limit[int] = 0,
+    repair: Value[bool] = False,
+    no_push: Value[bool] = False,
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    staging: WritePath[str] = "",
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+    report: Injected[Any] = None,
+) -> Iterator[Record]:
     """One record per shard with its verdict, then one ``ledger`` record per disagreement with stats.csv.
 
     Raises :class:`~ccrawl.errors.InputError` (non-zero exit) at the end when a shard failed or the
@@ -247,9 +278,9 @@ def _repair(repo: Any, source: Any, crawl: str, bad: list[tuple[str, str]], *, n
 
 @operation("publish.delete_obsolete", summary="Delete the superseded first-generation dataset repos",
            columns=DELETE_COLUMNS, writes=True)
-def publish_delete_obsolete(yes: bool = False, hub: str = "", endpoint: str = "",
-                            confirm: Callable[[str], bool] | None = None,
-                            notice: Notice | None = None) -> Iterator[Record]:
+def publish_delete_obsolete(yes: Value[bool] = False, hub: Endpoint[str] = "", endpoint: Endpoint[str] = "",
+                            confirm: Injected[Callable[[str], bool] | None] = None,
+                            notice: Injected[Notice | None] = None) -> Iterator[Record]:
     """One record per obsolete repo: deleted, absent, or kept (not confirmed)."""
     from ccrawl.errors import UsageError
 

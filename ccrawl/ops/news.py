@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -46,8 +47,13 @@ def month_paths(year: int, month: int, client_options: Mapping[str, Any] | None 
 
 
 @operation("news.list", summary="CC-NEWS archives of a month, from its warc.paths.gz", columns=LIST_COLUMNS)
-def news_list(year: int, month: int, files: int = 0, client_options: Mapping[str, Any] | None = None,
-              notice: Notice | None = None) -> Iterator[Record]:
+def news_list(
+    year: Annotated[int, Cap.VALUE, Bounds(1990, 2200)],
+    month: Annotated[int, Cap.VALUE, Bounds(1, 12)],
+    files: Annotated[int, Cap.VALUE, Bounds(0, 10**6)] = 0,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+) -> Iterator[Record]:
     from ccrawl.commoncrawl.news.months import Month
 
     paths = month_paths(year, month, client_options, notice)
@@ -57,8 +63,16 @@ def news_list(year: int, month: int, files: int = 0, client_options: Mapping[str
 
 @operation("news.download", summary="Download CC-NEWS archives of a month (resumable)", columns=DOWNLOAD_COLUMNS,
            writes=True)
-def news_download(year: int, month: int, out: str = ".", files: int = 0, flat: bool = False, workers: int = 4,
-                  client_options: Mapping[str, Any] | None = None, notice: Notice | None = None) -> Iterator[Record]:
+def news_download(
+    year: Annotated[int, Cap.VALUE, Bounds(1990, 2200)],
+    month: Annotated[int, Cap.VALUE, Bounds(1, 12)],
+    out: WritePath[str] = ".",
+    files: Annotated[int, Cap.VALUE, Bounds(0, 10**6)] = 0,
+    flat: Value[bool] = False,
+    workers: Limit[int] = 4,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+) -> Iterator[Record]:
     from ccrawl.commoncrawl.download import download_all
     from ccrawl.errors import CcrawlError, NothingMatched
     from ccrawl.net.client import iterate
@@ -92,10 +106,20 @@ def _open_read_repo(repo: str, hub: str, endpoint: str) -> Any:
 
 @operation("news.search", summary="A host's CC-NEWS articles in a month, from the index or by scanning",
            columns=SEARCH_COLUMNS)
-def news_search(host: str, year: int, month: int, repo: str = "open-index/ccrawl-news", hub: str = "",
-                endpoint: str = "", no_index: bool = False, limit: int = 0, workers: int = 0,
-                client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
-                report: Any = None) -> Iterator[Record]:
+def news_search(
+    host: Value[str],
+    year: Annotated[int, Cap.VALUE, Bounds(1990, 2200)],
+    month: Annotated[int, Cap.VALUE, Bounds(1, 12)],
+    repo: Endpoint[str] = "open-index/ccrawl-news",
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    no_index: Value[bool] = False,
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    workers: Limit[int] = 0,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+    report: Injected[Any] = None,
+) -> Iterator[Record]:
     """CDX rows; says on ``notice`` which path it took and what it could not search."""
     import os
 
@@ -156,12 +180,26 @@ def open_news_repo(repo_id: str, *, hub: str = "", endpoint: str = "", no_push: 
 
 @operation("news.publish", summary="Build the CC-NEWS index and mirror it to a dataset repo",
            columns=PUBLISH_COLUMNS, writes=True)
-def news_publish(months: str, repo: str = "open-index/ccrawl-news", files: int = 0, commit_every: int = 8,
-                 workers: int = 0, private: bool = False, keep: bool = False, min_free_gb: float = 0.0,
-                 max_stall: float = 600.0, no_push: bool = False, hub: str = "", endpoint: str = "",
-                 staging: str = "", client_options: Mapping[str, Any] | None = None,
-                 notice: Notice | None = None, stats: Any = None, executor: str = "local",
-                 ray_address: str = "") -> Iterator[Record]:
+def news_publish(
+    months: Value[str],
+    repo: Endpoint[str] = "open-index/ccrawl-news",
+    files: Annotated[int, Cap.VALUE, Bounds(0, 10**6)] = 0,
+    commit_every: Limit[int] = 8,
+    workers: Limit[int] = 0,
+    private: Value[bool] = False,
+    keep: Value[bool] = False,
+    min_free_gb: Limit[float] = 0.0,
+    max_stall: Limit[float] = 600.0,
+    no_push: Value[bool] = False,
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    staging: WritePath[str] = "",
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
+    stats: Injected[Any] = None,
+    executor: Limit[str] = "local",
+    ray_address: Endpoint[str] = "",
+) -> Iterator[Record]:
     """One record per archive: committed, staged (``no_push``), exists (on the hub already) or failed."""
     from pathlib import Path
 

@@ -31,11 +31,12 @@ import fnmatch
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Annotated, Any
 from urllib.parse import urljoin
 
 from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, ReadPath, Value
 from ccrawl.warc.reader import Record, decode_body, iter_records
 
 Row = dict[str, Any]
@@ -212,17 +213,17 @@ def _row(record: Record, fmt: str, content: str | None, lang_of: str | None) -> 
 
 @operation("warc.parse", summary="Records of local WARC/WAT/WET files (or stdin)", columns=COLUMNS)
 def warc_parse(
-    files: Sequence[str],
-    format: str | None = None,
-    types: Sequence[str] = (),
-    status: int | None = None,
-    mime: str | None = None,
-    lang: str | None = None,
-    url: str | None = None,
-    content: str | None = None,
-    skip_bad_records: bool = False,
-    verify_digests: bool = False,
-    notice: Callable[[str], None] | None = None,
+    files: ReadPath[Sequence[str]],
+    format: Value[str | None] = None,
+    types: Value[Sequence[str]] = (),
+    status: Annotated[int | None, Cap.VALUE, Bounds(0, 999)] = None,
+    mime: Value[str | None] = None,
+    lang: Value[str | None] = None,
+    url: Value[str | None] = None,
+    content: Value[str | None] = None,
+    skip_bad_records: Value[bool] = False,
+    verify_digests: Value[bool] = False,
+    notice: Injected[Callable[[str], None] | None] = None,
 ) -> Iterator[Row]:
     """Every record of ``files`` (``-`` is stdin) passing the filters, with the content asked for."""
     if format is not None and format not in FORMATS:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Endpoint, Limit, Value, WritePath
 
 COLUMNS = ("file", "local", "rows", "bytes", "action", "commit")
 
@@ -39,24 +40,24 @@ def open_publish_repo(
 @operation("recrawl.publish", summary="Commit closed capture shards to a dataset repo, with the ledger and card",
            columns=COLUMNS, writes=True)
 def recrawl_publish(
-    dir: str,
-    repo: str = "",
-    kind: str = "domains",
-    server: str = "",
-    shard: int = 0,
-    shards: int = 1,
-    state: str = "",
-    commit_every: int = 4,
-    watch: float = 0.0,
-    keep: bool = False,
-    private: bool = False,
-    no_push: bool = False,
-    staging: str = "",
-    max_stall: float = 600.0,
-    hub: str = "",
-    endpoint: str = "",
-    backoff: float = 1.0,
-    backoff_max: float = 60.0,
+    dir: WritePath[str],
+    repo: Endpoint[str] = "",
+    kind: Value[str] = "domains",
+    server: Value[str] = "",
+    shard: Annotated[int, Cap.VALUE, Bounds(0, 10**6 - 1)] = 0,
+    shards: Annotated[int, Cap.VALUE, Bounds(1, 10**6)] = 1,
+    state: WritePath[str] = "",
+    commit_every: Limit[int] = 4,
+    watch: Limit[float] = 0.0,
+    keep: Value[bool] = False,
+    private: Value[bool] = False,
+    no_push: Value[bool] = False,
+    staging: WritePath[str] = "",
+    max_stall: Limit[float] = 600.0,
+    hub: Endpoint[str] = "",
+    endpoint: Endpoint[str] = "",
+    backoff: Limit[float] = 1.0,
+    backoff_max: Limit[float] = 60.0,
 ) -> Iterator[dict[str, Any]]:
     """One record per shard handled: committed, staged (``no_push``) or exists (already published).
 

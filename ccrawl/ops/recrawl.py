@@ -11,11 +11,30 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import typing
 from collections.abc import Iterator
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap
 from ccrawl.recrawl.params import RunParams
+
+#: the capability class of every RunParams field (the engine's dataclass knows nothing of front ends)
+CAPS: dict[str, tuple[Cap, ...] | tuple[Cap, Bounds]] = {
+    **{name: (Cap.VALUE,) for name in ("release", "column", "format", "robots", "no_extract", "extractor", "prefix")},
+    "max_pages": (Cap.VALUE, Bounds(0, 10**12)),
+    "shard": (Cap.VALUE, Bounds(0, 10**6 - 1)),
+    "shards": (Cap.VALUE, Bounds(1, 10**6)),
+    **{name: (Cap.ENDPOINT,) for name in ("source", "hub", "hub_endpoint")},
+    **{name: (Cap.WRITE_PATH,) for name in ("out", "state", "journal", "profile_dir")},
+    "previous": (Cap.READ_PATH,),
+    **{name: (Cap.LIMIT,) for name in ("delay", "extractors", "shard_size", "writers", "fetch_writes", "batch",
+                                       "queue_mb", "workers", "fetchers", "dns_lookups", "robots_timeout", "timeout",
+                                       "max_body", "max_redirects", "tick_seconds")},
+    **{name: (Cap.NETWORK,) for name in ("metrics_addr", "resolve", "nameservers", "user_agent", "verify_tls",
+                                         "allow_private_addresses")},
+    **{name: (Cap.INJECTED,) for name in ("progress", "profile_name", "command_line", "handle_signals")},
+}
 
 SUMMARY_COLUMNS = ("fetched", "ok", "failed", "not_modified", "bytes", "files", "part", "row", "done",
                    "stopped_by", "pages_per_s", "elapsed_s")
@@ -23,6 +42,7 @@ SUMMARY_COLUMNS = ("fetched", "ok", "failed", "not_modified", "bytes", "files", 
 
 def _signature() -> inspect.Signature:
     """``(source, *, <every other RunParams field>=<its default>)``, annotations as the dataclass has them."""
+    hints = typing.get_type_hints(RunParams)
     params = []
     for f in dataclasses.fields(RunParams):
         if f.default is not dataclasses.MISSING:
@@ -32,7 +52,9 @@ def _signature() -> inspect.Signature:
         else:
             default = inspect.Parameter.empty
         kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if f.name == "source" else inspect.Parameter.KEYWORD_ONLY
-        params.append(inspect.Parameter(f.name, kind, default=default, annotation=f.type))
+        # the field's type with its class (built at run time, so not written as a type expression)
+        annotation = Annotated.__class_getitem__((hints[f.name], *CAPS[f.name]))  # type: ignore[attr-defined]
+        params.append(inspect.Parameter(f.name, kind, default=default, annotation=annotation))
     return inspect.Signature(params)
 
 

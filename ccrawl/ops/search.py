@@ -8,11 +8,12 @@ stream ends so the stderr summary lines come first.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.commoncrawl.cdx import COLUMNS, DEFAULT_MAX_BUFFER, LOCATION_COLUMNS, CdxQuery, SearchStats
 from ccrawl.errors import NothingMatched
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Value
 
 Record = dict[str, Any]
 
@@ -60,30 +61,30 @@ def build_query(
 
 @operation("cc.search", summary="Captures of a URL or pattern from the CDX index", columns=COLUMNS)
 def cc_search(
-    url: str,
-    crawl: str = "latest",
-    match: str | None = None,
-    status: str | None = None,
-    mime: str | None = None,
-    lang: str | None = None,
-    filters: Sequence[str] = (),
-    url_contains: Sequence[str] = (),
-    url_not_contains: Sequence[str] = (),
-    from_ts: str | None = None,
-    to_ts: str | None = None,
-    push_filters: bool = True,
-    at: str | None = None,
-    latest_only: bool = False,
-    dedup: bool = False,
-    sort: str | None = None,
-    max_buffer: int = DEFAULT_MAX_BUFFER,
-    strict: bool = False,
-    explain: bool = False,
-    locations: bool = False,
-    limit: int = 0,
-    workers: int = 2,
-    client_options: Mapping[str, Any] | None = None,
-    notice: Callable[[str], None] | None = None,
+    url: Value[str],
+    crawl: Value[str] = "latest",
+    match: Value[str | None] = None,
+    status: Value[str | None] = None,
+    mime: Value[str | None] = None,
+    lang: Value[str | None] = None,
+    filters: Value[Sequence[str]] = (),
+    url_contains: Value[Sequence[str]] = (),
+    url_not_contains: Value[Sequence[str]] = (),
+    from_ts: Value[str | None] = None,
+    to_ts: Value[str | None] = None,
+    push_filters: Value[bool] = True,
+    at: Value[str | None] = None,
+    latest_only: Value[bool] = False,
+    dedup: Value[bool] = False,
+    sort: Value[str | None] = None,
+    max_buffer: Limit[int] = DEFAULT_MAX_BUFFER,
+    strict: Value[bool] = False,
+    explain: Value[bool] = False,
+    locations: Value[bool] = False,
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    workers: Limit[int] = 2,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Callable[[str], None] | None] = None,
 ) -> Iterator[Record]:
     """Every capture matching the query over the crawls ``crawl`` names; see :func:`ccrawl.commoncrawl.cdx.search`."""
     from ccrawl.commoncrawl.cdx import search
@@ -114,11 +115,11 @@ def cc_search(
     columns=("crawl", "pages", "blocks", "max_captures"),
 )
 def cc_estimate(
-    url: str,
-    crawl: str = "latest",
-    match: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
-    notice: Callable[[str], None] | None = None,
+    url: Value[str],
+    crawl: Value[str] = "latest",
+    match: Value[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Callable[[str], None] | None] = None,
 ) -> Iterator[Record]:
     """Pages, blocks and an upper bound of captures per crawl (``showNumPages``)."""
     from ccrawl.commoncrawl.cdx import estimate

@@ -9,10 +9,11 @@ with no host belongs to shard 0 (the fleet rule), so it never yields an error re
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.errors import CcrawlError, UsageError
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Value
 
 Record = dict[str, Any]
 
@@ -22,7 +23,7 @@ def _error(url: str, exc: CcrawlError) -> Record:
 
 
 @operation("url.surt", summary="SURT form of each URL (Common Crawl's url_surtkey)", columns=("url", "surt"))
-def url_surt(urls: Iterable[str]) -> Iterator[Record]:
+def url_surt(urls: Value[Iterable[str]]) -> Iterator[Record]:
     from ccrawl.url.surt import surt
 
     for url in urls:
@@ -33,7 +34,7 @@ def url_surt(urls: Iterable[str]) -> Iterator[Record]:
 
 
 @operation("url.canon", summary="Canonical form of each URL under canon/1", columns=("url", "canonical"))
-def url_canon(urls: Iterable[str]) -> Iterator[Record]:
+def url_canon(urls: Value[Iterable[str]]) -> Iterator[Record]:
     from ccrawl.url.canon import canonicalize
 
     for url in urls:
@@ -48,7 +49,7 @@ def url_canon(urls: Iterable[str]) -> Iterator[Record]:
     summary="URL key of each URL: first 10 bytes of blake3 of its canon/1 form, hex",
     columns=("url", "url_key", "canonical"),
 )
-def url_key(urls: Iterable[str]) -> Iterator[Record]:
+def url_key(urls: Value[Iterable[str]]) -> Iterator[Record]:
     from ccrawl.url.canon import canonicalize
     from ccrawl.url.canon import url_key as key_of
 
@@ -66,7 +67,7 @@ def url_key(urls: Iterable[str]) -> Iterator[Record]:
     summary="Host, registered domain (public suffix list) and shard key of each URL",
     columns=("url", "host", "registered_domain", "shard_key"),
 )
-def url_domain(urls: Iterable[str], include_private: bool = True) -> Iterator[Record]:
+def url_domain(urls: Value[Iterable[str]], include_private: Value[bool] = True) -> Iterator[Record]:
     """``registered_domain`` is None (not an error) for an IP address or a host that is a suffix."""
     from ccrawl.url.domain import host_of, registered_domain, shard_key
 
@@ -88,7 +89,11 @@ def url_domain(urls: Iterable[str], include_private: bool = True) -> Iterator[Re
     summary="Which of `shards` machines owns each URL (FNV-1a 64 of the registered domain, mod shards)",
     columns=("url", "shard", "shard_key"),
 )
-def url_shard(urls: Iterable[str], shards: int, shard: int | None = None) -> Iterator[Record]:
+def url_shard(
+    urls: Value[Iterable[str]],
+    shards: Annotated[int, Cap.VALUE, Bounds(1, 10**6)],
+    shard: Annotated[int | None, Cap.VALUE, Bounds(0, 10**6 - 1)] = None,
+) -> Iterator[Record]:
     """Every URL with its shard; with ``shard`` given, only the URLs that shard owns."""
     if shards < 1:
         raise UsageError(f"--shards must be at least 1, not {shards}")

@@ -11,10 +11,11 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.ops import operation
+from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Value
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -90,8 +91,8 @@ def _check_table_graph(graph: str | None, table: str | None) -> None:
 
 @operation("rank.host", summary="Rank of a host in the web graph's host table", columns=HOST_COLUMNS)
 def rank_host(
-    host: str, graph: str | None = None, table: str | None = None,
-    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    host: Value[str], graph: Value[str | None] = None, table: Endpoint[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None, notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.webgraph import reverse_host
 
@@ -107,8 +108,8 @@ def rank_host(
 @operation("rank.domain", summary="Rank of a registered domain in the web graph's domain table",
            columns=DOMAIN_COLUMNS)
 def rank_domain(
-    domain: str, graph: str | None = None, table: str | None = None,
-    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    domain: Value[str], graph: Value[str | None] = None, table: Endpoint[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None, notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, iterate
@@ -142,8 +143,12 @@ def rank_domain(
 
 @operation("rank.all", summary="Every host in a rank table, most central first", columns=HOST_COLUMNS)
 def rank_all(
-    graph: str | None = None, table: str | None = None, tld: str | None = None, limit: int = 0,
-    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    graph: Value[str | None] = None,
+    table: Endpoint[str | None] = None,
+    tld: Value[str | None] = None,
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     _check_table_graph(graph, table)
     if limit < 0:
@@ -158,8 +163,8 @@ def rank_all(
 @operation("host.get", summary="Host record for one host: rank signals, and CDX counts with cdx=True",
            columns=HOST_COLUMNS)
 def host_get(
-    hostname: str, graph: str | None = None, cdx: bool = False,
-    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    hostname: Value[str], graph: Value[str | None] = None, cdx: Value[bool] = False,
+    client_options: Injected[Mapping[str, Any] | None] = None, notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     records = [dict(r) for r in rank_host(hostname, graph=graph, client_options=client_options, notice=notice)]
     if cdx:
@@ -170,7 +175,9 @@ def host_get(
 @operation("host.vertices", summary="Vertex id to host name mapping of a web-graph release",
            columns=VERTEX_COLUMNS)
 def host_vertices(
-    graph: str | None = None, client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    graph: Value[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, iterate
@@ -211,7 +218,9 @@ def count_degrees(edge_pairs: Iterator[tuple[int, int]], *, sparse: bool = False
 @operation("host.degrees", summary="In- and out-degree of every host, streamed from the edge files",
            columns=("id", *HOST_COLUMNS))
 def host_degrees(
-    graph: str | None = None, client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    graph: Value[str | None] = None,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Two passes: the edges (counted into per-vertex arrays), then the vertices (joined by id)."""
     from ccrawl.commoncrawl import webgraph as wg
@@ -285,8 +294,12 @@ def _add_cdx(records: list[Record], *, client_options: Mapping[str, Any] | None,
 
 @operation("host.enrich", summary="Host records: rank, then degrees and CDX counts when asked", columns=HOST_COLUMNS)
 def host_enrich(
-    graph: str | None = None, limit: int = 20, degrees: bool = False, cdx: bool = False,
-    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    graph: Value[str | None] = None,
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 20,
+    degrees: Value[bool] = False,
+    cdx: Value[bool] = False,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """Phase 1-2 the rank table's top ``limit`` hosts; phase 3 their degrees; phase 4 their CDX counts."""
     if limit <= 0:
@@ -302,8 +315,11 @@ def host_enrich(
 @operation("sched.assign", summary="Recrawl tier of each host from harmonic rank and change rate",
            columns=SCHED_COLUMNS)
 def sched_assign(
-    graph: str | None = None, change_rate: float = 0.5, limit: int = 0,
-    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    graph: Value[str | None] = None,
+    change_rate: Annotated[float, Cap.VALUE, Bounds(0, 1e9)] = 0.5,
+    limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    client_options: Injected[Mapping[str, Any] | None] = None,
+    notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.webgraph import reverse_host
     from ccrawl.crawl.tiers import check_change_rate, tier_of

@@ -10,7 +10,8 @@ Routes (JSON everywhere, errors included: ``{"error": ..., "status": N}``)::
 
 The host store is the top ``max_hosts`` rows of the web graph's host rank table, loaded once at
 start-up; the server answers from memory. It is a local exploration tool: no authentication, no
-rate limit, no pagination; it binds loopback unless told otherwise and warns when it is not.
+rate limit, no pagination; it binds loopback unless told otherwise, answers only for its own host
+names and origin, and wants a bearer token off loopback (:mod:`ccrawl.serve.guard`).
 """
 
 from __future__ import annotations
@@ -129,11 +130,14 @@ def openapi() -> dict[str, Any]:
     }
 
 
-def make_app(hosts: HostStore, searcher: Any | None = None) -> Any:
-    """The aiohttp application over a loaded host store and an optional open index."""
+def make_app(hosts: HostStore, searcher: Any | None = None, *, guard: Any = None) -> Any:
+    """The aiohttp application over a loaded host store and an optional open index; ``guard``
+    (:class:`ccrawl.serve.guard.Guard`, default loopback names and no token) checks Host, Origin
+    and the token before any route."""
     from aiohttp import web
 
     from ccrawl.output import to_json
+    from ccrawl.serve import guard as guards
 
     def reply(status: int, body: Any) -> web.Response:
         return web.Response(status=status, text=to_json(body) + "\n", content_type="application/json")
@@ -202,7 +206,8 @@ def make_app(hosts: HostStore, searcher: Any | None = None) -> Any:
     async def describe(request: web.Request) -> web.Response:
         return reply(200, spec)
 
-    app = web.Application(middlewares=[json_errors])
+    guard = guard or guards.Guard.for_address("127.0.0.1", loopback=True)
+    app = web.Application(middlewares=[guards.middleware(guard, fail), json_errors])
     app.router.add_get("/v2/host/{host}", host)
     app.router.add_get("/v2/hosts", top)
     app.router.add_get("/v2/search", search)

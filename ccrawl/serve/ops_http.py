@@ -18,7 +18,11 @@ server was started with ``allow_writes``. A client that disconnects cancels its 
 
 from __future__ import annotations
 
+import contextlib
+import json
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ccrawl import ops
@@ -30,64 +34,117 @@ from ccrawl.errors import (
     EXIT_USAGE,
     CcrawlError,
 )
-from ccrawl.serve.binding import BindError, bind, fields_of, input_schema
+from ccrawl.ops.caps import Cap
+from ccrawl.serve.binding import BindError, Policy, bind, fields_of, input_schema, unsupplied
+from ccrawl.serve.guard import Guard
+from ccrawl.serve.worker import Busy, OverBudget, Runner
 
 NDJSON = "application/x-ndjson"
 _STATUS = {EXIT_USAGE: 400, EXIT_NOTHING: 404, EXIT_CREDENTIAL: 401, EXIT_UNREACHABLE: 502, EXIT_TEMPORARY: 503}
 
 
-def exposed(registry: Mapping[str, ops.Operation], *, allow_writes: bool) -> dict[str, ops.Operation]:
-    """The operations a front end offers: carriable parameters, and writes only when allowed."""
+def exposed(
+    registry: Mapping[str, ops.Operation],
+    *,
+    allow_writes: bool,
+    policy: Policy | None = None,
+    defaults: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, ops.Operation]:
+    """The operations a front end offers: writes only when allowed, and only those whose required
+    parameters a client or the server's configuration can supply."""
+    policy = policy or Policy(allow_writes=allow_writes)
+    defaults = defaults or {}
     return {name: op for name, op in sorted(registry.items())
-            if fields_of(op) is not None and (allow_writes or not op.writes)}
+            if (allow_writes or not op.writes) and fields_of(op, policy) is not None
+            and not unsupplied(op, policy, defaults.get(name))}
 
 
-def describe(op: ops.Operation) -> dict[str, Any]:
+def server_only(op: ops.Operation, policy: Policy) -> list[str]:
+    """The parameters of ``op`` a client may not set under ``policy`` (the front end's own excluded)."""
+    return [p.name for p in op.params if not policy.settable(p) and p.cap is not Cap.INJECTED]
+
+
+def describe(op: ops.Operation, policy: Policy | None = None) -> dict[str, Any]:
+    policy = policy or Policy()
     return {"name": op.name, "summary": op.summary, "columns": list(op.columns), "writes": op.writes,
-            "input_schema": input_schema(op)}
+            "input_schema": input_schema(op, policy), "server_configured": server_only(op, policy)}
 
 
 def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
     """HTTP status and JSON body for an exception an operation raised."""
     if isinstance(exc, BindError):
         return 400, {"error": str(exc), "param": exc.param, "exit_code": EXIT_USAGE}
+    if isinstance(exc, OverBudget):
+        return exc.status, {"error": str(exc), "exit_code": exc.exit_code}
     if isinstance(exc, CcrawlError):
-        return _STATUS.get(exc.exit_code, 500), {"error": str(exc), "exit_code": exc.exit_code}
-    return 500, {"error": f"internal error: {type(exc).__name__}: {exc}", "exit_code": 1}
+        return _STATUS.get(exc.exit_code, 500), {"error": scrub(str(exc)), "exit_code": exc.exit_code}
+    return 500, {"error": scrub(f"internal error: {type(exc).__name__}: {exc}"), "exit_code": 1}
+
+
+#: environment variables whose values never leave the server in an answer
+SECRET_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "CCRAWL_SERVE_TOKEN", "CCRAWL_HF_TOKEN")
+
+
+def scrub(text: str) -> str:
+    """``text`` without URL user-info and without the value of any secret the server holds."""
+    from ccrawl.redact import redact_userinfo
+
+    text = redact_userinfo(text)
+    for name in SECRET_VARIABLES:
+        value = os.environ.get(name)
+        if value and len(value) >= 6:
+            text = text.replace(value, "***")
+    return text
 
 
 def make_app(
     registry: Mapping[str, ops.Operation],
     *,
     allow_writes: bool = False,
+    root: str | Path | None = None,
     defaults: Mapping[str, Mapping[str, Any]] | None = None,
     injected: Mapping[str, Any] | None = None,
-    max_body: int = 64 << 20,
+    max_body: int = 16 << 20,
+    runner: Runner | None = None,
+    guard: Guard | None = None,
 ) -> Any:
-    """The aiohttp application. ``defaults[op_name]`` fills fields a request leaves out; a JSON
-    body over ``max_body`` bytes is refused (413)."""
+    """The aiohttp application.
+
+    ``root`` is the one folder a client's paths may name (None: no path from a client);
+    ``defaults[op_name]`` is the server's configuration for that operation's parameters;
+    ``injected`` fills the operations' front-end parameters (``client_options``); a JSON body over
+    ``max_body`` bytes is refused (413). Each operation runs in a child of ``runner`` (default: a
+    fork server with the default :class:`~ccrawl.serve.worker.Budget`). ``guard`` checks Host,
+    Origin and the token (default: loopback names only, no token).
+    """
     from aiohttp import web
 
     from ccrawl.output import to_json
-    from ccrawl.serve.streams import RecordStream
+    from ccrawl.serve import guard as guards
 
-    offered = exposed(registry, allow_writes=allow_writes)
+    policy = Policy(allow_writes=allow_writes, root=Path(os.path.realpath(root)) if root is not None else None)
     defaults = defaults or {}
+    offered = exposed(registry, allow_writes=allow_writes, policy=policy, defaults=defaults)
+    runner = runner or Runner()
+    guard = guard or guards.Guard.for_address("127.0.0.1", loopback=True)
+    front = {k: v for k, v in (injected or {}).items() if k != "notice"}
 
-    def json_response(status: int, body: Mapping[str, Any]) -> web.Response:
-        return web.Response(status=status, text=to_json(body) + "\n", content_type="application/json")
+    def json_response(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> web.Response:
+        return web.Response(status=status, text=to_json(body) + "\n", content_type="application/json",
+                            headers=headers)
 
     async def health(request: web.Request) -> web.Response:
-        return json_response(200, {"status": "ok", "operations": len(offered), "writes": allow_writes})
+        return json_response(200, {"status": "ok", "operations": len(offered), "writes": allow_writes,
+                                   "running": len(runner.running)})
 
     async def listing(request: web.Request) -> web.Response:
-        return json_response(200, {"operations": [describe(op) for op in offered.values()]})
+        return json_response(200, {"operations": [describe(op, policy) for op in offered.values()]})
 
     async def run_operation(request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]
         op = offered.get(name)
         if op is None:
-            return json_response(404, {"error": f"no operation {name!r} here (GET /ops lists them)"})
+            return json_response(404, {"error": f"no operation {name[:100]!r} here (GET /ops lists them)"})
         values: dict[str, Any]
         from_text = request.method == "GET"
         if from_text:
@@ -105,47 +162,49 @@ def make_app(
                                            "exit_code": EXIT_USAGE})
             values = body
         try:
-            kwargs = bind(op, values, from_text=from_text, defaults=defaults.get(name), injected=injected)
+            kwargs = bind(op, values, from_text=from_text, policy=policy, defaults=defaults.get(name), injected=front)
         except BindError as exc:
             return json_response(*error_body(exc))
-        stream = RecordStream(lambda: op(**kwargs)).start()
+        wants_notice = any(p.name == "notice" for p in op.params)
         response: web.StreamResponse | None = None
         try:
-            while True:
-                try:
-                    record = await stream.next()
-                except StopAsyncIteration:
-                    break
-                except BaseException as exc:
-                    if isinstance(exc, asyncio_cancelled()):
-                        raise
-                    status, body = error_body(exc)
-                    if response is None:
-                        return json_response(status, body)
-                    body["partial"] = True
-                    await response.write((to_json(body) + "\n").encode("utf-8"))
-                    break
-                if response is None:
-                    response = web.StreamResponse(headers={"Content-Type": NDJSON, "X-Ccrawl-Operation": name})
-                    await response.prepare(request)
-                await response.write((to_json(record) + "\n").encode("utf-8"))
-        finally:
-            stream.cancel()
+            async with contextlib.aclosing(runner.stream(name, kwargs, wants_notice=wants_notice)) as frames:
+                async for frame in frames:
+                    if frame.kind == "R":
+                        if response is None:
+                            response = web.StreamResponse(headers={"Content-Type": NDJSON, "X-Ccrawl-Operation": name})
+                            await response.prepare(request)
+                        await response.write(frame.data)
+                    elif frame.kind == "E":
+                        err = json.loads(frame.data)
+                        if response is None:
+                            return json_response(err["status"], err["body"])
+                        await response.write((to_json({**err["body"], "partial": True}) + "\n").encode("utf-8"))
+                        break
+        except Busy as exc:
+            return json_response(503, {"error": str(exc), "exit_code": exc.exit_code}, {"Retry-After": "1"})
+        except CcrawlError as exc:  # a budget ran out, or the child died
+            status, body = error_body(exc)
+            if response is None:
+                return json_response(status, body)
+            await response.write((to_json({**body, "partial": True}) + "\n").encode("utf-8"))
         if response is None:  # no record at all: an empty, complete stream
             response = web.StreamResponse(headers={"Content-Type": NDJSON, "X-Ccrawl-Operation": name})
             await response.prepare(request)
         await response.write_eof()
         return response
 
-    app = web.Application(client_max_size=max_body)
+    def refuse(status: int, message: str) -> web.Response:
+        return json_response(status, {"error": message, "exit_code": EXIT_USAGE})
+
+    app = web.Application(client_max_size=max_body, middlewares=[guards.middleware(guard, refuse)])
     app.router.add_get("/health", health)
     app.router.add_get("/ops", listing)
     app.router.add_route("GET", "/ops/{name}", run_operation)
     app.router.add_route("POST", "/ops/{name}", run_operation)
+
+    async def stop_children(app: web.Application) -> None:
+        runner.stop_all()
+
+    app.on_shutdown.append(stop_children)
     return app
-
-
-def asyncio_cancelled() -> type[BaseException]:
-    import asyncio
-
-    return asyncio.CancelledError

@@ -15,9 +15,13 @@ REPO = Path(__file__).resolve().parents[2]
 #: registers one extra operation in the server process, then runs `ccrawl mcp` there
 _WITH_EXTRA_OP = """
 import sys
+from typing import Annotated
 from ccrawl import ops
+from ccrawl.ops.caps import Bounds, Cap, Value
+from ccrawl.serve import worker
+worker.START_METHOD = "fork"  # the children are forks of this process, which registered test.echo
 @ops.operation("test.echo", summary="echo back", columns=("value",))
-def echo(value: str, times: int = 1):
+def echo(value: Value[str], times: Annotated[int, Cap.VALUE, Bounds(0, 100)] = 1):
     for _ in range(times):
         yield {"value": value}
 from ccrawl.cli.main import main

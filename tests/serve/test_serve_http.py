@@ -8,11 +8,10 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import aiohttp
 import pytest
@@ -20,7 +19,9 @@ from aiohttp import web
 
 from ccrawl import ops
 from ccrawl.errors import UsageError
-from ccrawl.serve.ops_http import make_app
+from ccrawl.ops.caps import Bounds, Cap, Value
+from ccrawl.serve import ops_http
+from ccrawl.serve.worker import Budget, Runner
 from ccrawl.testing.nginx import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,6 +40,12 @@ def _run(coro: Any) -> Any:
     return asyncio.run(coro)
 
 
+def make_app(registry: dict[str, ops.Operation], **kw: Any) -> web.Application:
+    """The app with operations run in forked children, which see the operations a test registers."""
+    kw.setdefault("runner", Runner(start_method="fork"))
+    return ops_http.make_app(registry, **kw)
+
+
 @pytest.fixture()
 def scratch_ops() -> Iterator[dict[str, ops.Operation]]:
     """A copy of the registry with test operations added; the real one is restored after."""
@@ -51,7 +58,9 @@ def scratch_ops() -> Iterator[dict[str, ops.Operation]]:
 
 def test_an_operation_added_to_the_registry_gets_an_endpoint_with_no_other_code(scratch_ops: dict) -> None:
     @ops.operation("test.countdown", summary="count down", columns=("n",))
-    def countdown(start: int, word: str = "go") -> Iterator[dict[str, object]]:
+    def countdown(
+        start: Annotated[int, Cap.VALUE, Bounds(0, 100)], word: Value[str] = "go"
+    ) -> Iterator[dict[str, object]]:
         for n in range(start, 0, -1):
             yield {"n": n, "word": word}
 
@@ -66,7 +75,7 @@ def test_an_operation_added_to_the_registry_gets_an_endpoint_with_no_other_code(
                 assert "test.countdown" in names and "url.surt" in names
                 entry = next(o for o in listing["operations"] if o["name"] == "test.countdown")
                 assert entry["input_schema"]["required"] == ["start"]
-                assert entry["input_schema"]["properties"]["start"] == {"type": "integer"}
+                assert entry["input_schema"]["properties"]["start"] == {"type": "integer", "minimum": 0, "maximum": 100}
                 r = await s.get(f"{base}/ops/test.countdown", params={"start": "3", "word": "up"})
                 assert r.status == 200 and r.headers["Content-Type"].startswith("application/x-ndjson")
                 lines = [json.loads(x) for x in (await r.text()).splitlines()]
@@ -129,7 +138,7 @@ def test_records_stream_with_the_same_values_as_the_operation() -> None:
     assert got == want and len(got) == 2
 
 
-def test_write_operations_are_hidden_unless_allowed(scratch_ops: dict) -> None:
+def test_write_operations_are_hidden_unless_allowed(scratch_ops: dict, tmp_path: Path) -> None:
     @ops.operation("test.writer", summary="writes", writes=True)
     def writer() -> Iterator[dict[str, object]]:
         yield {"wrote": True}
@@ -137,7 +146,8 @@ def test_write_operations_are_hidden_unless_allowed(scratch_ops: dict) -> None:
     registry = dict(ops.REGISTRY)
 
     async def main(allow: bool) -> tuple[int, set[str]]:
-        runner, base = await _client_for(make_app(registry, allow_writes=allow))
+        runner, base = await _client_for(make_app(registry, allow_writes=allow,
+                                                  defaults={"cache.clear": {"cache_dir": str(tmp_path)}}))
         try:
             async with aiohttp.ClientSession() as s:
                 names = {o["name"] for o in (await (await s.get(f"{base}/ops")).json())["operations"]}
@@ -153,7 +163,7 @@ def test_write_operations_are_hidden_unless_allowed(scratch_ops: dict) -> None:
 
 def test_an_error_before_the_first_record_is_a_status_and_after_it_a_partial_last_line(scratch_ops: dict) -> None:
     @ops.operation("test.fails", summary="fails")
-    def fails(after: int) -> Iterator[dict[str, object]]:
+    def fails(after: Annotated[int, Cap.VALUE, Bounds(0, 10)]) -> Iterator[dict[str, object]]:
         for n in range(after):
             yield {"n": n}
         raise UsageError("the third record is bad")
@@ -176,21 +186,22 @@ def test_an_error_before_the_first_record_is_a_status_and_after_it_a_partial_las
     _run(main())
 
 
-def test_a_client_that_disconnects_cancels_its_operation(scratch_ops: dict) -> None:
-    closed = threading.Event()
-    produced: list[int] = []
+def test_a_client_that_disconnects_cancels_its_operation(scratch_ops: dict, tmp_path: Path) -> None:
+    produced = tmp_path / "produced"
+    closed = tmp_path / "closed"
 
     @ops.operation("test.endless", summary="endless")
     def endless() -> Iterator[dict[str, object]]:
         try:
             n = 0
             while True:
-                produced.append(n)
+                with produced.open("a") as fh:
+                    fh.write(f"{n}\n")
                 yield {"n": n}
                 n += 1
                 time.sleep(0.01)
         finally:
-            closed.set()
+            closed.write_text("closed")
 
     registry = dict(ops.REGISTRY)
 
@@ -204,22 +215,22 @@ def test_a_client_that_disconnects_cancels_its_operation(scratch_ops: dict) -> N
                 r.close()
             await asyncio.sleep(0.05)
             for _ in range(100):
-                if closed.is_set():
+                if closed.exists():
                     break
                 await asyncio.sleep(0.05)
         finally:
             await runner.cleanup()
 
     _run(main())
-    assert closed.is_set(), "the operation's generator was not closed after the client went away"
-    count = len(produced)
-    time.sleep(0.2)
-    assert len(produced) == count, "the operation kept producing after it was cancelled"
+    assert closed.exists(), "the operation's generator was not closed after the client went away"
+    count = len(produced.read_text().splitlines())
+    time.sleep(0.3)
+    assert len(produced.read_text().splitlines()) == count, "the operation kept producing after it was cancelled"
 
 
 def test_first_record_of_a_slow_operation_arrives_at_once_and_100_clients_are_served(scratch_ops: dict) -> None:
     @ops.operation("test.slow", summary="slow stream")
-    def slow(count: int = 5) -> Iterator[dict[str, object]]:
+    def slow(count: Annotated[int, Cap.VALUE, Bounds(0, 10)] = 5) -> Iterator[dict[str, object]]:
         for n in range(count):
             yield {"n": n}
             time.sleep(0.2)
@@ -227,7 +238,9 @@ def test_first_record_of_a_slow_operation_arrives_at_once_and_100_clients_are_se
     registry = dict(ops.REGISTRY)
 
     async def main() -> tuple[float, list[int]]:
-        runner, base = await _client_for(make_app(registry))
+        # 100 clients, 25 operations at once: the others wait for a slot (none is refused)
+        app = make_app(registry, runner=Runner(Budget(concurrent=25, queue_length=100), start_method="fork"))
+        runner, base = await _client_for(app)
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=200)) as s:
                 started = time.monotonic()
@@ -252,8 +265,9 @@ def test_first_record_of_a_slow_operation_arrives_at_once_and_100_clients_are_se
     assert counts == [3] * 100
 
 
-def _spawn(args: list[str], **kw: Any) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO), "CCRAWL_CONFIG_DIR": "/nonexistent-ccrawl-config"}
+def _spawn(args: list[str], env_extra: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CCRAWL_CONFIG_DIR": "/nonexistent-ccrawl-config",
+           **(env_extra or {})}
     return subprocess.Popen([sys.executable, "-m", "ccrawl", *args], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
 
@@ -273,7 +287,7 @@ def _wait_listening(proc: subprocess.Popen[str]) -> str:
     raise AssertionError("serve did not start: " + "".join(lines))
 
 
-def test_serve_command_binds_loopback_by_default_and_warns_off_loopback(tmp_path: Path) -> None:
+def test_serve_command_binds_loopback_by_default_and_off_loopback_needs_a_token(tmp_path: Path) -> None:
     port = free_port()
     proc = _spawn(["serve", "--addr", f"127.0.0.1:{port}", "--data-dir", str(tmp_path)])
     try:
@@ -291,9 +305,14 @@ def test_serve_command_binds_loopback_by_default_and_warns_off_loopback(tmp_path
         assert proc.wait(10) == 0
     port = free_port()
     proc = _spawn(["serve", "--addr", f":{port}", "--data-dir", str(tmp_path)])
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2 and "--token" in err and err.strip().count("\n") == 0
+    port = free_port()
+    proc = _spawn(["serve", "--addr", f":{port}", "--data-dir", str(tmp_path)],
+                  env_extra={"CCRAWL_SERVE_TOKEN": "t" * 24})
     try:
         err = _wait_listening(proc)
-        assert "beyond this machine" in err
+        assert "beyond this machine" in err and "bearer token" in err
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(10)
