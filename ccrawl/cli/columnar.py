@@ -172,8 +172,9 @@ def columnar_query(run: Run, sql_text: str, engine: str, local: str | None) -> N
         choose_engine(engine, raw_sql=True)
         click.echo(sql_text)
         return
+    # trusted: the user at their own shell gets all of DuckDB (COPY ... TO a file included)
     rows = op(sql=sql_text, crawl=run.settings.crawl or "latest", engine=engine,
-              jobs=int(run.settings.workers or 4), local=local, client_options=client(run))
+              jobs=int(run.settings.workers or 4), local=local, client_options=client(run), trusted=True)
     run.emit(rows)
 
 

@@ -46,7 +46,8 @@ def db_load(run: Run, table: str, explain_: bool, **params: Any) -> None:
 def db_sql(run: Run, sql_text: str) -> None:
     from ccrawl import ops
 
-    run.emit(ops.get("db.sql")(sql=sql_text, db=_db(run)))
+    # trusted: the user at their own shell gets all of DuckDB (COPY ... TO a file included)
+    run.emit(ops.get("db.sql")(sql=sql_text, db=_db(run), trusted=True))
 
 
 @command("shell", help="Open DuckDB's own interactive shell on the database (needs the duckdb CLI on PATH).")

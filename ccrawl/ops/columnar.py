@@ -136,9 +136,16 @@ def columnar_query(
     jobs: Limit[int] = 4,
     local: ReadPath[str | None] = None,
     client_options: Injected[Mapping[str, Any] | None] = None,
+    trusted: Injected[bool] = False,
 ) -> Iterator[dict[str, Any]]:
+    """The rows of ``sql`` over the view ``ccindex``, streamed.
+
+    Unless ``trusted`` (set by the CLI for the user at their shell, never by a client of serve or
+    mcp), the connection is sandboxed (:func:`ccrawl.store.duck.sandbox`): it reads the selected
+    index parts and nothing else, writes nothing, and keeps to a memory and thread budget.
+    """
     from ccrawl.commoncrawl.columnar import duck, query
-    from ccrawl.store.duck import duck_errors
+    from ccrawl.store.duck import THREADS, sandbox, stream
 
     query.choose_engine(engine, raw_sql=True)
     if engine == "print":
@@ -146,14 +153,15 @@ def columnar_query(
         return
     with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
         keep = set(_select_crawls(index, crawl, local))
-        con = duck.connect_index(index.source, [p for p in index.parts if p.crawl in keep], threads=jobs)
+        chosen = [p for p in index.parts if p.crawl in keep]
+        con = duck.connect_index(index.source, chosen, threads=jobs)
         try:
-            with duck_errors("SQL"):  # a bad query, said in one line
-                names, rows = duck.run_sql(con, sql)
+            if not trusted:
+                sandbox(con, allowed_paths=duck.part_urls(chosen), threads=min(jobs, THREADS))
+            for row in stream(con, sql):  # a bad query is said in one line
+                yield query._clean(row)
         finally:
             con.close()
-        for row in rows:
-            yield query._clean(dict(zip(names, row, strict=True)))
 
 
 @operation("columnar.schema", summary="The columns of the index", columns=("name", "type", "nullable", "partition"))

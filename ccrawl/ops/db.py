@@ -89,19 +89,24 @@ def db_load(
 
 
 @operation("db.sql", summary="Run SQL against the local DuckDB database")
-def db_sql(sql: Sql[str], db: ReadPath[str]) -> Iterator[dict[str, Any]]:
+def db_sql(sql: Sql[str], db: ReadPath[str], trusted: Injected[bool] = False) -> Iterator[dict[str, Any]]:
+    """The rows of ``sql`` over the database file ``db``, streamed.
+
+    Unless ``trusted`` (set by the CLI for the user at their shell, never by a client of serve or
+    mcp), the file is attached read-only to a sandboxed connection
+    (:func:`ccrawl.store.duck.connect_sandboxed`): no other file, no extension, no config change,
+    a memory and thread budget.
+    """
     from ccrawl.commoncrawl.columnar.query import _clean
-    from ccrawl.store.duck import connect, duck_errors
+    from ccrawl.store.duck import connect, connect_sandboxed, duck_errors, stream
 
     path = Path(db).expanduser()
     if not path.exists():
         raise UsageError(f"{path}: no database yet; run `ccrawl db load` first")
-    con = connect(str(path))
+    with duck_errors(str(path)):
+        con = connect(str(path)) if trusted else connect_sandboxed(str(path))
     try:
-        with duck_errors("SQL"):
-            cur = con.execute(sql)
-        names = [d[0] for d in cur.description] if cur.description else []
-        for row in cur.fetchall() if names else []:
-            yield _clean(dict(zip(names, row, strict=True)))
+        for row in stream(con, sql):
+            yield _clean(row)
     finally:
         con.close()

@@ -1,19 +1,40 @@
-"""DuckDB connections that never reach for the network, and ``--db``: tee a record stream into a table.
+"""DuckDB connections that never reach for the network, a sandbox for client SQL, and ``--db``.
 
 DuckDB wheels do not ship httpfs and, left at their defaults, try to download extensions at run
 time; every connection made here turns extension autoinstall and autoload off first.
+
+SQL written by a client of ``serve`` / ``mcp`` (``db.sql``, ``columnar.query``) runs on a connection
+passed through :func:`sandbox`: DuckDB's own settings, not a blacklist of statements, keep it off the
+file system (``enable_external_access = false``, with ``allowed_paths`` naming only the relations the
+operation set up), from spilling to disk, and within a memory and thread budget; the configuration
+is locked last, so the SQL cannot undo any of it. :func:`stream` runs the SQL and yields rows a batch
+at a time; every query it runs can be stopped from another thread (or a signal handler) with
+:func:`interrupt_all`.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from ccrawl.errors import CcrawlError, UsageError
 
 _BATCH = 5_000
+
+#: The sandbox's budgets (read when :func:`sandbox` runs, so a test can lower them).
+MEMORY_LIMIT = "1GB"
+THREADS = 2
+#: Rows fetched at a time by :func:`stream`.
+BATCH_ROWS = 1_000
+
+# Connections with a query running under stream(). An RLock: interrupt_all may run in a signal
+# handler on the thread that holds the lock (inside stream()'s add/discard), and must not deadlock.
+_RUNNING: set[Any] = set()
+_RUNNING_LOCK = threading.RLock()
 
 
 def connect(path: str = ":memory:", *, read_only: bool = False) -> Any:
@@ -22,6 +43,125 @@ def connect(path: str = ":memory:", *, read_only: bool = False) -> Any:
 
     config: dict[str, Any] = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
     return duckdb.connect(path, read_only=read_only, config=config)
+
+
+def _literal(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sandbox(
+    con: Any, *, allowed_paths: Sequence[str] = (), memory_limit: str | None = None, threads: int | None = None
+) -> Any:
+    """Lock ``con`` down for SQL from a client, and return it.
+
+    Call it after the operation's own relations (views, registered tables and filesystems) are set
+    up. Afterwards the connection reads no file and no URL except ``allowed_paths`` (the exact
+    paths its views read, e.g. ``ccrange://<part>``), writes none (no COPY, EXPORT, ATTACH of a
+    file, spill files or logs), loads no extension, does not resolve Python variables as tables,
+    uses at most ``memory_limit`` (default :data:`MEMORY_LIMIT`) and ``threads`` (default
+    :data:`THREADS`), and cannot change any of this: ``lock_configuration`` is set last.
+
+    DuckDB's settings belong to the database instance, not the connection: ``con`` must be an
+    instance of its own (an in-memory :func:`connect`, or :func:`connect_sandboxed` for a file).
+    """
+    memory = memory_limit or MEMORY_LIMIT
+    n = max(1, int(threads or THREADS))
+    settings = [
+        "SET python_enable_replacements = false",
+        "SET allow_community_extensions = false",
+        "SET allow_unsigned_extensions = false",
+        "SET autoinstall_known_extensions = false",
+        "SET autoload_known_extensions = false",
+        "SET temp_directory = ''",  # no spilling: past memory_limit a query fails instead of filling the disk
+        f"SET memory_limit = {_literal(memory)}",
+        f"SET threads = {n}",
+    ]
+    if allowed_paths:
+        settings.append("SET allowed_paths = [" + ", ".join(_literal(p) for p in allowed_paths) + "]")
+    settings += ["SET enable_external_access = false", "SET lock_configuration = true"]
+    for statement in settings:
+        con.execute(statement)
+    return con
+
+
+def connect_sandboxed(
+    path: str | None = None, *, memory_limit: str | None = None, threads: int | None = None
+) -> Any:
+    """A sandboxed connection (:func:`sandbox`) with the DuckDB file ``path``, if given, attached read-only.
+
+    The connection is a DuckDB instance of its own (in memory, the file attached into it under
+    the name DuckDB would give it, and made the default): DuckDB's settings belong to an instance,
+    and every ``duckdb.connect(path)`` in a process shares the one instance of ``path``, so
+    locking that one down would lock every other connection to the file (and two sandboxes with
+    different budgets could not both open it).
+    """
+    con = connect()
+    try:
+        if path is not None:
+            name = Path(path).stem or "db"
+            con.execute(f"ATTACH {_literal(path)} AS {_ident(name)} (READ_ONLY)")
+            con.execute(f"USE {_ident(name)}")
+        return sandbox(con, memory_limit=memory_limit, threads=threads)
+    except BaseException:
+        con.close()
+        raise
+
+
+def stream(con: Any, sql: str, *, batch: int = BATCH_ROWS) -> Iterator[dict[str, Any]]:
+    """The rows of ``sql`` on ``con`` as dicts, fetched ``batch`` at a time, never the whole result.
+
+    DuckDB's errors are one line (``SQL: ...``, a :class:`UsageError`). While the query runs,
+    :func:`interrupt_all` can stop it; closing the generator early interrupts it too.
+    """
+    with _RUNNING_LOCK:
+        _RUNNING.add(con)
+    finished = False
+    try:
+        with duck_errors("SQL"):
+            cur = con.execute(sql)
+            names = [d[0] for d in cur.description] if cur.description else []
+        while names:
+            with duck_errors("SQL"):
+                rows = cur.fetchmany(batch)
+            if not rows:
+                break
+            for row in rows:
+                yield dict(zip(names, row, strict=True))
+        finished = True
+    finally:
+        with _RUNNING_LOCK:
+            _RUNNING.discard(con)
+        if not finished:
+            _interrupt(con)
+
+
+def _interrupt(con: Any) -> bool:
+    try:
+        con.interrupt()
+    except Exception:  # a connection closed meanwhile has nothing left to stop
+        return False
+    return True
+
+
+def interrupt_all() -> int:
+    """Interrupt every query :func:`stream` is running (thread-safe; fit for a SIGTERM handler).
+
+    Each interrupted query raises ``UsageError("SQL: INTERRUPT Error: Interrupted!")`` in the
+    thread that runs it. Returns how many were interrupted.
+    """
+    with _RUNNING_LOCK:
+        running = list(_RUNNING)
+    return sum(_interrupt(con) for con in running)
+
+
+def running() -> int:
+    """How many queries :func:`stream` is running now."""
+    with _RUNNING_LOCK:
+        return len(_RUNNING)
 
 
 @contextmanager

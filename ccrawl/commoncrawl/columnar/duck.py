@@ -17,6 +17,11 @@ from ccrawl.commoncrawl.columnar.sql import quote
 PROTOCOL = "ccrange"
 
 
+def part_urls(parts: Sequence[Part]) -> list[str]:
+    """The paths the view ``ccindex`` reads ``parts`` at (what a sandbox must still allow)."""
+    return [f"{PROTOCOL}://{p.path}" for p in parts]
+
+
 def connect_index(source: RangeSource, parts: Sequence[Part], *, con: Any = None, threads: int | None = None) -> Any:
     """A DuckDB connection with the view ``ccindex`` over ``parts`` read through ``source``."""
     from ccrawl.store.duck import connect
@@ -26,7 +31,7 @@ def connect_index(source: RangeSource, parts: Sequence[Part], *, con: Any = None
         con.execute(f"SET threads = {int(threads)}")
     con.register_filesystem(fsspec_filesystem(source, PROTOCOL))
     if parts:
-        files = ", ".join(quote(f"{PROTOCOL}://{p.path}") for p in parts)
+        files = ", ".join(quote(url) for url in part_urls(parts))
         con.execute(
             f"CREATE OR REPLACE TEMP VIEW ccindex AS SELECT * FROM read_parquet([{files}], "
             "hive_partitioning = true, hive_types_autocast = false)"

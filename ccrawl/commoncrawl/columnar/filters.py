@@ -21,7 +21,9 @@ test is always on the host/domain/TLD column, so a looser prefix costs bytes, ne
 from __future__ import annotations
 
 import bisect
+import os
 import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -110,24 +112,64 @@ def range_may_match(prefixes: Sequence[str], lo: str, hi: str) -> bool:
     return i >= 0 and lo.startswith(prefixes[i])
 
 
-def read_list(path: str | Path, *, what: str) -> tuple[str, ...]:
-    """One value a line from ``path``: blanks and ``#`` comments skipped, lowercased, deduplicated."""
+#: The most ``--hosts-file`` / ``--domains-file`` may hold; a larger file is refused, not read.
+MAX_LIST_BYTES = 64 << 20
+
+
+def _read_capped(path: str | Path, flag: str) -> bytes:
+    """The bytes of the regular file ``path``, at most :data:`MAX_LIST_BYTES`.
+
+    A device, a FIFO or a directory is refused before it is opened for reading (a FIFO would block
+    the open, ``/dev/zero`` never ends); the open itself is non-blocking and checked again, in case
+    the path was swapped between the two looks. No error quotes the file's content.
+    """
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise UsageError(f"{flag}: not a regular file")
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise UsageError(f"--{what}s-file {path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"--{what}s-file {path}: cannot read it ({exc})") from None
+        raise UsageError(f"{flag}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{flag}: cannot read it ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise UsageError(f"{flag}: not a regular file")
+        try:
+            data = fh.read(MAX_LIST_BYTES + 1)
+        except OSError as exc:
+            raise InputError(f"{flag}: cannot read it ({exc.strerror})") from None
+    if len(data) > MAX_LIST_BYTES:
+        raise UsageError(f"{flag}: larger than {_size(MAX_LIST_BYTES)}; split it or narrow it")
+    return data
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n >= 1 << 20 else f"{n >> 10} KiB" if n >= 1 << 10 else f"{n} bytes"
+
+
+def read_list(path: str | Path, *, what: str) -> tuple[str, ...]:
+    """One value a line from ``path``: blanks and ``#`` comments skipped, lowercased, deduplicated.
+
+    ``path`` must be a regular file of at most :data:`MAX_LIST_BYTES`; a bad line is named by its
+    number, never quoted (the file may not be what the caller meant to share).
+    """
+    flag = f"--{what}s-file {path}"
+    data = _read_capped(path, flag)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad_line = data.count(b"\n", 0, exc.start) + 1
+        raise InputError(f"{flag}:{bad_line}: not UTF-8 text") from None
     values: dict[str, None] = {}
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip().lower()
         if not line:
             continue
         if not _HOST.match(line):
-            raise InputError(f"--{what}s-file {path}:{n}: {raw.strip()!r} is not a {what} name")
+            raise InputError(f"{flag}:{n}: not a {what} name (one {what} a line, # for comments)")
         values[line.strip(".")] = None
     if not values:
-        raise UsageError(f"--{what}s-file {path}: holds no {what} (only blanks and comments)")
+        raise UsageError(f"{flag}: holds no {what} (only blanks and comments)")
     return tuple(values)
 
 
