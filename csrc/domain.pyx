@@ -22,6 +22,9 @@ include "urlarrow.pxi"
 
 cdef uint64_t FNV64_OFFSET = 0xCBF29CE484222325ULL
 cdef uint64_t FNV64_PRIME = 0x100000001B3ULL
+# DNS limits, as ccrawl.url.domain.MAX_HOST_LEN and MAX_LABEL_LEN: a longer host has no registered domain
+cdef Py_ssize_t MAX_HOST_LEN = 253
+cdef Py_ssize_t MAX_LABEL_LEN = 63
 
 cdef object _py = None  # ccrawl.url.domain, imported on first use (it imports this module)
 
@@ -123,6 +126,7 @@ cdef class SuffixTable:
     cdef uint64_t mask
     cdef bytes blob
     cdef const char* blob_ptr
+    cdef int max_labels  # the most labels a rule can match: the walk starts no further left
 
     def __cinit__(self):
         self.slots = NULL
@@ -133,10 +137,13 @@ cdef class SuffixTable:
     def __init__(self, dict exact, dict wildcard, dict exception):
         cdef dict flags = {}
         cdef int kind, private_bit
+        self.max_labels = 1
         for table, kind, private_bit in ((exact, EXACT, EXACT_PRIVATE), (wildcard, WILD, WILD_PRIVATE),
                                          (exception, EXC, EXC_PRIVATE)):
             for rule, private in table.items():
                 flags[rule] = flags.get(rule, 0) | kind | (private_bit if private else 0)
+                # a wildcard base of k labels matches a name of k + 1
+                self.max_labels = max(self.max_labels, rule.count(".") + (2 if kind == WILD else 1))
         cdef uint64_t size = 16
         while size < 2 * len(flags) + 16:
             size *= 2
@@ -178,11 +185,17 @@ cdef class SuffixTable:
         return 0
 
     cdef int _suffix_labels_c(self, const uint8_t* s, Py_ssize_t n, bint include_private) noexcept nogil:
+        """Only the rightmost ``max_labels`` labels can match a rule: the walk starts there, so the
+        cost is linear in ``n`` however many labels the name has."""
         cdef Py_ssize_t start = 0, dot, i
-        cdef int labels = 1, f
-        for i in range(n):
+        cdef int dots = 0, labels, f
+        for i in range(n - 1, -1, -1):
             if s[i] == 46:
-                labels += 1
+                if dots + 1 == self.max_labels:
+                    start = i + 1  # s[start:] holds max_labels labels
+                    break
+                dots += 1
+        labels = dots + 1
         while True:
             dot = -1
             for i in range(start, n):
@@ -203,16 +216,21 @@ cdef class SuffixTable:
             labels -= 1
 
     cdef Py_ssize_t _registered_c(self, const uint8_t* h, Py_ssize_t n, bint include_private) noexcept nogil:
-        """Start of the registered domain in the lowercased ASCII host ``h``, or -1 when it has none."""
+        """Start of the registered domain in the lowercased ASCII host ``h``, or -1 when it has none
+        (as for a host over ``MAX_HOST_LEN`` bytes or with a label over ``MAX_LABEL_LEN``)."""
         cdef Py_ssize_t i, last = 0
         cdef int keep, seen = 0
-        if n == 0 or h[0] == 46 or h[n - 1] == 46:
+        if n == 0 or n > MAX_HOST_LEN or h[0] == 46 or h[n - 1] == 46:
             return -1
         for i in range(n):
             if h[i] == 46:
                 if i + 1 < n and h[i + 1] == 46:
                     return -1
+                if i - last > MAX_LABEL_LEN:
+                    return -1
                 last = i + 1
+        if n - last > MAX_LABEL_LEN:
+            return -1
         if last < n:
             for i in range(last, n):
                 if not 48 <= h[i] <= 57:

@@ -127,21 +127,22 @@ cdef inline bint _has_escape(const uint8_t* s, Py_ssize_t n) noexcept nogil:
 
 
 cdef Py_ssize_t _unescape_repeatedly(uint8_t* s, Py_ssize_t n) noexcept nogil:
-    """Percent-decode ``s`` in place until nothing changes; the new length."""
-    cdef Py_ssize_t i, j
-    while _has_escape(s, n):
-        i = 0
-        j = 0
-        while i < n:
-            if s[i] == 37 and i + 2 < n and _HEX[s[i + 1]] != 255 and _HEX[s[i + 2]] != 255:
-                s[j] = _HEX[s[i + 1]] * 16 + _HEX[s[i + 2]]
-                i += 3
-            else:
-                s[j] = s[i]
-                i += 1
-            j += 1
-        n = j
-    return n
+    """Percent-decode ``s`` in place until nothing changes; the new length.
+
+    One pass (round after round would be quadratic on ``%2525...2541``): escapes cannot overlap, so
+    every decoding order ends at the same string, and this one keeps ``s[:j]`` free of escapes, so
+    a byte appended can only complete an escape that ends at it.
+    """
+    cdef Py_ssize_t i, j = 0
+    if not _has_escape(s, n):
+        return n
+    for i in range(n):
+        s[j] = s[i]
+        j += 1
+        while j >= 3 and s[j - 3] == 37 and _HEX[s[j - 2]] != 255 and _HEX[s[j - 1]] != 255:
+            s[j - 3] = _HEX[s[j - 2]] * 16 + _HEX[s[j - 1]]
+            j -= 2
+    return j
 
 
 cdef inline Py_ssize_t _escape_lower(const uint8_t* s, Py_ssize_t n, uint8_t* o) noexcept nogil:
@@ -313,8 +314,8 @@ cdef inline bint _alpha(uint8_t c) noexcept nogil:
 
 
 cdef Py_ssize_t _session_match(const uint8_t* s, Py_ssize_t n, int which) noexcept nogil:
-    """Length of session pattern ``which`` matched at the start of ``s`` (0 when it does not match)."""
-    cdef Py_ssize_t i, k, m
+    """Length of session pattern ``which`` (0-3) matched at the start of ``s`` (0 when it does not match)."""
+    cdef Py_ssize_t i, m
     if which <= 2:
         if which == 0:
             m = 11
@@ -346,29 +347,37 @@ cdef Py_ssize_t _session_match(const uint8_t* s, Py_ssize_t n, int which) noexce
             if not _alpha(s[i]):
                 return 0
         return 45
-    if not _ci_prefix(s, n, b"cfid=", 5):
+    return 0  # cfid (4): _cfid_match
+
+
+cdef Py_ssize_t _cfid_match(const uint8_t* q, Py_ssize_t p, Py_ssize_t n, Py_ssize_t amp,
+                            Py_ssize_t amp2) noexcept nogil:
+    """Length of ``cfid=[^&]+&cftoken=[^&]+`` at ``p`` given the first "&" at or after ``p`` (``amp``)
+    and the one after it (``amp2``; ``n`` for none): O(1), where scanning for them is O(n) a try."""
+    if not _ci_prefix(q + p, n - p, b"cfid=", 5):
         return 0
-    i = 5
-    while i < n and s[i] != 38:
-        i += 1
-    if i == 5 or not _ci_prefix(s + i, n - i, b"&cftoken=", 9):
+    if amp == p + 5 or not _ci_prefix(q + amp, n - amp, b"&cftoken=", 9):
         return 0
-    k = i + 9
-    while k < n and s[k] != 38:
-        k += 1
-    if k == i + 9:
+    if amp2 == amp + 9:
         return 0
-    return k
+    return amp2 - p
 
 
 cdef Py_ssize_t _strip_sessions(uint8_t* q, Py_ssize_t n) noexcept nogil:
     """``strip_query_session_ids`` in place: each pattern in turn, at its last match; the new length."""
     cdef int which
-    cdef Py_ssize_t p, m, e
+    cdef Py_ssize_t p, m, e, amp, amp2
     for which in range(5):
         p = n - 1
+        amp = amp2 = n
         while p >= 0:
-            m = _session_match(q + p, n - p, which)
+            if which == 4:
+                if q[p] == 38:
+                    amp2 = amp
+                    amp = p
+                m = _cfid_match(q, p, n, amp, amp2)
+            else:
+                m = _session_match(q + p, n - p, which)
             if m:
                 e = p + m
                 if e == n:

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import os
 from collections import defaultdict, deque
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -36,6 +36,28 @@ from ccrawl.net.client import CCClient
 
 DEFAULT_LOOKAHEAD = 64
 ORDERS = ("file", "input")
+
+#: The longest record a location may ask for, and so the most one request reads. Common Crawl's
+#: records are small (its WARC writer truncates a payload at a few MiB); a location saying 3 GB is
+#: a mistake or an attack, and would be read whole into memory. ``max_length=`` raises it per call.
+MAX_RECORD_LENGTH = 64 << 20
+
+
+def check_location(loc: Location, max_length: int = MAX_RECORD_LENGTH) -> None:
+    """Refuse, in one line, a location no request should be made for: negative, empty or over the cap."""
+    if loc.offset < 0 or loc.length <= 0:
+        raise UsageError(
+            f"fetch: {loc.key}: the offset must be 0 or more and the length positive, got {loc.offset} and {loc.length}"
+        )
+    if loc.length > max_length:
+        raise UsageError(
+            f"fetch: {loc.key}: a record length of {loc.length} bytes is over the {_size(max_length)} cap "
+            "(MAX_RECORD_LENGTH); Common Crawl records are a few MiB at most"
+        )
+
+
+def _size(n: int) -> str:
+    return f"{n >> 20} MiB" if n % (1 << 20) == 0 else f"{n}-byte"
 
 
 @dataclass(slots=True)
@@ -98,11 +120,24 @@ def _render(data: bytes, loc: Location, content: str) -> FetchResult:
 
 
 async def fetch_each(
-    cc: CCClient, locations: Iterable[Location], *, content: str = "body", ledger: Ledger | None = None
+    cc: CCClient,
+    locations: Iterable[Location],
+    *,
+    content: str = "body",
+    ledger: Ledger | None = None,
+    max_length: int = MAX_RECORD_LENGTH,
 ) -> AsyncIterator[FetchResult]:
-    """One ranged GET per location, in input order (the reference the batch path must match)."""
+    """One ranged GET per location, in input order (the reference the batch path must match).
+
+    A location over ``max_length`` (or negative) is a UsageError: before any request when
+    ``locations`` is a sequence, else before its own (a stream is read as it comes).
+    """
     check_content(content)
+    if isinstance(locations, Sequence):
+        for loc in locations:
+            check_location(loc, max_length)
     for loc in locations:
+        check_location(loc, max_length)
         if ledger is not None and loc in ledger:
             continue
         try:
@@ -119,10 +154,17 @@ async def fetch_each(
             ledger.flush()
 
 
-def check_batch(gap: int, max_span: int, order: str, lookahead: int) -> None:
+def check_batch(gap: int, max_span: int, order: str, lookahead: int, max_length: int = MAX_RECORD_LENGTH) -> None:
+    """Refuse flags no plan should be made with; ``max_span`` over ``max_length`` among them, so that
+    no coalesced request reads more than the longest record may (a group only passes ``max_span``
+    for one record longer than it, and no record is over ``max_length``)."""
     from ccrawl.net.ranges import check_limits
 
     check_limits(gap, max_span)
+    if max_span > max_length:
+        raise UsageError(
+            f"--max-span {max_span} is over the {_size(max_length)} cap on one request (MAX_RECORD_LENGTH)"
+        )
     if order not in ORDERS:
         raise UsageError(f"--order {order!r}: use input or file")
     if lookahead < 1:
@@ -141,6 +183,8 @@ def dry_run(locations: Iterable[Location], *, gap: int, max_span: int, ledger: L
     from ccrawl.net.ranges import dry_run_line, plan_summary
 
     todo = [loc for loc in locations if ledger is None or loc not in ledger]
+    for loc in todo:
+        check_location(loc)
     return str(dry_run_line(plan_summary([loc.triple for loc in todo], plan(todo, gap=gap, max_span=max_span))))
 
 
@@ -189,11 +233,18 @@ async def fetch_batch(
     order: str = "file",
     lookahead: int = DEFAULT_LOOKAHEAD,
     ledger: Ledger | None = None,
+    max_length: int = MAX_RECORD_LENGTH,
 ) -> AsyncIterator[FetchResult]:
-    """Coalesced ranged GETs over ``locations``; same results as :func:`fetch_each`."""
+    """Coalesced ranged GETs over ``locations``; same results as :func:`fetch_each`.
+
+    Every location is checked against ``max_length`` before the first request, and no planned
+    request is longer than ``max_length`` (see :func:`check_batch`).
+    """
     check_content(content)
-    check_batch(gap, max_span, order, lookahead)
+    check_batch(gap, max_span, order, lookahead, max_length)
     todo = [loc for loc in locations if ledger is None or loc not in ledger]
+    for loc in todo:
+        check_location(loc, max_length)
     groups = plan(todo, gap=gap, max_span=max_span)
     # Which input indexes each (file, offset, length) stands for, in input order.
     by_triple: dict[tuple[str, int, int], list[int]] = defaultdict(list)

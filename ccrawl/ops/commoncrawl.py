@@ -264,7 +264,9 @@ def fetch_results(
     check_content(content)
     if batch:
         check_batch(gap, max_span, order, lookahead)
-    locs = list(_locations(locations, say)) if batch else _locations(locations, say)
+    # A list is checked whole before the first request (a location over the record cap is a
+    # UsageError, see fetch.check_location); a stream one location at a time, as it is read.
+    locs = list(_locations(locations, say)) if batch or isinstance(locations, Sequence) else _locations(locations, say)
     ok = failed = 0
     with Ledger(ledger) as book:
         if batch:

@@ -16,7 +16,10 @@ Rules: the longest matching rule wins, an exception rule (``!www.ck``) makes its
 a wildcard (``*.ck``) matches one label, and a host no rule covers falls to the implicit ``*`` (its
 last label is the suffix). The registered domain is the suffix plus one label; a host that *is* a
 suffix (``co.uk``), a single-label host, an IP address, a host with an empty label or a leading dot
-has none (None).
+has none (None), and so has a host that DNS could not carry: longer than :data:`MAX_HOST_LEN` (253)
+characters as given or bytes in its ASCII form, or with a label over :data:`MAX_LABEL_LEN` (63) bytes
+in its ASCII form. The lookup walks at most the longest rule's label count from the right, so its
+cost is linear in the host's length whatever the number of labels.
 
 Hosts: given as a host, ``host:port``, ``[ipv6]:port`` or an absolute URL (``scheme://...``). The
 host is lowercased and one trailing dot dropped. Non-ASCII labels are matched through their IDNA
@@ -27,7 +30,9 @@ matches a Unicode host against its ASCII table as written; Common Crawl URLs car
 where the two agree.)
 
 Shard key: the registered domain, else the lowercased ASCII host (``localhost``, ``1.2.3.4``,
-``::1``), else ``""`` for input with no host at all. Shard: FNV-1a 64 of the key's UTF-8 bytes modulo
+``::1``), else ``""`` for input with no host at all. A host over :data:`MAX_HOST_LEN` characters is
+its own key as given (lowercased, not IDNA-encoded: no DNS name is that long, so there is no ASCII
+spelling to agree with). Shard: FNV-1a 64 of the key's UTF-8 bytes modulo
 the shard count, with ``""`` always on shard 0.
 
 :func:`registered_domain`, :func:`shard_key`, :func:`shard_of` and :func:`fnv1a64` are the compiled
@@ -46,6 +51,8 @@ from ccrawl import accel
 from ccrawl.errors import UsageError
 
 __all__ = [
+    "MAX_HOST_LEN",
+    "MAX_LABEL_LEN",
     "PSL_PATH",
     "domain_columns",
     "domain_columns_py",
@@ -69,6 +76,10 @@ PSL_SIDECAR = PSL_PATH.with_suffix(".json")
 FNV64_OFFSET = 0xCBF29CE484222325
 FNV64_PRIME = 0x100000001B3
 _MASK64 = 0xFFFFFFFFFFFFFFFF
+
+# DNS limits (RFC 1035, without the trailing dot): a longer host or label has no registered domain.
+MAX_HOST_LEN = 253
+MAX_LABEL_LEN = 63
 
 # UTS 46 maps these to "." before a host is split into labels.
 _IDEOGRAPHIC_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
@@ -186,11 +197,30 @@ def _not_a_domain(host: str) -> bool:
     return last.isdigit()  # no TLD is numeric: 1.2.3.4 (and 1.2) are addresses
 
 
+@lru_cache(maxsize=1)
+def max_rule_labels() -> int:
+    """The most labels a rule of the vendored list can match (a wildcard matches one more than its base)."""
+    exact, wildcard, exception = rules()
+    counts = [r.count(".") + 1 for r in (*exact, *exception)] + [r.count(".") + 2 for r in wildcard]
+    return max(counts, default=1)
+
+
 def suffix_labels(ascii_name: str, include_private: bool = True) -> int:
-    """How many trailing labels of ``ascii_name`` form its public suffix (at least 1)."""
+    """How many trailing labels of ``ascii_name`` form its public suffix (at least 1).
+
+    Only the rightmost :func:`max_rule_labels` labels can match a rule, so the walk starts there:
+    linear in the name's length however many labels it has.
+    """
     exact, wildcard, exception = rules()
     start = 0
     labels = ascii_name.count(".") + 1
+    most = max_rule_labels()
+    if labels > most:
+        dot = len(ascii_name)
+        for _ in range(most):
+            dot = ascii_name.rfind(".", 0, dot)
+        start = dot + 1
+        labels = most
     while True:
         candidate = ascii_name[start:]
         dot = ascii_name.find(".", start)
@@ -211,10 +241,12 @@ def suffix_labels(ascii_name: str, include_private: bool = True) -> int:
 
 def _registered(host: str, include_private: bool) -> tuple[str, str] | None:
     """(registered domain as written, in ASCII) for a lowercased host, or None."""
-    if _not_a_domain(host):
-        return None
+    if len(host) > MAX_HOST_LEN or _not_a_domain(host):
+        return None  # the length first: IDNA is not run on a host DNS could not carry
     name = ascii_host(host)
     if name is None or ".." in name or name.startswith(".") or name.endswith("."):
+        return None
+    if len(name) > MAX_HOST_LEN or max(map(len, name.split("."))) > MAX_LABEL_LEN:
         return None
     keep = suffix_labels(name, include_private) + 1
     ascii_labels = name.split(".")
@@ -253,6 +285,8 @@ def shard_key_py(url_or_host: str) -> str:
     found = _registered(host, True)
     if found:
         return found[1]
+    if len(host) > MAX_HOST_LEN:
+        return host  # no DNS name is this long: no IDNA (linear, but slow on 100k labels) for it
     return ascii_host(host) or host
 
 

@@ -33,6 +33,7 @@ ask DNS about it (and keep it as written when DNS says no, so only the lookup di
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import re
 from collections.abc import Callable, Iterable
@@ -73,13 +74,46 @@ _PATH_SESSION_PATTERNS = (
 )
 
 
+_HEX_VALUES = {c: int(chr(c), 16) for c in b"0123456789abcdefABCDEF"}
+
+
 def unescape_repeatedly(data: bytes) -> bytes:
-    """Percent-decode until nothing changes (``%2541`` becomes ``A``)."""
-    while True:
+    """Percent-decode until nothing changes (``%2541`` becomes ``A``).
+
+    A few whole-string rounds settle every URL met in practice; a string that needs more (a hostile
+    ``%2525...2541`` would need one round per ``25``, quadratic) goes to :func:`_unescape_fixed_point`,
+    which reaches the same result in one pass.
+    """
+    for _ in range(4):
         decoded = unquote_to_bytes(data)
         if decoded == data:
             return data
         data = decoded
+    return _unescape_fixed_point(data)
+
+
+def _unescape_fixed_point(data: bytes) -> bytes:
+    """What repeated percent-decoding ends at, in one left-to-right pass.
+
+    Escapes (``%`` and two hex digits) cannot overlap, as ``%`` is no hex digit, so every order of
+    decoding them ends at the same string; this order keeps the output free of escapes and decodes
+    the one a new byte completes, which can only end at that byte.
+    """
+    out = bytearray()
+    hexv = _HEX_VALUES
+    for i, chunk in enumerate(data.split(b"%")):
+        if i:
+            out.append(0x25)
+        pos, end = 0, len(chunk)
+        while pos < end and 0x25 in out[-2:]:  # a "%" close enough to the end to start an escape
+            out.append(chunk[pos])
+            pos += 1
+            while len(out) >= 3 and out[-3] == 0x25 and out[-2] in hexv and out[-1] in hexv:
+                value = hexv[out[-2]] * 16 + hexv[out[-1]]
+                del out[-3:]
+                out.append(value)
+        out += chunk[pos:]
+    return bytes(out)
 
 
 def escape_once(data: bytes) -> bytes:
@@ -87,21 +121,111 @@ def escape_once(data: bytes) -> bytes:
     return quote_from_bytes(data, safe=_ESCAPE_SAFE).encode("ascii") if data else data
 
 
+# The same patterns without the ``^(.*)`` around them, tried at one position: each starts with a
+# fixed keyword, so only the keyword's occurrences need trying, from the right (``(.*)`` is greedy).
+_QUERY_SESSION_AT = tuple(
+    (keyword, re.compile(p + rb"(?:&|\Z)", re.I))
+    for keyword, p in (
+        (b"jsessionid=", rb"jsessionid=[0-9a-zA-Z]{32}"),
+        (b"phpsessid=", rb"phpsessid=[0-9a-zA-Z]{32}"),
+        (b"sid=", rb"sid=[0-9a-zA-Z]{32}"),
+        (b"aspsessionid", rb"ASPSESSIONID[a-zA-Z]{8}=[a-zA-Z]{24}"),
+    )
+)
+_PATH_SESSION_AT = (
+    re.compile(rb"\((?:[a-z]\([0-9a-z]{24}\))+\)/", re.I),
+    re.compile(rb"\([0-9a-z]{24}\)/", re.I),
+)
+
+
+def _positions(data: bytes, needle: bytes) -> list[int]:
+    """Every start of ``needle`` in ``data`` (it must not overlap itself), ascending."""
+    out = []
+    at = data.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = data.find(needle, at + len(needle))
+    return out
+
+
+def _first_at_or_after(positions: list[int], at: int, default: int) -> int:
+    k = bisect.bisect_left(positions, at)
+    return positions[k] if k < len(positions) else default
+
+
 def strip_query_session_ids(query: bytes) -> bytes:
-    """Remove the session identifiers of :data:`_QUERY_SESSION_PATTERNS` from a raw query."""
-    for pattern in _QUERY_SESSION_PATTERNS:
-        m = pattern.match(query)
-        if m:
-            query = m.group(1) + (m.group(2) or b"")
+    """Remove the session identifiers of :data:`_QUERY_SESSION_PATTERNS` from a raw query.
+
+    Each pattern removes its last match that ends the query or a ``&`` field (the pattern's greedy
+    ``^(.*)``), in time linear in the query: a regex match from the start backtracks over every
+    occurrence of ``cfid=``, quadratic on a hostile query. A query with a newline (never one that
+    :func:`surt` makes: it escapes them) keeps the regexes, whose ``.`` and ``$`` treat it apart.
+    """
+    if b"\n" in query:
+        for pattern in _QUERY_SESSION_PATTERNS:
+            m = pattern.match(query)
+            if m:
+                query = m.group(1) + (m.group(2) or b"")
+        return query
+    for keyword, at_pattern in _QUERY_SESSION_AT:
+        for p in reversed(_positions(query.lower(), keyword)):
+            m = at_pattern.match(query, p)
+            if m:
+                end = p + len(m.group(0))  # past the "&" that ends the field, if any
+                query = query[:p] + query[end:]
+                break
+    return _strip_cfid(query)
+
+
+def _strip_cfid(query: bytes) -> bytes:
+    """``cfid=[^&]+&cftoken=[^&]+`` ending the query or a field: the last such match removed."""
+    amps = _positions(query, b"&")
+    n = len(query)
+    for p in reversed(_positions(query.lower(), b"cfid=")):
+        a = _first_at_or_after(amps, p + 5, n)  # [^&]+ runs to the first "&"
+        if a == p + 5 or query[a : a + 9].lower() != b"&cftoken=":
+            continue
+        b = _first_at_or_after(amps, a + 9, n)
+        if b == a + 9:
+            continue
+        return query[:p] + query[b + 1 :]  # with the "&" after it, when there is one
     return query
 
 
 def strip_path_session_ids(path: bytes) -> bytes:
-    """Remove an ASP.NET cookieless session segment from a path that ends in an ``.aspx`` page."""
-    for pattern in _PATH_SESSION_PATTERNS:
-        m = pattern.match(path)
-        if m:
-            path = m.group(1) + m.group(3)
+    """Remove an ASP.NET cookieless session segment from a path that ends in an ``.aspx`` page.
+
+    As :data:`_PATH_SESSION_PATTERNS` applied in turn: each removes the last segment after which a
+    ``.aspx`` comes before any ``?``, found in time linear in the path (the regexes backtrack over
+    every candidate segment, quadratic on a hostile path). A path with a newline (never one that
+    :func:`surt` makes: it escapes them) keeps the regexes, whose ``.`` and ``$`` treat it apart.
+    """
+    if b"\n" in path:
+        for pattern in _PATH_SESSION_PATTERNS:
+            m = pattern.match(path)
+            if m:
+                path = m.group(1) + m.group(3)
+        return path
+    for segment in _PATH_SESSION_AT:
+        path = _strip_one_path_session(path, segment)
+    return path
+
+
+def _strip_one_path_session(path: bytes, segment: re.Pattern[bytes]) -> bytes:
+    aspx = _positions(path.lower(), b".aspx")
+    if not aspx:
+        return path
+    questions = _positions(path, b"?")
+    n = len(path)
+    for slash in reversed(_positions(path, b"/(")):
+        m = segment.match(path, slash + 1)
+        if m is None:
+            continue
+        end = m.end()
+        # then [^?]+\.aspx.*$: a ".aspx" at least one byte on, before the first "?"
+        dot = _first_at_or_after(aspx, end + 1, n)
+        if dot < n and dot < _first_at_or_after(questions, end, n):
+            return path[: slash + 1] + path[end:]
     return path
 
 

@@ -269,7 +269,10 @@ def _sniff(head: bytes, name: str) -> bool:
             "(convert it with warcio's `warcio recompress` or read it with another tool)"
         )
     if stripped and not stripped.startswith(b"WARC/"):
-        raise InputError(f"{name}: not a WARC file at offset 0 (it starts {stripped[:16]!r})")
+        # Never quote the bytes: a client of `ccrawl serve` could read the start of any file that way.
+        if gz:
+            raise InputError(f"{name}: a gzip file but not a WARC (no WARC/1.x header at offset 0 of its data)")
+        raise InputError(f"{name}: not a WARC or gzip file (no WARC/1.x header at offset 0)")
     return gz
 
 
@@ -346,7 +349,7 @@ def _frame(src: Source, pos: int) -> _Frame | _Bad:
     """The record at logical ``pos``: header, block and where it ends, or why it is not one."""
     src.ensure(pos + 8)
     if src.take(pos, pos + 5) != b"WARC/":
-        return _Bad(f"no WARC record starts here (found {src.take(pos, pos + 16)!r})")
+        return _Bad("no WARC record starts here (no WARC/1.x header)")  # the bytes are not quoted: see _sniff
     head_end = src.find(b"\r\n\r\n", pos, pos + _MAX_HEADER)
     if head_end < 0:
         if src.end - pos >= _MAX_HEADER:
@@ -378,7 +381,10 @@ def _frame(src: Source, pos: int) -> _Frame | _Bad:
         src.ensure(end + 5)
         after = src.take(end, end + 5)
         if after and after != b"WARC/":
-            return _Bad(f"the Content-Length ({declared}) does not end the block: {after!r} follows it")
+            return _Bad(
+                f"the Content-Length ({declared}) does not end the block: neither CRLF CRLF nor a WARC/1.x header"
+                " follows it"
+            )
     seam = src.seam_in(pos + 1, end)
     if seam is not None and not (seam.pos == end and src.file_span(pos, end)[1] is not None):
         return _Bad(_seam_text(seam))

@@ -78,3 +78,50 @@ def test_fetch_text_of_a_bomb_keeps_memory_bounded_and_notes_the_cut(fakecc: Fak
     (row,) = [json.loads(x) for x in out.splitlines()]
     assert "decoded body cut at 10485760 bytes" in row["note"] and "cut at 10485760 bytes" in err
     assert peak_mb < 300, f"peak RSS {peak_mb:.0f} MB"
+
+
+def _warc_requests(fakecc: FakeCCServer) -> list[Any]:
+    return [r for r in fakecc.faults.log if r.path.endswith(".warc.gz")]
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["one-at-a-time", "batch"])
+def test_a_location_over_the_record_cap_is_refused_before_any_request(fakecc: FakeCCServer, batch: bool) -> None:
+    from ccrawl import ops
+    from ccrawl.errors import UsageError
+
+    good = fakecc.site.captures[0]
+    huge = {
+        "warc_filename": good["filename"],
+        "warc_record_offset": int(good["offset"]),
+        "warc_record_length": 3 << 30,  # 3 GB: would be read whole into memory
+    }
+    fakecc.faults.clear()
+    with pytest.raises(UsageError, match=r"over the 64 MiB cap \(MAX_RECORD_LENGTH") as caught:
+        list(ops.get("cc.fetch")(locations=[good, huge], batch=batch, client_options=fakecc.client_options()))
+    assert "\n" not in str(caught.value) and str(3 << 30) in str(caught.value)
+    assert _warc_requests(fakecc) == []  # not even the good location's
+
+
+def test_the_cap_is_a_keyword_of_the_engine_and_bounds_every_planned_request(fakecc: FakeCCServer) -> None:
+    from ccrawl.commoncrawl.fetch import MAX_RECORD_LENGTH, fetch_batch, fetch_each
+    from ccrawl.commoncrawl.records import Location, location_from
+    from ccrawl.errors import UsageError
+    from ccrawl.net.client import iterate
+
+    caps = [location_from(c) for c in fakecc.site.captures]
+    longest = max(loc.length for loc in caps)
+    options = fakecc.client_options()
+    for bad in (Location(caps[0].filename, -1, 10), Location(caps[0].filename, 0, -5)):
+        with pytest.raises(UsageError, match="offset must be 0 or more and the length positive"):
+            list(iterate(lambda cc, bad=bad: fetch_each(cc, [caps[0], bad]), **options))
+    with pytest.raises(UsageError, match=rf"over the {longest - 1}-byte cap"):
+        list(iterate(lambda cc: fetch_batch(cc, caps, max_length=longest - 1, max_span=longest - 1), **options))
+    # a max-span over the cap would let one coalesced GET read more than any record may
+    with pytest.raises(UsageError, match="--max-span"):
+        list(iterate(lambda cc: fetch_batch(cc, caps, max_span=MAX_RECORD_LENGTH + 1), **options))
+    fakecc.faults.clear()
+    got = list(iterate(lambda cc: fetch_batch(cc, caps, max_length=longest, max_span=longest, gap=1 << 20), **options))
+    assert len(got) == len(caps) and all(r.error is None for r in got)
+    for request in _warc_requests(fakecc):
+        first, last = request.range.removeprefix("bytes=").split("-")
+        assert int(last) - int(first) + 1 <= longest

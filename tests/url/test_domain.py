@@ -253,3 +253,97 @@ def test_module_picks_native_unless_disabled() -> None:
     else:
         native_or_skip("domain")
         assert domain.shard_of is not domain.shard_of_py
+
+
+def _suffix_labels_reference(ascii_name: str, include_private: bool = True) -> int:
+    """The walk from the left over every suffix (quadratic): what the bounded walk must agree with."""
+    exact, wildcard, exception = domain.rules()
+    start, labels = 0, ascii_name.count(".") + 1
+    while True:
+        candidate, dot = ascii_name[start:], ascii_name.find(".", start)
+        private = exception.get(candidate)
+        if private is not None and (include_private or not private):
+            return labels - 1
+        private = exact.get(candidate)
+        if private is not None and (include_private or not private):
+            return labels
+        if dot < 0:
+            return 1
+        private = wildcard.get(ascii_name[dot + 1 :])
+        if private is not None and (include_private or not private):
+            return labels
+        start, labels = dot + 1, labels - 1
+
+
+_RULE_TAILS = st.sampled_from(["com", "co.uk", "kawasaki.jp", "city.kawasaki.jp", "ck", "www.ck", "github.io", "中国"])
+
+
+@st.composite
+def hostile_hosts(draw: st.DrawFn) -> str:
+    """0..300 labels of 0..70 characters (IDN and uppercase among them), dots at the ends, a rule at the end."""
+    label = st.one_of(
+        st.integers(0, 70).map(lambda n: "a" * n),
+        st.text(alphabet="abcXYZ-_0189", max_size=70),
+        st.sampled_from(["bücher", "食狮", "ÄÖÜ", "xn--bcher-kva", "WWW", ""]),
+    )
+    labels = draw(st.lists(label, max_size=300))
+    if draw(st.booleans()):
+        labels.append(draw(_RULE_TAILS))
+    host = ".".join(labels)
+    return draw(st.sampled_from(["", ".", ".."])) + host + draw(st.sampled_from(["", ".", ".."]))
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(host=hostile_hosts(), as_url=st.booleans())
+def test_native_and_twin_agree_on_hostile_hosts(host: str, as_url: bool) -> None:
+    value = f"https://{host}:8080/x" if as_url else host
+    py, native = python_impl(), native_impl()
+    for private in (True, False):
+        assert native.registered_domain(value, include_private=private) == py.registered_domain(value, private)
+    assert native.shard_key(value) == py.shard_key(value)
+    assert native.shard_of(value, 7) == py.shard_of(value, 7)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(
+    labels=st.lists(st.sampled_from(["a", "b", "www", "city", "kawasaki", "jp", "ck", "uk", "co", "io"]), max_size=300),
+    tail=_RULE_TAILS.filter(str.isascii),
+    private=st.booleans(),
+)
+def test_bounded_suffix_walk_agrees_with_the_walk_over_every_suffix(
+    labels: list[str], tail: str, private: bool
+) -> None:
+    name = ".".join([*labels, tail])
+    want = _suffix_labels_reference(name, private)
+    assert domain.suffix_labels(name, private) == want
+    if not accel.extensions_disabled():
+        assert native_impl_table().suffix_labels(name, private) == want
+
+
+def native_impl_table() -> Any:
+    return native_or_skip("domain").SuffixTable(*domain.rules())
+
+
+@pytest.mark.parametrize(
+    ("host", "has_domain"),
+    [
+        ("a" * 63 + ".com", True),
+        ("a" * 64 + ".com", False),  # a label over 63 bytes
+        ("www." + "a" * 64 + ".example.com", False),  # wherever it is
+        (("a" * 49 + ".") * 5 + "com", True),  # 253 bytes
+        (("a" * 49 + ".") * 5 + "com.", True),  # the trailing dot is not counted
+        (("a" * 49 + ".") * 5 + "comx", False),  # 254 bytes
+        ("x." * 126 + "com", False),  # 255 bytes of one-letter labels
+        ("食狮." + "a." * 123 + "com", False),  # 252 characters, 261 bytes in ASCII (xn--85x722f)
+        ("a." * 100_000 + "com", False),
+    ],
+)
+def test_a_host_dns_could_not_carry_has_no_registered_domain(impl: Impl, host: str, has_domain: bool) -> None:
+    found = impl.registered_domain(host)
+    assert (found is not None) == has_domain
+    key = impl.shard_key(f"http://{host.upper()}/")
+    if has_domain:
+        assert key == found
+    else:  # the host is its own key, as for an IP address; in ASCII unless DNS could not carry it anyway
+        name = host.lower().removesuffix(".")
+        assert key == (domain.ascii_host(name) if len(name) <= domain.MAX_HOST_LEN else name)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
+from urllib.parse import unquote_to_bytes
 
 import pytest
 import surt as ia_surt
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from ccrawl.errors import InputError
 from ccrawl.url import surt as mod
@@ -134,3 +137,52 @@ def test_module_picks_native_unless_disabled() -> None:
         assert mod.surt is mod.surt_py
     else:
         assert mod.surt is native_or_skip("surt").surt
+
+
+# Pieces of the hostile shapes (escape chains, session keys, ASP.NET segments) for the one-pass steps.
+_PIECES = st.sampled_from(
+    [
+        *("%", "25", "2", "5", "41", "4", "a", "F", "%2", "&", "=", "x", "/", "(", ")", "/(", "s(", "?", "\n", "\xff"),
+        *("cfid=", "&cftoken=", "CFID=", "jsessionid=", "sid=", "PHPSESSID=", "aspsessionid", "abcdefgh="),
+        *("A" * 24, "0123456789abcdef" * 2, "a" * 24, ".aspx", ".ASPX"),
+    ]
+)
+_HOSTILE = st.lists(_PIECES, max_size=16).map(lambda parts: "".join(parts).encode("utf-8"))
+
+
+def _by_regex(patterns: tuple[Any, ...], data: bytes, keep: Callable[[Any], bytes]) -> bytes:
+    for pattern in patterns:
+        m = pattern.match(data)
+        if m:
+            data = keep(m)
+    return data
+
+
+@settings(max_examples=2000, deadline=None, database=None)
+@given(data=_HOSTILE)
+def test_one_pass_steps_equal_the_regexes_and_the_decoding_rounds(data: bytes) -> None:
+    rounds = data
+    while unquote_to_bytes(rounds) != rounds:
+        rounds = unquote_to_bytes(rounds)
+    assert mod.unescape_repeatedly(data) == mod._unescape_fixed_point(data) == rounds
+    want_query = _by_regex(mod._QUERY_SESSION_PATTERNS, data, lambda m: m.group(1) + (m.group(2) or b""))
+    assert mod.strip_query_session_ids(data) == want_query
+    want_path = _by_regex(mod._PATH_SESSION_PATTERNS, data, lambda m: m.group(1) + m.group(3))
+    assert mod.strip_path_session_ids(data) == want_path
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(path=_HOSTILE, query=_HOSTILE)
+def test_native_and_twin_agree_on_hostile_paths_and_queries(path: bytes, query: bytes) -> None:
+    native = native_or_skip("surt")
+    url = "http://a.com/" + path.decode() + "?" + query.decode()
+    for value in (url, url.replace("a.com", "%" + path.decode() + "a.com")):
+        try:
+            want: object = mod.surt_py(value)
+        except InputError as exc:
+            want = str(exc)
+        try:
+            got: object = native.surt(value)
+        except InputError as exc:
+            got = str(exc)
+        assert got == want

@@ -169,3 +169,43 @@ def test_cli_content_flags_print_their_columns(corpus_dir: Path, capsys: pytest.
     assert main(["parse", path, "--type", "response", "--links", "-o", "jsonl"]) == 0
     (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert row["links"] == ["http://www.iana.org/domains/example"]
+
+
+SECRET = b"SECRET-TOKEN-1234567890abcdef"
+
+
+@pytest.mark.parametrize(("name", "compress"), [("secret.txt", False), ("secret.warc.gz", True)])
+def test_a_file_that_is_not_a_warc_is_named_and_never_quoted(tmp_path: Path, name: str, compress: bool) -> None:
+    import gzip
+
+    from ccrawl import ops
+
+    path = tmp_path / name
+    data = SECRET + b"\nline two of a private file\n"
+    path.write_bytes(gzip.compress(data) if compress else data)
+    with pytest.raises(InputError) as caught:
+        list(ops.get("warc.parse")(files=[str(path)]))
+    message = str(caught.value)
+    assert str(path) in message and "no WARC/1.x header at offset 0" in message
+    assert "SECRET" not in message and "TOKEN" not in message and "1234" not in message
+
+
+def test_bad_records_inside_a_warc_are_reported_without_their_bytes(tmp_path: Path) -> None:
+    from ccrawl import ops
+
+    good = _record("request", "https://example.com/", b"GET / HTTP/1.1\r\n\r\n")
+    # a record whose Content-Length stops short, then the secret where a record should start
+    block = b"GET /s HTTP/1.1\r\n\r\n"
+    short = _record("request", "https://example.com/s", block).replace(
+        b"Content-Length: %d" % len(block), b"Content-Length: %d" % (len(block) - 5)
+    )
+    cases = {"after.warc": good + SECRET + b"\r\n\r\n" + good, "short.warc": good + short + SECRET}
+    for name, data in cases.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        with pytest.raises(InputError) as caught:
+            list(ops.get("warc.parse")(files=[str(path)]))
+        assert name in str(caught.value) and "SECRET" not in str(caught.value)
+        notes: list[str] = []
+        list(ops.get("warc.parse")(files=[str(path)], skip_bad_records=True, notice=notes.append))
+        assert notes and not any("SECRET" in n or "TOKEN" in n for n in notes), notes
