@@ -30,6 +30,7 @@ import os
 import signal
 import struct
 import sys
+import threading
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -86,13 +87,26 @@ class Frame:
 
 
 class _Out:
-    """Frames to the parent on a blocking pipe; records are gathered up to 64 KiB or 20 ms."""
+    """Frames to the parent on a blocking pipe. Records are gathered up to 64 KiB; a thread sends
+    what is gathered once it is 20 ms old, so a record never waits on the operation's next one."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.buf: list[bytes] = []
         self.size = 0
         self.since = 0.0
+        self.lock = threading.Lock()
+        threading.Thread(target=self._tick, name="ccrawl-op-flush", daemon=True).start()
+
+    def _tick(self) -> None:
+        while True:
+            time.sleep(_FLUSH_SECONDS)
+            with self.lock:
+                if self.buf and time.monotonic() - self.since >= _FLUSH_SECONDS:
+                    try:
+                        self._flush()
+                    except OSError:
+                        return
 
     def _send(self, kind: bytes, data: bytes) -> None:
         view = memoryview(_HEAD.pack(kind, len(data)) + data)
@@ -100,30 +114,33 @@ class _Out:
             n = os.write(self.fd, view)
             view = view[n:]
 
-    def record(self, line: bytes) -> None:
-        if not self.buf:
-            self.since = time.monotonic()
-        self.buf.append(line)
-        self.size += len(line)
-        if self.size >= _FLUSH_BYTES or time.monotonic() - self.since >= _FLUSH_SECONDS:
-            self.flush()
-
-    def flush(self) -> None:
+    def _flush(self) -> None:
         if self.buf:
             data, self.buf, self.size = b"".join(self.buf), [], 0
             self._send(b"R", data)
 
+    def record(self, line: bytes) -> None:
+        with self.lock:
+            if not self.buf:
+                self.since = time.monotonic()
+            self.buf.append(line)
+            self.size += len(line)
+            if self.size >= _FLUSH_BYTES:
+                self._flush()
+
+    def _control(self, kind: bytes, data: bytes) -> None:
+        with self.lock:
+            self._flush()
+            self._send(kind, data)
+
     def notice(self, text: str) -> None:
-        self.flush()
-        self._send(b"N", text.encode("utf-8", "replace"))
+        self._control(b"N", text.encode("utf-8", "replace"))
 
     def error(self, status: int, body: Mapping[str, Any]) -> None:
-        self.flush()
-        self._send(b"E", json.dumps({"status": status, "body": body}).encode("utf-8"))
+        self._control(b"E", json.dumps({"status": status, "body": body}).encode("utf-8"))
 
     def done(self) -> None:
-        self.flush()
-        self._send(b"D", b"")
+        self._control(b"D", b"")
 
 
 def _terminate(signum: int, frame: Any) -> None:
