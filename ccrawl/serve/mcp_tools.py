@@ -132,7 +132,7 @@ def make_server(
     async def call_tool(ctx: Any, params: Any) -> Any:
         op = offered.get(params.name)
         if op is None:
-            text, failed = f"no tool {str(params.name)[:100]!r}", True
+            text, failed = json.dumps({"error": f"no tool {str(params.name)[:100]!r}", "exit_code": 2}), True
         else:
             text, failed = await call(op, params.arguments or {}, runner=runner, policy=policy,
                                       defaults=defaults.get(op.name), injected=front, max_records=max_records)

@@ -35,6 +35,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     (root / "page.html").write_text("<html><head><title>Inside</title></head><body><p>inside the root</p></body>"
                                     "</html>")
     (root / "escape").symlink_to(outside / "shadow")
+    import duckdb
+
+    con = duckdb.connect(str(data / "ccrawl.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT range AS n, 'row ' || range AS label FROM range(3)")
+    con.close()
     with canary_server() as canary, running_serve(
         ["--addr", "127.0.0.1:0".replace(":0", f":{_port()}"), "--root", str(root), "--max-seconds", "30",
          "--max-memory-mb", "768", "--max-running", "3"],
@@ -217,3 +222,87 @@ def test_the_servers_memory_stays_bounded_under_hostile_requests(world: dict[str
     assert after < before + (64 << 20), f"serve grew from {before >> 20} to {after >> 20} MiB"
     assert after < 512 << 20
     assert os.path.exists(f"/proc/{world['proc'].pid}")
+
+
+#: SQL a client sends to db.sql: each refused in one line, with nothing written and nothing read
+HOSTILE_SQL = [
+    ("COPY (SELECT 'x') TO '{outside}/pwn.csv'", "pwn.csv"),
+    ("EXPORT DATABASE '{outside}/exported'", "exported"),
+    ("ATTACH '{outside}/new.duckdb' AS other", "new.duckdb"),
+    ("SELECT * FROM read_text('{outside}/shadow')", None),
+    ("SELECT * FROM read_csv('{outside}/shadow')", None),
+    ("SELECT * FROM read_blob('/etc/passwd')", None),
+    ("SELECT * FROM glob('{outside}/*')", None),
+    ("INSTALL httpfs", None),
+    ("LOAD '{outside}/evil.duckdb_extension'", None),
+    ("SET enable_external_access = true", None),
+    ("SET memory_limit = '100GB'", None),
+    ("CREATE TABLE t2 AS SELECT 1", None),
+    ("SELECT * FROM '{outside}/shadow'", None),
+]
+
+
+@pytest.mark.parametrize(("sql", "creates"), HOSTILE_SQL, ids=[q.split()[0] + str(i) for i, (q, _) in
+                                                                 enumerate(HOSTILE_SQL)])
+def test_client_sql_cannot_touch_files_settings_or_extensions(world: dict[str, Any], sql: str,
+                                                              creates: str | None) -> None:
+    status, text = _call(world["base"], "db.sql", {"sql": sql.replace("{outside}", str(world["outside"]))})
+    assert status == 400, text
+    answer = json.loads(text)
+    assert answer["exit_code"] == 2 and "\n" not in answer["error"]
+    _assert_clean(world, text)
+    assert "root:" not in text  # /etc/passwd's first line
+    if creates:
+        assert not (world["outside"] / creates).exists()
+    status, text = _call(world["base"], "db.sql", {"sql": "SELECT count(*) AS n FROM t"})
+    assert status == 200 and json.loads(text) == {"n": 3}  # the database is as it was
+
+
+def test_client_sql_answers_queries_over_the_database(world: dict[str, Any]) -> None:
+    status, text = _call(world["base"], "db.sql", {"sql": "SELECT n, label FROM t ORDER BY n"})
+    assert status == 200, text
+    assert [json.loads(line) for line in text.splitlines()] == [
+        {"n": 0, "label": "row 0"}, {"n": 1, "label": "row 1"}, {"n": 2, "label": "row 2"}]
+    status, text = _call(world["base"], "db.sql", {"sql": "SELECT 1", "trusted": True})
+    assert status == 400 and json.loads(text)["param"] == "trusted"
+
+
+def _op_children(serve_pid: int) -> list[int]:
+    """The operation processes: the children of serve's fork server."""
+    from ccrawl.testing.procs import descendants, running
+
+    out = []
+    for pid in descendants(serve_pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read()
+            with open(f"/proc/{pid}/stat") as fh:
+                ppid = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        if b"forkserver" in cmd and ppid != serve_pid and running(pid):
+            out.append(pid)
+    return out
+
+
+def test_a_billion_row_result_streams_and_stops_when_the_client_goes(world: dict[str, Any]) -> None:
+    from ccrawl.testing.procs import still_running_after
+
+    proc = world["proc"]
+
+    async def go() -> tuple[list[dict[str, Any]], float, list[int]]:
+        async with aiohttp.ClientSession() as s:
+            started = time.monotonic()
+            r = await s.post(f"{world['base']}/ops/db.sql", json={"sql": "SELECT range AS n FROM range(1000000000)"})
+            assert r.status == 200
+            rows = [json.loads(await r.content.readline()) for _ in range(1000)]
+            first = time.monotonic() - started
+            children = _op_children(proc.pid)
+            r.close()
+            return rows, first, children
+
+    rows, first, children = asyncio.run(go())
+    assert rows[0] == {"n": 0} and rows[-1] == {"n": 999}
+    assert first < 10, f"the first 1,000 rows took {first:.1f} s: the result was not streamed"
+    assert children, "no operation process was seen while the query ran"
+    assert still_running_after(children, 3.0) == [], "the query's process outlived its client"
