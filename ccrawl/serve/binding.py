@@ -185,7 +185,11 @@ def confine(field: Field, value: str, root: Path) -> str:
     real = Path(os.path.realpath(path))
     if real != root and not real.is_relative_to(root):
         raise BindError(field.name, "is outside the server's root folder (paths are resolved, symlinks followed)")
-    if real.exists() and not (real.is_file() or real.is_dir()):
+    try:
+        special = real.exists() and not (real.is_file() or real.is_dir())
+    except OSError as exc:  # a name too long, a loop of links, ...
+        raise BindError(field.name, f"is not a usable path ({exc.strerror or type(exc).__name__})") from None
+    if special:
         raise BindError(field.name, "is not a regular file or folder")
     return str(real)
 

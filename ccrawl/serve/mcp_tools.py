@@ -63,7 +63,7 @@ async def call(
         async with contextlib.aclosing(runner.stream(op.name, kwargs, wants_notice=wants_notice)) as frames:
             async for frame in frames:
                 if frame.kind == "R":
-                    for line in frame.data.decode("utf-8").splitlines():
+                    for line in frame.data.decode("utf-8").split("\n")[:-1]:
                         if len(lines) == max_records:
                             lines.append(to_json({"partial": True, "reason": f"stopped after {max_records} records"}))
                             return "\n".join(lines), False

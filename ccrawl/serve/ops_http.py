@@ -37,7 +37,7 @@ from ccrawl.errors import (
 from ccrawl.ops.caps import Cap
 from ccrawl.serve.binding import BindError, Policy, bind, fields_of, input_schema, unsupplied
 from ccrawl.serve.guard import Guard
-from ccrawl.serve.worker import Busy, OverBudget, Runner
+from ccrawl.serve.worker import Busy, OverBudget, Runner, wire_line
 
 NDJSON = "application/x-ndjson"
 _STATUS = {EXIT_USAGE: 400, EXIT_NOTHING: 404, EXIT_CREDENTIAL: 401, EXIT_UNREACHABLE: 502, EXIT_TEMPORARY: 503}
@@ -163,7 +163,7 @@ def make_app(
             values = body
         try:
             kwargs = bind(op, values, from_text=from_text, policy=policy, defaults=defaults.get(name), injected=front)
-        except BindError as exc:
+        except Exception as exc:  # a BindError is a 400; anything else is ours, and still one JSON line
             return json_response(*error_body(exc))
         wants_notice = any(p.name == "notice" for p in op.params)
         response: web.StreamResponse | None = None
@@ -179,7 +179,7 @@ def make_app(
                         err = json.loads(frame.data)
                         if response is None:
                             return json_response(err["status"], err["body"])
-                        await response.write((to_json({**err["body"], "partial": True}) + "\n").encode("utf-8"))
+                        await response.write(wire_line(to_json({**err["body"], "partial": True})))
                         break
         except Busy as exc:
             return json_response(503, {"error": str(exc), "exit_code": exc.exit_code}, {"Retry-After": "1"})
@@ -187,7 +187,7 @@ def make_app(
             status, body = error_body(exc)
             if response is None:
                 return json_response(status, body)
-            await response.write((to_json({**body, "partial": True}) + "\n").encode("utf-8"))
+            await response.write(wire_line(to_json({**body, "partial": True})))
         if response is None:  # no record at all: an empty, complete stream
             response = web.StreamResponse(headers={"Content-Type": NDJSON, "X-Ccrawl-Operation": name})
             await response.prepare(request)

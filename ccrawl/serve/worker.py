@@ -143,6 +143,18 @@ class _Out:
         self._control(b"D", b"")
 
 
+#: characters that end a line for some readers (str.splitlines, JavaScript before ES2019) but may stand raw
+#: inside a JSON string: escaped on the wire so that one record is always one line, however it is split
+_LINE_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029",
+                              "\x0b": "\\u000b", "\x0c": "\\u000c", "\x1c": "\\u001c", "\x1d": "\\u001d",
+                              "\x1e": "\\u001e"})
+
+
+def wire_line(json_text: str) -> bytes:
+    """One NDJSON line: ``json_text`` (valid JSON) with every Unicode line break escaped, and a newline."""
+    return (json_text.translate(_LINE_BREAKS) + "\n").encode("utf-8")
+
+
 def _terminate(signum: int, frame: Any) -> None:
     """SIGTERM in the child: stop DuckDB's running queries, then unwind (finally blocks run)."""
     with contextlib.suppress(Exception):
@@ -188,7 +200,7 @@ def _child(name: str, kwargs: dict[str, Any], wants_notice: bool, conn: Any, for
             kwargs = {**kwargs, "notice": out.notice}
         records = ops.get(name)(**kwargs)
         for record in records:
-            out.record((to_json(record) + "\n").encode("utf-8"))
+            out.record(wire_line(to_json(record)))
             produced += 1
         out.done()
     except BrokenPipeError:
