@@ -25,7 +25,7 @@ def child_setup(role: str = "") -> None:
     """Start-up of every pipeline process: die with the parent, leave signals to it.
 
     ``role`` (``fetch-0``, ``writer-1``, ...) becomes the process's name in ``ps``/``top``
-    (``ccrawl-fetch-0``), so a missing or stuck process can be told apart from its siblings.
+    (``cc-fetch-0``; Linux keeps 15 bytes of it), so a missing or stuck process can be told apart.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -34,7 +34,7 @@ def child_setup(role: str = "") -> None:
             libc = ctypes.CDLL(None, use_errno=True)
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
             if role:
-                libc.prctl(_PR_SET_NAME, ctypes.c_char_p(f"ccrawl-{role}".encode()[:15]))
+                libc.prctl(_PR_SET_NAME, ctypes.c_char_p(f"cc-{role}".encode()[:15]))
         except (OSError, AttributeError):
             pass  # the parent pipe's EOF still ends the process
     if role and os.environ.get(STOP_BEFORE_READY_ENV) == role:
