@@ -149,6 +149,9 @@ class _Procs:
 #: How long a child gone with exit code 0 before its last message may still have events in the
 #: queue before it counts as lost.
 EXIT_GRACE_S = 2.0
+#: The parent's loop checks several times a second; a longer gap means the parent was not running,
+#: and every child's deadline starts again.
+PARENT_GAP_S = 5.0
 
 #: The work items read ahead of the checkpoint's low-water mark (counted at :attr:`WorkItem.cost`
 #: bytes each) may take this share of ``--queue-mb`` on top of the rings' bound.
@@ -419,6 +422,8 @@ class Pipeline:
                 signal.signal(sig, handler)
         for proc in self.procs.all():
             proc.join(timeout=10)
+        for out in {id(o): o for o in self.procs.inboxes + self.procs.controls}.values():
+            out.close()
         self._late_stats()
         self.parent_cpu_s = time.process_time() - cpu0
         summary = summarize(self, time.monotonic() - started)
@@ -594,6 +599,12 @@ class Pipeline:
         now = time.monotonic()
         if now - self._checked < 0.2:
             return
+        if self._checked and now - self._checked > PARENT_GAP_S:
+            # the parent itself was not running (suspended with Ctrl-Z, the machine asleep): its
+            # children were stopped too or their news is queued; neither is their stall
+            for child in self.children.values():
+                child.heard = max(child.heard, now)
+                child.launched = max(child.launched, now)
         self._checked = now
         p = self.p
         for child in self.children.values():
