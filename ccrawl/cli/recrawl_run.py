@@ -99,6 +99,10 @@ def _size_text(n: int) -> str:
               help="Budget for one host's robots.txt")
 @click.option("--timeout", default=f"{D['timeout']:g}s", show_default=True,
               help="Budget for one fetch, redirects included")
+@click.option("--start-timeout", default=f"{D['start_timeout']:g}s", show_default=True,
+              help="Fail (exit 75) naming a pipeline process that has not reported ready this long after its start")
+@click.option("--stall-timeout", default=f"{D['stall_timeout']:g}s", show_default=True,
+              help="Fail (exit 75, checkpoint written) naming a pipeline process silent this long with work left")
 @click.option("--previous", help="Earlier capture directory: send its validators, store 304s as unchanged rows")
 @click.option("--profile-dir", help="Write a CPU and a heap profile per process into this directory")
 @click.option("--profile-name", default=D["profile_name"], show_default=True,
@@ -107,7 +111,8 @@ def _size_text(n: int) -> str:
 @click.option("--allow-private-addresses", is_flag=True, default=None,
               help="Also fetch loopback, private and link-local addresses [setting allow_private_addresses]")
 def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_timeout: str, timeout: str,
-        resolve: tuple[str, ...], shard: str, shards: int | None, allow_private_addresses: bool | None,
+        start_timeout: str, stall_timeout: str, resolve: tuple[str, ...], shard: str, shards: int | None,
+        allow_private_addresses: bool | None,
         **flags: Any) -> None:
     from ccrawl import ops
     from ccrawl.fetch.config import parse_resolve
@@ -124,6 +129,8 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
         shard_size=parse_size(shard_size, "--shard-size"),
         robots_timeout=parse_seconds(robots_timeout, "--robots-timeout"),
         timeout=parse_seconds(timeout, "--timeout"),
+        start_timeout=parse_seconds(start_timeout, "--start-timeout"),
+        stall_timeout=parse_seconds(stall_timeout, "--stall-timeout"),
         resolve=parse_resolve(resolve),
         allow_private_addresses=bool(run.settings.allow_private_addresses if allow_private_addresses is None
                                      else allow_private_addresses),

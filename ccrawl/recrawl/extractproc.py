@@ -16,7 +16,7 @@ import time
 from typing import Any, Protocol
 
 from ccrawl.fetch.decoding import ContentDecodeError, decode_content, looks_like_html
-from ccrawl.recrawl.messages import CaptureRow, ExtractReport
+from ccrawl.recrawl.messages import CaptureRow, ExtractReport, Ready
 from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 
@@ -125,7 +125,7 @@ def _announce(rings: list[Ring]) -> None:
 
 def extract_main(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, engine_name: str, upstream: int) -> None:
     """Entry point of extract process ``idx``; ``upstream`` fetch processes feed its ring."""
-    child_setup()
+    child_setup(f"extract-{idx}")
     from ccrawl.profiling.session import heap_profile
 
     with heap_profile(f"extract-{idx}"):
@@ -142,6 +142,7 @@ def extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, en
     cpu0 = time.process_time()
     k = 0
     announced = time.perf_counter()
+    events.put(Ready("extract", idx, os.getpid()))
 
     def stats() -> dict[str, Any]:
         return {"rows": rows, "rendered": rendered, "busy_s": busy, "sink_wait_s": sink_wait,

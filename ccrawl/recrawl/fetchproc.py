@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import json
 import os
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from ccrawl.recrawl.messages import (
     DropWaiting,
     Exit,
     FetchReport,
+    Ready,
     RowHeader,
     Seal,
     StopFeed,
@@ -151,23 +153,52 @@ class FetchWriterConfig:
 BACKOFF_STATUSES = frozenset({429, 503})
 
 
+@dataclass(slots=True, frozen=True)
+class _InboxFailed:
+    """The inbox thread could not read the parent's pipe (not an EOF): the fetch process fails."""
+
+    error: BaseException
+
+
 class Inbox:
     """The parent's messages, as an asyncio queue: from a pipe (a real run) or pushed by a test."""
 
     def __init__(self) -> None:
-        self.queue: asyncio.Queue[WorkBatch | StopFeed | DropWaiting | Seal | Exit] = asyncio.Queue()
+        self.queue: asyncio.Queue[WorkBatch | StopFeed | DropWaiting | Seal | Exit | _InboxFailed] = asyncio.Queue()
 
     def attach(self, conn: Connection) -> None:
+        """Read ``conn`` in a thread of its own, handing each message to the event loop.
+
+        Never ``loop.add_reader`` on the pipe: uvloop (libuv) makes a watched descriptor
+        non-blocking, and ``Connection.recv`` on a non-blocking pipe raises ``BlockingIOError``
+        when a message arrives in pieces (a ``WorkBatch`` over 16 KiB is written as a header and
+        then a payload): that ended the fetch process with exit code 0 and no word to the parent
+        (issue #37). Here the descriptor stays blocking and a message is read whole.
+        """
         loop = asyncio.get_running_loop()
+        detached = threading.Event()
 
-        def on_readable() -> None:
-            try:
-                self.queue.put_nowait(conn.recv())
-            except (EOFError, OSError):
-                os._exit(0)  # the parent is gone: leave nothing half-sealed behind, the next run replays
+        def deliver(msg: object) -> None:
+            if not detached.is_set():
+                self.queue.put_nowait(msg)  # type: ignore[arg-type]
 
-        loop.add_reader(conn.fileno(), on_readable)
-        self._detach = lambda: loop.remove_reader(conn.fileno())
+        def read() -> None:
+            while not detached.is_set():
+                try:
+                    msg: object = conn.recv()
+                except EOFError:
+                    os._exit(0)  # the parent is gone: leave nothing half-sealed behind, the next run replays
+                except BaseException as exc:  # handed to the loop, which fails the process
+                    msg = _InboxFailed(exc)
+                try:
+                    loop.call_soon_threadsafe(deliver, msg)
+                except RuntimeError:
+                    return  # the loop is closed: the process is ending
+                if isinstance(msg, _InboxFailed):
+                    return
+
+        threading.Thread(target=read, name="inbox", daemon=True).start()
+        self._detach = detached.set
 
     def detach(self) -> None:
         getattr(self, "_detach", lambda: None)()
@@ -213,6 +244,7 @@ async def serve(
         await outbox.seal(round_, final)
 
     async with Fetcher(config) as fetcher:
+        events.put(Ready("fetch", idx, os.getpid()))
 
         async def one(host: str, item: WorkItem, unknown_delay: bool) -> None:
             nonlocal credit, done_since_credit
@@ -242,7 +274,7 @@ async def serve(
             credit += item.cost
             done_since_credit += 1
             if done_since_credit >= credit_every:
-                events.put(Credit(idx, credit))
+                events.put(Credit(idx, credit, done_since_credit))
                 credit = done_since_credit = 0
 
         def report(final: bool = False) -> None:
@@ -257,7 +289,7 @@ async def serve(
             stats["sched_backoffs"] = sched.backoffs
             stats["sched_host_wait_s"] = host_wait
             stats["sched_dropped"] = dropped
-            events.put(FetchReport(idx, credit, stats, final))
+            events.put(FetchReport(idx, credit, stats, final, done_since_credit))
             credit = done_since_credit = 0
             last_report = time.monotonic()
 
@@ -282,11 +314,31 @@ async def serve(
                         sealing = loop.create_task(seal_after(sealing, round_, final))
                     case Exit() if writes:
                         exit_now.set()
+                    case _InboxFailed(error=error):
+                        raise RuntimeError(f"fetch process {idx}: reading the parent's pipe failed") from error
                     case _:
                         raise TypeError(f"fetch process {idx}: unexpected message {msg!r}")
                 wake.set()
 
+        async def heartbeat() -> None:
+            """Credit every 0.1 s when there is some, the full report once a second, whatever else runs.
+
+            The report is the process's heartbeat too: the parent names a fetch process that sends
+            nothing for ``--stall-timeout``. It runs as a task of its own, so it goes out while every
+            slot is busy; credit has its own clock (it once reset the report's, and ``fetched`` froze
+            at its first value while hundreds of pages were fetched: issue #37).
+            """
+            nonlocal credit, done_since_credit
+            while True:
+                await asyncio.sleep(0.1)
+                if time.monotonic() - last_report >= 1.0:
+                    report()
+                elif credit:
+                    events.put(Credit(idx, credit, done_since_credit))
+                    credit = done_since_credit = 0
+
         receiver = loop.create_task(receive())
+        beating = loop.create_task(heartbeat())
         swept = time.monotonic()
         while True:
             await slots.acquire()
@@ -309,9 +361,6 @@ async def serve(
                     await asyncio.wait_for(wake.wait(), timeout)
                 if ready_at is not None and len(sched):
                     host_wait += time.monotonic() - t0
-                since = time.monotonic() - last_report
-                if since > 1.0 or (credit and since > 0.1):
-                    report()
             if got is None:
                 slots.release()
                 break
@@ -323,15 +372,6 @@ async def serve(
             if now - swept > 5.0:
                 sched.sweep(now)
                 swept = now
-            since = now - last_report
-            if since > 1.0:
-                report()
-            elif credit and since > 0.1:
-                # credit alone (the feeder waits for it); the full stats (a dict of dicts, the peak
-                # RSS) once a second: at ten a second they were a percent of the process's CPU
-                events.put(Credit(idx, credit))
-                credit = done_since_credit = 0
-                last_report = now
         if writes:
             # the rows are in this process's open shard: the parent's final seal makes them durable
             events.put(Drained(idx))
@@ -343,6 +383,7 @@ async def serve(
                 with contextlib.suppress(WriterFailed):
                     await sealing
         receiver.cancel()
+        beating.cancel()
         inbox.detach()
         report(final=True)
         if writes:
@@ -353,7 +394,7 @@ async def serve(
 def fetch_main(idx: int, inbox: Connection, events: Any, rings: list[Ring], config: FetchConfig, warc: bool,
                writer: FetchWriterConfig | None = None) -> None:
     """Entry point of fetch process ``idx``; with ``writer``, it writes its own rows (fetch-only Parquet)."""
-    child_setup()
+    child_setup(f"fetch-{idx}")
     from ccrawl.fetch import run
     from ccrawl.profiling.session import heap_profile
 

@@ -77,22 +77,39 @@ class Exit:
 # -- events: children → parent ---------------------------------------------------------------
 
 
+@dataclass(slots=True, frozen=True)
+class Ready:
+    """Any child → parent, once, when its set-up is done (the start handshake).
+
+    ``role`` is ``fetch``, ``extract`` or ``writer``; a child whose ``Ready`` does not arrive
+    within ``--start-timeout`` is named and the run fails."""
+
+    role: str
+    idx: int
+    pid: int
+
+
 @dataclass(slots=True)
 class Credit:
     """Fetch → parent: these bytes of work items have left the fetch process (read-ahead budget)."""
 
     fetcher: int
     nbytes: int
+    items: int = 0
+    """How many work items those bytes were (the parent counts the URLs each process holds)."""
 
 
 @dataclass(slots=True)
 class FetchReport:
-    """Fetch → parent: running stats (and credit not yet returned); ``final`` once, at the end."""
+    """Fetch → parent: running stats (and credit not yet returned); ``final`` once, at the end.
+
+    Sent once a second whatever the process is doing: it is the fetch process's heartbeat."""
 
     fetcher: int
     nbytes: int
     stats: dict[str, Any]
     final: bool = False
+    items: int = 0
 
 
 @dataclass(slots=True)
@@ -144,7 +161,7 @@ class Crash:
     """The disk refused a write (full, read-only, ...): one line, exit 75, the resume is lossless."""
 
 
-Event = Credit | FetchReport | ExtractReport | WriterReport | WantSeal | DurableRows | Drained | Crash
+Event = Ready | Credit | FetchReport | ExtractReport | WriterReport | WantSeal | DurableRows | Drained | Crash
 
 
 # -- capture rows: through the rings --------------------------------------------------------

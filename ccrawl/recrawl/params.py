@@ -84,6 +84,12 @@ class RunParams:
     profile_name: str = "recrawl"
     """File name stem of the profiles, so two runs can be told apart and diffed."""
     tick_seconds: float = 2.0
+    start_timeout: float = 30.0
+    """``--start-timeout``: a pipeline process that has not reported ready this long after its start
+    is named and the run fails (exit 75)."""
+    stall_timeout: float = 60.0
+    """``--stall-timeout``: a pipeline process that has sent nothing (it reports every second) this
+    long before its work is done is named and the run fails (exit 75) after its checkpoint."""
     command_line: str = ""
     handle_signals: bool = True
 
@@ -113,6 +119,8 @@ class RunParams:
             (self.shard_size > 0, "--shard-size must be > 0"),
             (self.timeout > 0, "--timeout must be > 0"),
             (self.robots_timeout > 0, "--robots-timeout must be > 0"),
+            (self.start_timeout > 0, "--start-timeout must be > 0"),
+            (self.stall_timeout > 0, "--stall-timeout must be > 0"),
             (self.max_body > 0, "max_body must be > 0"),
             (self.max_redirects >= 0, "--max-redirects must be >= 0 (0 = do not follow redirects)"),
             (self.extractors is None or self.extractors >= 1, "--extractors must be at least 1"),

@@ -17,15 +17,17 @@ start repairs exactly (:mod:`ccrawl.recrawl.recovery`).
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing as mp
 import os
 import queue
 import signal
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ccrawl.errors import CcrawlError, UsageError
+from ccrawl.errors import CcrawlError, TemporaryFailure, UsageError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, save_checkpoint
 from ccrawl.recrawl.diskfail import crash_error, release_rings
 from ccrawl.recrawl.feeder import FeedCounts, Routed
@@ -39,6 +41,7 @@ from ccrawl.recrawl.messages import (
     Exit,
     ExtractReport,
     FetchReport,
+    Ready,
     Seal,
     StopFeed,
     WantSeal,
@@ -61,14 +64,76 @@ if TYPE_CHECKING:
 _META_ROOM = 4 * MB
 
 
+class Outlet:
+    """The parent's end of a child's pipe, written by a thread of its own.
+
+    A child that stops reading (SIGSTOPped, wedged) fills its pipe; a send from the parent's loop
+    would then block it for good, and with it every check that would have named the child. Here
+    only this thread waits; the loop goes on, sees the silence and ends the run (issue #37).
+    A send that fails (the child is gone) is kept in :attr:`error` for the loop to report.
+    """
+
+    _CLOSE = object()
+
+    def __init__(self, conn: Any, name: str) -> None:
+        self.conn = conn
+        self.name = name
+        self.error: BaseException | None = None
+        self.failed_at = 0.0
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=f"send-{name}", daemon=True)
+        self._thread.start()
+
+    def send(self, msg: Any) -> None:
+        self._queue.put(msg)
+
+    def _run(self) -> None:
+        while True:
+            msg = self._queue.get()
+            if msg is self._CLOSE:
+                return
+            try:
+                self.conn.send(msg)
+            except (OSError, ValueError) as exc:
+                self.error = exc
+                return
+
+    def close(self) -> None:
+        self._queue.put(self._CLOSE)
+
+
+@dataclass
+class _Child:
+    """What the parent knows of one child's liveness (see :meth:`Pipeline._check_alive`)."""
+
+    role: str
+    idx: int
+    proc: Any
+    launched: float = 0.0
+    ready: bool = False
+    heard: float = 0.0
+    """When the child last sent anything (monotonic)."""
+    finished: bool = False
+    """It sent its last message: it may exit now."""
+    exit_seen: float = 0.0
+    """When it was first seen gone with exit code 0 before finishing (its last events may still be queued)."""
+
+    @property
+    def label(self) -> str:
+        kind = {"fetch": "fetch process", "extract": "extract process", "writer": "writer"}[self.role]
+        return f"{kind} {self.idx} (pid {self.proc.pid})"
+
+
 @dataclass
 class _Procs:
     fetch: list[Any] = field(default_factory=list)
     extract: list[Any] = field(default_factory=list)
     writer: list[Any] = field(default_factory=list)
-    inboxes: list[Any] = field(default_factory=list)
-    controls: list[Any] = field(default_factory=list)
+    inboxes: list[Outlet] = field(default_factory=list)
+    controls: list[Outlet] = field(default_factory=list)
     rings: list[Ring] = field(default_factory=list)
+    child_ends: list[Any] = field(default_factory=list)
+    """The children's ends of their pipes: closed here once they started, so a dead child is an EOF."""
 
     def all(self) -> list[Any]:
         return self.fetch + self.extract + self.writer
@@ -77,7 +142,16 @@ class _Procs:
         for p in self.all():
             if p.is_alive():
                 p.kill()
+        for out in {id(o): o for o in self.inboxes + self.controls}.values():
+            out.close()
 
+
+#: How long a child gone with exit code 0 before its last message may still have events in the
+#: queue before it counts as lost.
+EXIT_GRACE_S = 2.0
+#: The parent's loop checks several times a second; a longer gap means the parent was not running,
+#: and every child's deadline starts again.
+PARENT_GAP_S = 5.0
 
 #: The work items read ahead of the checkpoint's low-water mark (counted at :attr:`WorkItem.cost`
 #: bytes each) may take this share of ``--queue-mb`` on top of the rings' bound.
@@ -163,6 +237,12 @@ class Pipeline:
         self.queue_peak = 0
         self.parent_cpu_s = 0.0
         self.profile: Any = None
+        self.children: dict[tuple[str, int], _Child] = {}
+        self.items_out: dict[int, int] = {}
+        """Per fetch process: work items sent and not yet returned (the URLs it holds)."""
+        self.failure = ""
+        """Why the run failed (a child lost, stalled or never started), for the journal."""
+        self._checked = 0.0
 
     # -- start ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -203,7 +283,8 @@ class Pipeline:
                 daemon=True,
             )
             self.procs.writer.append(proc)
-            self.procs.controls.append(tx)
+            self.procs.controls.append(Outlet(tx, proc.name))
+            self.procs.child_ends.append(rx)
         for k, ring in enumerate(extract_rings):
             proc = ctx.Process(
                 target=extract_main,
@@ -225,7 +306,8 @@ class Pipeline:
                 daemon=True,
             )
             self.procs.fetch.append(proc)
-            self.procs.inboxes.append(tx)
+            self.procs.inboxes.append(Outlet(tx, proc.name))
+            self.procs.child_ends.append(rx)
         self._launch()
 
     def _start_fetch_writers(self) -> None:
@@ -253,8 +335,10 @@ class Pipeline:
                 daemon=True,
             )
             self.procs.fetch.append(proc)
-            self.procs.inboxes.append(tx)
-            self.procs.controls.append(tx)  # the fetch process is this pipe's writer too
+            outlet = Outlet(tx, proc.name)
+            self.procs.inboxes.append(outlet)
+            self.procs.controls.append(outlet)  # the fetch process is this pipe's writer too (one sender: in order)
+            self.procs.child_ends.append(rx)
         self._launch()
 
     @property
@@ -270,9 +354,14 @@ class Pipeline:
             self.profile = ProfileSession(p.profile_dir, p.profile_name)
         for proc in self.procs.all():
             proc.start()
+            role, _, idx = proc.name.removeprefix("ccrawl-").rpartition("-")
+            now = time.monotonic()
+            self.children[(role, int(idx))] = _Child(role, int(idx), proc, launched=now, heard=now)
             if self.profile is not None:
                 # roles as the profiles name them: feeder, fetch-N, extract-N, write-N
                 self.profile.watch(proc.pid, proc.name.removeprefix("ccrawl-").replace("writer-", "write-"))
+        for end in self.procs.child_ends:
+            end.close()  # spawned: each child holds its own copy now
         if self.profile is not None:
             self.profile.watch(os.getpid(), "feeder")
             self.profile.track_heap_here("feeder")
@@ -333,6 +422,8 @@ class Pipeline:
                 signal.signal(sig, handler)
         for proc in self.procs.all():
             proc.join(timeout=10)
+        for out in {id(o): o for o in self.procs.inboxes + self.procs.controls}.values():
+            out.close()
         self._late_stats()
         self.parent_cpu_s = time.process_time() - cpu0
         summary = summarize(self, time.monotonic() - started)
@@ -376,11 +467,11 @@ class Pipeline:
                 batches[k].append(item)
                 held = None
                 if len(batches[k]) >= 256:
-                    self.procs.inboxes[k].send(WorkBatch(batches[k]))
+                    self._send_work(k, batches[k])
                     batches[k] = []
             for k, batch in enumerate(batches):
                 if batch:
-                    self.procs.inboxes[k].send(WorkBatch(batch))
+                    self._send_work(k, batch)
                     batches[k] = []
             if not feeding and not final_sent:
                 for inbox in self.procs.inboxes:
@@ -411,30 +502,56 @@ class Pipeline:
                 self._tick()
             self._check_alive()
 
+    def _send_work(self, k: int, batch: list[WorkItem]) -> None:
+        self.items_out[k] = self.items_out.get(k, 0) + len(batch)
+        self.procs.inboxes[k].send(WorkBatch(batch))
+
+    def _heard(self, role: str, k: int, *, finished: bool = False) -> None:
+        if role == "writer" and self.p.fetch_writes:
+            role = "fetch"  # a fetch process that writes its own rows answers as a writer
+        child = self.children.get((role, k))
+        if child is None:
+            return
+        child.heard = time.monotonic()
+        child.ready = True  # whatever it sends, it got this far (Ready comes first from every child)
+        if finished:
+            child.finished = True
+
     def _on_event(self, ev: Any, credits: list[int]) -> None:
         """One event from a child, dispatched on its type."""
         match ev:
-            case Credit(fetcher=k, nbytes=n):
+            case Ready(role=role, idx=k):
+                self._heard(role, k)
+            case Credit(fetcher=k, nbytes=n, items=items):
                 credits[k] += n
-            case FetchReport(fetcher=k, nbytes=n, stats=stats):
+                self.items_out[k] = self.items_out.get(k, 0) - items
+                self._heard("fetch", k)
+            case FetchReport(fetcher=k, nbytes=n, stats=stats, final=final, items=items):
                 credits[k] += n
+                self.items_out[k] = self.items_out.get(k, 0) - items
                 self.fetch_stats[k] = stats
-            case ExtractReport(extractor=k, stats=stats):
+                self._heard("fetch", k, finished=final and not self.p.fetch_writes)
+            case ExtractReport(extractor=k, stats=stats, final=final):
                 self.extract_stats[k] = stats
+                self._heard("extract", k, finished=final)
             case WriterReport(writer=k, stats=stats, final=final):
                 self.writer_stats[k] = stats
                 self._exited += bool(final)
-            case WantSeal():
+                self._heard("writer", k, finished=final)
+            case WantSeal(writer=k):
+                self._heard("writer", k)
                 if not self._acks_needed and not self._drained:
                     self._seal_round += 1
                     self._acks_needed = len(self.procs.controls)
                     for ctl in self.procs.controls:
                         ctl.send(Seal(self._seal_round))
             case DurableRows(writer=k, durable=d, seal_round=r):
+                self._heard("writer", k)
                 if r is not None and r > 0 and self._acks_needed:
                     self._acks_needed -= 1
                 self._on_durable(k, d)
-            case Drained():
+            case Drained(writer=k):
+                self._heard("writer", k)
                 self._drained += 1
                 if self._drained == self.writing_processes:
                     for ctl in self.procs.controls:
@@ -469,11 +586,69 @@ class Pipeline:
                     pass
 
     def _check_alive(self) -> None:
-        for proc in self.procs.all():
-            if proc.exitcode not in (None, 0):
+        """Name a child that died, left early, never started or went silent, and fail the run.
+
+        Every child reports ``Ready`` after its set-up and then something at least once a second
+        (its stats), busy or idle, until its last message; so a child that is silent for
+        ``--stall-timeout`` is stuck (SIGSTOPped, wedged), one that has not said ``Ready`` after
+        ``--start-timeout`` never started, and one gone with exit code 0 before its last message
+        was lost (issue #37: a fetch process left that way once and the run sat at zero for ten
+        minutes). A stall, a lost child and a start that never came are worth running again (exit
+        75); the checkpoint is written first, so the rerun resumes (duplicates at most, never gaps).
+        """
+        now = time.monotonic()
+        if now - self._checked < 0.2:
+            return
+        if self._checked and now - self._checked > PARENT_GAP_S:
+            # the parent itself was not running (suspended with Ctrl-Z, the machine asleep): its
+            # children were stopped too or their news is queued; neither is their stall
+            for child in self.children.values():
+                child.heard = max(child.heard, now)
+                child.launched = max(child.launched, now)
+        self._checked = now
+        p = self.p
+        for child in self.children.values():
+            proc = child.proc
+            code = proc.exitcode
+            if code not in (None, 0):
                 raise CcrawlError(
-                    f"{proc.name} died with exit code {proc.exitcode}; the checkpoint is intact, run again to resume"
+                    f"{proc.name} (pid {proc.pid}) died with exit code {code}{self._holding(child)}; "
+                    "the checkpoint is intact, run again to resume"
                 )
+            if code == 0 and not child.finished:
+                child.exit_seen = child.exit_seen or now
+                if now - child.exit_seen > EXIT_GRACE_S:
+                    self._fail(f"{child.label} exited (code 0) before finishing its work{self._holding(child)}")
+            elif code is None and not child.ready and now - child.launched > p.start_timeout:
+                self._fail(f"{child.label} did not report ready within {p.start_timeout:g} s of its start")
+            elif code is None and child.ready and not child.finished and now - child.heard > p.stall_timeout:
+                self._fail(f"{child.label} has sent nothing for {now - child.heard:.0f} s{self._holding(child)}")
+        for out in {id(o): o for o in self.procs.inboxes + self.procs.controls}.values():
+            if out.error is not None:
+                # the child's end is closed: it is gone, and the checks above name it once its exit
+                # code is in; a pipe that failed with the child still there is named here
+                out.failed_at = out.failed_at or now
+                if now - out.failed_at > EXIT_GRACE_S:
+                    self._fail(f"the pipe to {out.name} failed ({type(out.error).__name__}: {out.error})")
+
+    def _holding(self, child: _Child) -> str:
+        if child.role != "fetch":
+            return ""
+        dropped = int(self.fetch_stats.get(child.idx, {}).get("sched_dropped", 0) or 0)
+        held = max(0, self.items_out.get(child.idx, 0) - dropped)
+        return f" while holding {held} URLs" if held else ""
+
+    def _fail(self, what: str) -> None:
+        """Write the checkpoint and the journal's ``failed`` event, then raise the one-line error (exit 75)."""
+        self.failure = what
+        with contextlib.suppress(OSError):
+            self._write_checkpoint()
+        self.tel.event("failed", reason=what, durable=self.durable_rows, files=len(self.sealed_files))
+        saved = "the checkpoint is saved" if self.cp is not None and self.p.state else "nothing was checkpointed"
+        raise TemporaryFailure(
+            f"recrawl: {what}; the run stopped with {self.durable_rows} rows written this run and {saved}: "
+            "run the same command again to resume"
+        )
 
     # -- durability and the checkpoint ------------------------------------------------------------
     def _on_durable(self, writer: int, d: Durable | None) -> None:

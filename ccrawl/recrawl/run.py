@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ccrawl import __version__
-from ccrawl.errors import UsageError
+from ccrawl.errors import TemporaryFailure, UsageError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, load_checkpoint
 from ccrawl.recrawl.diskfail import disk_failure
 from ccrawl.recrawl.feeder import FeedCounts, feed
@@ -149,6 +149,15 @@ def _run_locked(params: RunParams, worklist: WorkList) -> RunSummary:
         )
         pipe.set_base_fetched(cp.fetched)
         summary = pipe.run()
+        if counts.issued and not pipe.durable_rows and summary.stopped_by != "signal":
+            # every URL becomes a row (a failure is a row): work issued and nothing written is a lost
+            # pipeline, never a success (issue #37); what was durable before this run stays checkpointed
+            pipe.finish_checkpoint(False)
+            telemetry.event("failed", reason="nothing written", issued=counts.issued)
+            raise TemporaryFailure(
+                f"recrawl: {counts.issued} URLs were handed to the pipeline and no row was written; "
+                "run the same command again to resume"
+            )
         done = summary.stopped_by == "end" and tracker.pending() == 0
         pipe.finish_checkpoint(done)
         summary.done = done

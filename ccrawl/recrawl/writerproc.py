@@ -26,6 +26,7 @@ from ccrawl.recrawl.messages import (
     Drained,
     DurableRows,
     Exit,
+    Ready,
     Seal,
     WantSeal,
     WriterReport,
@@ -60,7 +61,7 @@ def make_sink(kind: str, out: str, stem: str, provenance: dict[str, str]) -> Sin
 
 def writer_main(idx: int, ring_in: Ring, control: Connection, events: Any, upstream: int, cfg: WriterConfig) -> None:
     """Entry point of writer process ``idx``; ``upstream`` producers feed its ring."""
-    child_setup()
+    child_setup(f"writer-{idx}")
     from ccrawl.profiling.session import heap_profile
     from ccrawl.recrawl.diskfail import apply_test_fsize_limit, disk_failure
 
@@ -100,6 +101,7 @@ def write_loop(
     cpu0 = time.process_time()
     unsynced_since = 0.0
     ring_fd, ctl_fd = ring_in.fileno(), control.fileno()
+    events.put(Ready("writer", idx, os.getpid()))
 
     def stats() -> dict[str, Any]:
         return {"rows": rows, "busy_s": busy, "wall_s": time.monotonic() - started,
