@@ -80,3 +80,35 @@ def test_unknown_routes_and_methods_answer_json_errors_and_openapi_is_served() -
     assert s2 == 200 and s3 == 200 and spec == openapi() == spec2
     assert set(spec["paths"]) == {"/v2/host/{host}", "/v2/hosts", "/v2/search", "/v2/health"}
     assert spec["paths"]["/v2/search"]["get"]["responses"]["503"]
+
+
+def test_api_refuses_a_rebound_host_a_foreign_origin_and_a_missing_token() -> None:
+    from ccrawl.serve.guard import Guard
+
+    store = HostStore.build("g", HOSTS)
+
+    async def main(app: web.Application, calls: list[dict[str, str]]) -> list[int]:
+        runner = web.AppRunner(app)
+        await runner.setup()
+        port = free_port()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        try:
+            async with aiohttp.ClientSession() as s:
+                out = []
+                for headers in calls:
+                    r = await s.get(f"http://127.0.0.1:{port}/v2/host/www.example.com", headers=headers)
+                    body = await r.json()
+                    assert r.status == 200 or body["status"] == r.status
+                    out.append(r.status)
+                out.append((await s.get(f"http://127.0.0.1:{port}/v2/health")).status)
+                return out
+        finally:
+            await runner.cleanup()
+
+    statuses = asyncio.run(main(make_app(store), [
+        {}, {"Host": "attacker.example"}, {"Origin": "http://attacker.example"}, {"Sec-Fetch-Site": "cross-site"}]))
+    assert statuses == [200, 421, 403, 403, 200]
+    token = "a-token-of-32-characters-or-so!!"
+    guarded = make_app(store, guard=Guard.for_address("127.0.0.1", loopback=True, token=token))
+    statuses = asyncio.run(main(guarded, [{}, {"Authorization": "Bearer nope"}, {"Authorization": f"Bearer {token}"}]))
+    assert statuses == [401, 401, 200, 200]  # /v2/health needs no token

@@ -40,12 +40,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     con = duckdb.connect(str(data / "ccrawl.duckdb"))
     con.execute("CREATE TABLE t AS SELECT range AS n, 'row ' || range AS label FROM range(3)")
     con.close()
-    with canary_server() as canary, running_serve(
-        ["--addr", "127.0.0.1:0".replace(":0", f":{_port()}"), "--root", str(root), "--max-seconds", "30",
-         "--max-memory-mb", "768", "--max-running", "3"],
-        serve_env(data),
+    with canary_server() as canary, canary_server() as operator, running_serve(
+        ["--addr", f"127.0.0.1:{_port()}", "--root", str(root), "--max-seconds", "30", "--max-memory-mb", "768",
+         "--max-running", "3"],
+        serve_env(data, CCRAWL_DATA_ENDPOINT=operator.url, CCRAWL_RETRIES="0"),
     ) as (base, proc):
-        yield {"base": base, "root": root, "outside": outside, "data": data, "canary": canary, "proc": proc}
+        yield {"base": base, "root": root, "outside": outside, "data": data, "canary": canary, "proc": proc,
+               "operator": operator}
 
 
 def _port() -> int:
@@ -306,3 +307,15 @@ def test_a_billion_row_result_streams_and_stops_when_the_client_goes(world: dict
     assert first < 10, f"the first 1,000 rows took {first:.1f} s: the result was not streamed"
     assert children, "no operation process was seen while the query ran"
     assert still_running_after(children, 3.0) == [], "the query's process outlived its client"
+
+
+def test_a_location_of_3_gb_is_refused_before_any_request(world: dict[str, Any]) -> None:
+    """The operator's own data endpoint is asked for nothing: the length is refused first."""
+    operator: Canary = world["operator"]
+    operator.requests.clear()
+    huge = {"warc_filename": "crawl-data/x.warc.gz", "warc_record_offset": 0, "warc_record_length": 3 * 10**9}
+    for batch in (False, True):
+        status, text = _call(world["base"], "cc.fetch", {"locations": [huge], "batch": batch})
+        assert status == 400 and "over the 64 MiB cap" in text, text
+    assert operator.requests == []
+    _assert_clean(world, text)
