@@ -237,6 +237,10 @@ SETTINGS: tuple[Setting, ...] = (
         "allow_private_addresses", "CCRAWL_ALLOW_PRIVATE_ADDRESSES", "bool", False,
         "Let recrawl run fetch loopback, private and link-local addresses (docs/fetch.md)",
     ),
+    Setting(
+        "crawl_max_redirects", "CCRAWL_CRAWL_MAX_REDIRECTS", "int", 5,
+        "Redirects crawl run follows per chain; a longer chain is a failed fetch (docs/crawl.md)",
+    ),
 )
 
 SETTINGS_BY_KEY: dict[str, Setting] = {s.key: s for s in SETTINGS}

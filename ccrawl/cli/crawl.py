@@ -94,6 +94,8 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
 @click.option("--max-depth", type=int, default=0, show_default=True, help="How far from a seed to follow links")
 @click.option("--max-pages", type=int, default=0, show_default=True, help="Stop after this many fetches (0 = no limit)")
+@click.option("--max-redirects", type=int, default=None,
+              help="Redirects followed per chain; a longer chain is a failed fetch [setting crawl_max_redirects, 5]")
 @click.option("--same-host", is_flag=True, help="Stay on the hosts the seeds named")
 @click.option("--robots/--no-robots", default=True, show_default=True, help="Check robots.txt (RFC 9309)")
 @click.option("--warc-size", default="1GB", show_default=True, help="Rotate to a new WARC file past this size")
@@ -108,8 +110,8 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
                    "[the state file's count, else one per core up to one per 16 workers]")
 @_RESOLVE
 def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int, max_pages: int,
-              same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str, shards: int | None,
-              workers: int, fetchers: int | None, resolve: tuple[str, ...]) -> None:
+              max_redirects: int | None, same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str,
+              shards: int | None, workers: int, fetchers: int | None, resolve: tuple[str, ...]) -> None:
     from ccrawl import ops
     from ccrawl.cli.commoncrawl import parse_size
     from ccrawl.net.client import seconds
@@ -121,6 +123,7 @@ def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max
     op = ops.get("crawl.run")
     records = op(seeds=_seed_lines(seeds, run), state=state, out=out or None, delay=seconds(delay, name="--delay"),
                  max_depth=max_depth, max_pages=max_pages, same_host=same_host, robots=robots,
+                 max_redirects=run.settings.crawl_max_redirects if max_redirects is None else max_redirects,
                  warc_size=parse_size(warc_size, "--warc-size"), prefix=prefix, shard=assignment.index,
                  shards=assignment.count, workers=workers, fetchers=fetchers,
                  timeout=float(run.settings.timeout or 30.0),

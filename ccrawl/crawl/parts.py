@@ -161,7 +161,7 @@ class Mailbox:
         for owner, mine in by_owner.items():
             for i in range(0, len(mine), BATCH_LINKS):
                 chunk = mine[i:i + BATCH_LINKS]
-                links = [(url, depth) for _, _, url, depth in chunk]
+                links = [(url, depth, hops) for _, _, url, depth, hops in chunk]
                 self.inboxes[owner].put(LinkBatch(self.part, chunk[-1][0], links))
         for source, upto in owed.items():
             self.inboxes[source].put(LinkAck(self.part, upto))
@@ -171,8 +171,8 @@ class Mailbox:
         assert crawl is not None
         frontier = crawl.frontier
         if isinstance(msg, LinkBatch):
-            for url, depth in msg.links:
-                frontier.admit(url, depth)
+            for url, depth, hops in msg.links:
+                frontier.admit(url, depth, hops=hops)
             frontier.took_batch(msg.source, msg.upto)
             crawl.activity += 1
             crawl.wake()

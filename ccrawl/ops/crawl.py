@@ -124,6 +124,7 @@ def crawl_run(
     delay: Limit[float] = 1.0,
     max_depth: Annotated[int, Cap.VALUE, Bounds(0, 10**4)] = 0,
     max_pages: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    max_redirects: Annotated[int, Cap.VALUE, Bounds(0, 100)] = 5,
     same_host: Value[bool] = False,
     robots: Value[bool] = True,
     warc_size: Limit[int] = 1 << 30,
@@ -137,7 +138,7 @@ def crawl_run(
     notice: Injected[Notice | None] = None,
     fetchers: Limit[int | None] = None,
 ) -> Iterator[Record]:
-    from ccrawl.crawl.run import CrawlOptions
+    from ccrawl.crawl.run import TOO_MANY_REDIRECTS, CrawlOptions
     from ccrawl.crawl.run import crawl_run as run_crawl
     from ccrawl.fetch.config import DEFAULT_USER_AGENT
 
@@ -145,7 +146,7 @@ def crawl_run(
         state=Path(state), out=Path(out) if out else None, delay=delay, max_depth=max_depth, max_pages=max_pages,
         same_host=same_host, robots=robots, warc_size=warc_size, prefix=prefix, shard=shard, shards=shards,
         workers=workers, timeout=timeout, resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT,
-        fetchers=fetchers,
+        fetchers=fetchers, max_redirects=max_redirects,
     )
     say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
     summary = run_crawl(options, seeds, say)
@@ -154,4 +155,8 @@ def crawl_run(
             f"their {summary.requeued} URL(s) were queued again")
     if not robots:
         say("crawl run: robots.txt was NOT checked (--no-robots)")
+    cut = summary.errors.get(TOO_MANY_REDIRECTS, 0)
+    if cut:
+        say(f"crawl run: {cut} redirect chain(s) longer than --max-redirects {max_redirects} were not followed "
+            f"(failed fetches, errors.{TOO_MANY_REDIRECTS})")
     yield summary.as_record()
