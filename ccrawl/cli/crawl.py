@@ -93,7 +93,9 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--state", required=True, help="Frontier state file, so a run resumes after a restart")
 @click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
 @click.option("--max-depth", type=int, default=0, show_default=True, help="How far from a seed to follow links")
-@click.option("--max-pages", type=int, default=0, show_default=True, help="Stop after this many fetches (0 = no limit)")
+@click.option("--max-pages", type=int, default=0, show_default=True,
+              help="Stop once this many fetches are done for good: pages in sealed WARC files, failures, robots "
+                   "skips (0 = no limit); pages a kill lost are fetched again by the next run")
 @click.option("--max-redirects", type=int, default=None,
               help="Redirects followed per chain; a longer chain is a failed fetch [setting crawl_max_redirects, 5]")
 @click.option("--same-host", is_flag=True, help="Stay on the hosts the seeds named")

@@ -235,16 +235,28 @@ def _warm_imports() -> None:
 
 def _prepare(options: CrawlOptions, seeds: Iterable[str], parts: int) -> tuple[CrawlSummary, int]:
     """Before any partition starts: wait for a killed run's processes, rename its open WARC files,
-    load the seeds into their owners. Returns (aborted files and seed counts, pages fetched so far)."""
+    put the URLs of those files back in their queues, load the seeds into their owners. Returns
+    (aborted files, recovery and seed counts; pages fetched for good so far: the shared budget's start)."""
     states = [StateFile(part_path(Path(options.state), i), wait=5.0) for i in range(parts)]
     try:
         aborted: list[str] = []
+        done = back = 0
         if options.out:
-            aborted = WarcFiles(options.out, prefix=options.prefix).abandon_leftovers()
+            warc = WarcFiles(options.out, prefix=options.prefix)
+            aborted = warc.abandon_leftovers()
+            out = warc.directory
+            for s in states:  # before the budget is read: what the kill lost is not counted as fetched
+                d, b = s.recover(lambda name: (out / name).is_file())
+                done, back = done + d, back + b
+        else:
+            for s in states:
+                d, b = s.recover(lambda name: False)
+                done, back = done + d, back + b
         frontiers = [Frontier(s, frontier_config(options, i, parts)) for i, s in enumerate(states)]
         if states[0].get("seeds_loaded") != "1":
             load_seeds(frontiers, seeds)
-        seeded = CrawlSummary(aborted_files=aborted, admitted=sum(f.admitted for f in frontiers),
+        seeded = CrawlSummary(aborted_files=aborted, recovered_done=done, requeued=back,
+                              admitted=sum(f.admitted for f in frontiers),
                               duplicates=sum(f.dropped["seen"] for f in frontiers))
         return seeded, sum(f.fetched for f in frontiers)
     finally:

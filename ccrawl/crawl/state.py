@@ -112,6 +112,9 @@ class StateFile:
         ``is_sealed(name)`` says whether the WARC file ``name`` was sealed.
         Returns (rows forgotten as done, rows put back in the queue). Pending counts are
         recomputed from the queue, so a kill between any two statements leaves them right.
+        The ``fetched`` count (what ``--max-pages`` is measured against) gives back the rows put
+        back, in the same transaction: it counts pages in sealed files, failures and robots skips,
+        never a page a kill lost.
         """
         done = back = 0
         db = self.db
@@ -122,6 +125,8 @@ class StateFile:
                 done += db.execute("DELETE FROM queue WHERE file=?", (name,)).rowcount
             else:
                 back += db.execute("UPDATE queue SET state=0, file=NULL WHERE file=?", (name,)).rowcount
+        if back:
+            db.execute("UPDATE meta SET v = CAST(max(0, CAST(v AS INTEGER) - ?) AS TEXT) WHERE k='fetched'", (back,))
         db.execute("UPDATE hosts SET pending=(SELECT count(*) FROM queue q WHERE q.host=hosts.host AND q.state=0)")
         db.execute("COMMIT")
         return done, back
