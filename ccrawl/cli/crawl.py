@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import InputLineError, Run, command, read_stdin_values
+from ccrawl.cli.common import ALLOW_PRIVATE, InputLineError, Run, allow_private, command, read_stdin_values
 from ccrawl.cli.rank import client, echo_err, graph_option
 from ccrawl.errors import UsageError
 
@@ -54,12 +54,14 @@ def crawl_status(run: Run, throughput: float) -> None:
 @click.option("--robots", is_flag=True, help="Check robots.txt before fetching")
 @click.option("--warc-dir", type=click.Path(file_okay=False), default=None, help="Write the fetch to a WARC file here")
 @_RESOLVE
-def crawl_fetch(run: Run, url: str, robots: bool, warc_dir: str | None, resolve: tuple[str, ...]) -> None:
+@ALLOW_PRIVATE
+def crawl_fetch(run: Run, url: str, robots: bool, warc_dir: str | None, resolve: tuple[str, ...],
+                allow_private_addresses: bool | None) -> None:
     from ccrawl import ops
 
     op = ops.get("crawl.fetch")
     records = list(op(url=url, robots=robots, warc_dir=warc_dir, timeout=float(run.settings.timeout or 30.0),
-                      resolve=_resolve(resolve)))
+                      resolve=_resolve(resolve), allow_private_addresses=allow_private(run, allow_private_addresses)))
     run.emit(records, columns=op.columns, single=True)
     if records and records[0].get("error"):
         from ccrawl.errors import CcrawlError
@@ -111,9 +113,11 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
               help="Fetch processes, each owning a partition of the registered domains "
                    "[the state file's count, else one per core up to one per 16 workers]")
 @_RESOLVE
+@ALLOW_PRIVATE
 def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int, max_pages: int,
               max_redirects: int | None, same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str,
-              shards: int | None, workers: int, fetchers: int | None, resolve: tuple[str, ...]) -> None:
+              shards: int | None, workers: int, fetchers: int | None, resolve: tuple[str, ...],
+              allow_private_addresses: bool | None) -> None:
     from ccrawl import ops
     from ccrawl.cli.commoncrawl import parse_size
     from ccrawl.net.client import seconds
@@ -129,7 +133,8 @@ def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max
                  warc_size=parse_size(warc_size, "--warc-size"), prefix=prefix, shard=assignment.index,
                  shards=assignment.count, workers=workers, fetchers=fetchers,
                  timeout=float(run.settings.timeout or 30.0),
-                 resolve=_resolve(resolve), notice=echo_err)
+                 resolve=_resolve(resolve), allow_private_addresses=allow_private(run, allow_private_addresses),
+                 notice=echo_err)
     run.emit(records, columns=op.columns, single=True)
 
 

@@ -35,6 +35,8 @@ from ccrawl.crawl.state import StateFile, part_path
 from ccrawl.crawl.summary import CrawlSummary
 from ccrawl.crawl.warc import Encoded, WarcFiles, encode_exchange, stored_body
 from ccrawl.errors import InputError, NothingMatched, UsageError
+from ccrawl.fetch.addresses import REFUSED
+from ccrawl.fetch.classify import BlockedAddress
 from ccrawl.fetch.config import DEFAULT_USER_AGENT
 from ccrawl.fetch.result import FetchResult
 from ccrawl.url.canon import canonicalize
@@ -43,6 +45,8 @@ Notice = Callable[[str], None]
 
 MAX_REDIRECTS = 100
 """The highest ``--max-redirects`` (browsers stop at 20)."""
+BLOCKED_ADDRESS = "blocked_address"
+"""The error a URL on a loopback, private or link-local address is counted under, unless allowed."""
 TOO_MANY_REDIRECTS = "too_many_redirects"
 """The error a 3xx past ``--max-redirects`` is counted under (``CrawlSummary.errors``)."""
 
@@ -71,6 +75,9 @@ class CrawlOptions:
     max_crawl_delay: float = 60.0
     user_agent: str = DEFAULT_USER_AGENT
     resolve: Mapping[str, str] = field(default_factory=dict)
+    allow_private_addresses: bool = False
+    """Fetch (pages and robots.txt) from loopback, private and link-local addresses too; names pinned
+    by ``resolve`` are fetched either way (:mod:`ccrawl.fetch.addresses`)."""
     max_active_hosts: int = 4096
     fetchers: int | None = None
     """Fetch processes, each crawling its partition of the registered domains (:mod:`ccrawl.crawl.parts`);
@@ -258,6 +265,13 @@ class _Crawl:
         try:
             if self.robots is not None:
                 verdict = await self.robots.verdict(item.url)
+                if isinstance(verdict.failure, BlockedAddress):  # the host is refused: so is its page
+                    self.summary.refused = self.summary.refused or str(verdict.failure)
+                    self.summary.fetched += 1
+                    self.summary.failed += 1
+                    self.summary.errors[BLOCKED_ADDRESS] = self.summary.errors.get(BLOCKED_ADDRESS, 0) + 1
+                    frontier.done(item, started=time.time(), file=None)
+                    return
                 crawl_delay = verdict.crawl_delay(self.agent)
                 if not verdict.can_fetch(item.url, self.agent) or crawl_delay > self.o.max_crawl_delay:
                     self.summary.robots_skipped += 1
@@ -292,7 +306,11 @@ class _Crawl:
             self.follow(item, result)
         else:
             self.summary.failed += 1
-            self.summary.errors[result.error] = self.summary.errors.get(result.error, 0) + 1
+            error = result.error
+            if result.error_detail.startswith(REFUSED):
+                error = BLOCKED_ADDRESS
+                self.summary.refused = self.summary.refused or result.error_detail
+            self.summary.errors[error] = self.summary.errors.get(error, 0) + 1
         frontier.done(item, started=started, file=file, crawl_delay=crawl_delay)
         if self.warc is not None and self.warc.full():
             self.seal()
@@ -368,6 +386,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
     import aiohttp
 
     from ccrawl.fetch import FetchConfig, Fetcher
+    from ccrawl.fetch.client import _TimedConnector
     from ccrawl.fetch.dns import CachingResolver
     from ccrawl.fetch.robots import RobotsCache
 
@@ -394,7 +413,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
                        linked=hooks is not None)
         config = FetchConfig(delay=0.0, robots=False, follow_redirects=False, concurrency=workers,
                              timeout=options.timeout, max_body=options.max_body, user_agent=options.user_agent,
-                             resolve=dict(options.resolve))
+                             resolve=dict(options.resolve), allow_private_addresses=options.allow_private_addresses)
         loop = asyncio.get_running_loop()
         if hooks is None:
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -404,9 +423,11 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
         session = None
         try:
             if options.robots:
-                resolver = CachingResolver(override=dict(options.resolve))
+                # the pages' rules for robots.txt too: names resolving to private space, and IP literals
+                allow = options.allow_private_addresses
+                resolver = CachingResolver(override=dict(options.resolve), allow_private=allow)
                 session = aiohttp.ClientSession(
-                    connector=aiohttp.TCPConnector(resolver=resolver, limit=0, family=socket.AF_INET),
+                    connector=_TimedConnector(allow_private=allow, resolver=resolver, limit=0, family=socket.AF_INET),
                     cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)
                 crawl.robots = RobotsCache(session, user_agent=options.user_agent, timeout=10.0, retries=1,
                                            ttl=86400.0, unreachable_ttl=600.0, max_entries=50_000)
