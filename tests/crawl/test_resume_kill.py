@@ -124,7 +124,8 @@ def test_pages_lost_in_a_kill_go_back_to_the_budget_so_a_rerun_fills_it(
     assert [u for u, n in sealed.items() if n > 1] == []
     # the budget counts what the sealed files hold: the rerun fetched every page the kill cost
     assert sum(sealed.values()) == max_pages == summary["total_fetched"]
-    assert summary["requeued"] > 0 and summary["fetched"] == max_pages - kept
+    # (pages of the open file come back as requeued rows, or were never committed as fetched: both fine)
+    assert summary["aborted_files"] >= 1 and summary["fetched"] == max_pages - kept
     assert list(warc.glob("*.open")) == []
 
 
