@@ -235,7 +235,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("hf_endpoint", "HF_ENDPOINT", "str", "https://huggingface.co", "HuggingFace Hub endpoint"),
     Setting(
         "allow_private_addresses", "CCRAWL_ALLOW_PRIVATE_ADDRESSES", "bool", False,
-        "Let recrawl run fetch loopback, private and link-local addresses (docs/fetch.md)",
+        "Let every command that fetches (crawl fetch/run, content, index build --urls, recrawl run) "
+        "fetch loopback, private and link-local addresses (docs/fetch.md)",
+    ),
+    Setting(
+        "crawl_max_redirects", "CCRAWL_CRAWL_MAX_REDIRECTS", "int", 5,
+        "Redirects crawl run follows per chain; a longer chain is a failed fetch (docs/crawl.md)",
     ),
 )
 

@@ -325,3 +325,14 @@ def exit_for_stream(ok: int, failed: int, *, what: str = "input") -> None:
 def env_flag(name: str) -> bool:
     """A boolean environment switch."""
     return os.environ.get(name, "") not in ("", "0", "false", "no")
+
+
+#: ``--allow-private-addresses`` for every command that fetches; unset, the setting decides (see :func:`allow_private`)
+ALLOW_PRIVATE = click.option(
+    "--allow-private-addresses", is_flag=True, default=None,
+    help="Also fetch loopback, private and link-local addresses [setting allow_private_addresses]")
+
+
+def allow_private(run: Any, flag: bool | None) -> bool:
+    """The flag when given, else the ``allow_private_addresses`` setting (``CCRAWL_ALLOW_PRIVATE_ADDRESSES``)."""
+    return bool(run.settings.allow_private_addresses if flag is None else flag)

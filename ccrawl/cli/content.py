@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import InputLineError, Run, command, exit_for_stream
+from ccrawl.cli.common import ALLOW_PRIVATE, InputLineError, Run, allow_private, command, exit_for_stream
 
 
 @click.group("content", help="Live-fetch content signals: text, outlinks, quality, language.")
@@ -61,7 +61,8 @@ class _Tally:
         return self.bad_lines + self.errors
 
 
-def _fetch_params(run: Run, extractor: str, delay: float, resolve: tuple[str, ...]) -> dict[str, Any]:
+def _fetch_params(run: Run, extractor: str, delay: float, resolve: tuple[str, ...],
+                  allow_private_addresses: bool | None = None) -> dict[str, Any]:
     from ccrawl.content.live import DEFAULT_TIMEOUT
     from ccrawl.fetch.config import parse_resolve
 
@@ -77,6 +78,7 @@ def _fetch_params(run: Run, extractor: str, delay: float, resolve: tuple[str, ..
         "delay": delay,
         "user_agent": agent,
         "resolve": parse_resolve(resolve),
+        "allow_private_addresses": allow_private(run, allow_private_addresses),
     }
 
 
@@ -104,16 +106,18 @@ def _leaf(name: str, op_name: str, help_text: str, *, one_object: bool = True) -
         "--resolve",
         "resolve",
         multiple=True,
-        hidden=True,
         metavar="PATTERN=IP",
-        help="Resolve matching host names to IP without DNS (repeatable; docs/content.md)",
+        help="Resolve matching hosts to IP without DNS (e.g. '*.test=127.0.0.1'), for servers you run (repeatable)",
     )
-    def leaf(run: Run, urls: tuple[str, ...], extractor: str, delay: float, resolve: tuple[str, ...]) -> None:
+    @ALLOW_PRIVATE
+    def leaf(run: Run, urls: tuple[str, ...], extractor: str, delay: float, resolve: tuple[str, ...],
+             allow_private_addresses: bool | None) -> None:
         if delay < 0:
             from ccrawl.errors import UsageError
 
             raise UsageError("--delay must be >= 0 seconds (0 turns the per-host spacing off)")
-        _run_op(run, op_name, urls, _fetch_params(run, extractor, delay, resolve), one_object=one_object)
+        params = _fetch_params(run, extractor, delay, resolve, allow_private_addresses)
+        _run_op(run, op_name, urls, params, one_object=one_object)
 
     return leaf
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import InputLineError, Run, command, read_stdin_values
+from ccrawl.cli.common import ALLOW_PRIVATE, InputLineError, Run, allow_private, command, read_stdin_values
 from ccrawl.cli.rank import client, echo_err, graph_option
 from ccrawl.errors import UsageError
 
@@ -54,12 +54,14 @@ def crawl_status(run: Run, throughput: float) -> None:
 @click.option("--robots", is_flag=True, help="Check robots.txt before fetching")
 @click.option("--warc-dir", type=click.Path(file_okay=False), default=None, help="Write the fetch to a WARC file here")
 @_RESOLVE
-def crawl_fetch(run: Run, url: str, robots: bool, warc_dir: str | None, resolve: tuple[str, ...]) -> None:
+@ALLOW_PRIVATE
+def crawl_fetch(run: Run, url: str, robots: bool, warc_dir: str | None, resolve: tuple[str, ...],
+                allow_private_addresses: bool | None) -> None:
     from ccrawl import ops
 
     op = ops.get("crawl.fetch")
     records = list(op(url=url, robots=robots, warc_dir=warc_dir, timeout=float(run.settings.timeout or 30.0),
-                      resolve=_resolve(resolve)))
+                      resolve=_resolve(resolve), allow_private_addresses=allow_private(run, allow_private_addresses)))
     run.emit(records, columns=op.columns, single=True)
     if records and records[0].get("error"):
         from ccrawl.errors import CcrawlError
@@ -93,7 +95,11 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--state", required=True, help="Frontier state file, so a run resumes after a restart")
 @click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
 @click.option("--max-depth", type=int, default=0, show_default=True, help="How far from a seed to follow links")
-@click.option("--max-pages", type=int, default=0, show_default=True, help="Stop after this many fetches (0 = no limit)")
+@click.option("--max-pages", type=int, default=0, show_default=True,
+              help="Stop once this many fetches are done for good: pages in sealed WARC files, failures, robots "
+                   "skips (0 = no limit); pages a kill lost are fetched again by the next run")
+@click.option("--max-redirects", type=int, default=None,
+              help="Redirects followed per chain; a longer chain is a failed fetch [setting crawl_max_redirects, 5]")
 @click.option("--same-host", is_flag=True, help="Stay on the hosts the seeds named")
 @click.option("--robots/--no-robots", default=True, show_default=True, help="Check robots.txt (RFC 9309)")
 @click.option("--warc-size", default="1GB", show_default=True, help="Rotate to a new WARC file past this size")
@@ -107,9 +113,11 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
               help="Fetch processes, each owning a partition of the registered domains "
                    "[the state file's count, else one per core up to one per 16 workers]")
 @_RESOLVE
+@ALLOW_PRIVATE
 def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int, max_pages: int,
-              same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str, shards: int | None,
-              workers: int, fetchers: int | None, resolve: tuple[str, ...]) -> None:
+              max_redirects: int | None, same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str,
+              shards: int | None, workers: int, fetchers: int | None, resolve: tuple[str, ...],
+              allow_private_addresses: bool | None) -> None:
     from ccrawl import ops
     from ccrawl.cli.commoncrawl import parse_size
     from ccrawl.net.client import seconds
@@ -121,10 +129,12 @@ def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max
     op = ops.get("crawl.run")
     records = op(seeds=_seed_lines(seeds, run), state=state, out=out or None, delay=seconds(delay, name="--delay"),
                  max_depth=max_depth, max_pages=max_pages, same_host=same_host, robots=robots,
+                 max_redirects=run.settings.crawl_max_redirects if max_redirects is None else max_redirects,
                  warc_size=parse_size(warc_size, "--warc-size"), prefix=prefix, shard=assignment.index,
                  shards=assignment.count, workers=workers, fetchers=fetchers,
                  timeout=float(run.settings.timeout or 30.0),
-                 resolve=_resolve(resolve), notice=echo_err)
+                 resolve=_resolve(resolve), allow_private_addresses=allow_private(run, allow_private_addresses),
+                 notice=echo_err)
     run.emit(records, columns=op.columns, single=True)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import ALLOW_PRIVATE, Run, allow_private, command
 from ccrawl.errors import NothingMatched
 
 
@@ -32,8 +32,9 @@ def _dir(run: Run, given: str | None) -> str:
 @click.option("--heap-mb", type=click.IntRange(16, 4096), default=128, show_default=True,
               help="Writer memory: segments are flushed when it is reached")
 @click.option("--resolve", multiple=True, help="For --urls: resolver override HOST=IP or '*.suffix=IP' (repeatable)")
+@ALLOW_PRIVATE
 def build(run: Run, directory: str | None, input_: str | None, urls: str | None, workers: int, heap_mb: int,
-          resolve: tuple[str, ...]) -> None:
+          resolve: tuple[str, ...], allow_private_addresses: bool | None) -> None:
     from ccrawl import ops
     from ccrawl.fetch.config import parse_resolve
 
@@ -42,7 +43,7 @@ def build(run: Run, directory: str | None, input_: str | None, urls: str | None,
     live: dict[str, object] = {"timeout": float(run.settings.timeout or 30.0), "delay": 0.0,
                                "resolve": parse_resolve(resolve)}
     records = op(dir=_dir(run, directory), input=input_, urls=url_list, workers=workers, heap_mb=heap_mb,
-                 live=live, notice=run.warn)
+                 allow_private_addresses=allow_private(run, allow_private_addresses), live=live, notice=run.warn)
     run.emit(records, columns=op.columns, single=True)
 
 

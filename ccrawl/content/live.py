@@ -66,6 +66,7 @@ def live_config(
     resolve: Mapping[str, str] | None = None,
     verify_tls: bool = True,
     concurrency: int = DEFAULT_CONCURRENCY,
+    allow_private_addresses: bool = False,
 ) -> FetchConfig:
     """The crawler's fetch settings for a live content run (10 MB cap, brotli/zstd, redirects)."""
     from ccrawl.fetch import FetchConfig
@@ -77,6 +78,7 @@ def live_config(
         resolve=dict(resolve or {}),
         verify_tls=verify_tls,
         concurrency=max(1, concurrency),
+        allow_private_addresses=allow_private_addresses,
     )
     if user_agent:
         cfg.user_agent = user_agent

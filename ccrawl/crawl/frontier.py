@@ -40,6 +40,8 @@ class Item:
     depth: int
     prio: int
     seq: int
+    hops: int = 0
+    """Redirects followed to reach this URL: 0 for a seed or a link, one more than its redirect's for a target."""
 
 
 @dataclass(slots=True)
@@ -88,8 +90,8 @@ def place(host: str, shards: int, parts: int) -> tuple[int, int]:
     return h % shards, (h // shards) % parts
 
 
-Routed = tuple[int, int, str, int]
-"""An outbox row: (id, owner partition, canonical URL, depth)."""
+Routed = tuple[int, int, str, int, int]
+"""An outbox row: (id, owner partition, canonical URL, depth, redirect hops)."""
 
 
 def _host_of(canonical: str) -> str:
@@ -108,7 +110,7 @@ class Frontier:
         self.config = config
         self._hosts: dict[str, _Host] = {}
         self._heap: list[tuple[float, int, str]] = []
-        self._adds: list[tuple[str, int, str, int]] = []  # (canonical, depth, host, prio)
+        self._adds: list[tuple[str, int, str, int, int]] = []  # (canonical, depth, host, prio, hops)
         self._marks: list[tuple[str, Item]] = []  # (file or '' for forget, item)
         self._clocks: dict[str, tuple[float, float]] = {}
         self._seq = int(state.get("seq", "0"))
@@ -119,7 +121,7 @@ class Frontier:
         self._seed_hosts: set[str] = {r[0] for r in state.db.execute("SELECT host FROM seed_hosts")}
         self._fill_at = 0.0
         # links owned by another partition go out through the outbox (a table, so a kill keeps them)
-        self._routed: list[tuple[int, str, int]] = []  # (owner, canonical, depth) not yet in the outbox
+        self._routed: list[tuple[int, str, int, int]] = []  # (owner, canonical, depth, hops) not yet in the outbox
         self._oseq = int(state.get("oseq", "0"))
         self._sent_upto: dict[int, int] = {}  # owner -> highest outbox id written for it
         self._acked: dict[int, int] = {}  # owner -> highest id it has committed
@@ -134,8 +136,10 @@ class Frontier:
 
     # -- admission ---------------------------------------------------------------------------
 
-    def add(self, url: str, depth: int, *, seed: bool = False) -> bool:
-        """Queue ``url`` (canonicalised) unless a filter drops it; duplicates go at the next flush."""
+    def add(self, url: str, depth: int, *, seed: bool = False, hops: int = 0) -> bool:
+        """Queue ``url`` (canonicalised) unless a filter drops it; duplicates go at the next flush.
+
+        ``hops``: redirects followed to reach it (a redirect target carries its chain's count)."""
         if depth > self.config.max_depth:
             self.dropped["depth"] += 1
             return False
@@ -152,14 +156,14 @@ class Frontier:
                 self.dropped["shard"] += 1
                 return False
             if part != cfg.part:
-                self._routed.append((part, canonical, depth))
+                self._routed.append((part, canonical, depth, hops))
                 self.routed += 1
                 if len(self._adds) + len(self._marks) + len(self._routed) >= cfg.flush_every:
                     self.flush()
                 return True
-        return self.admit(canonical, depth, host=host, seed=seed)
+        return self.admit(canonical, depth, host=host, seed=seed, hops=hops)
 
-    def admit(self, canonical: str, depth: int, *, host: str = "", seed: bool = False) -> bool:
+    def admit(self, canonical: str, depth: int, *, host: str = "", seed: bool = False, hops: int = 0) -> bool:
         """Queue a canonical URL this partition owns (links routed here by another one come in here)."""
         host = host or _host_of(canonical)
         if seed and self.config.same_host and host not in self._seed_hosts:
@@ -168,7 +172,7 @@ class Frontier:
         elif self.config.same_host and not seed and host not in self._seed_hosts:
             self.dropped["host"] += 1
             return False
-        self._adds.append((canonical, depth, host, depth))
+        self._adds.append((canonical, depth, host, depth, hops))
         if len(self._adds) + len(self._marks) >= self.config.flush_every:
             self.flush()
         return True
@@ -229,12 +233,12 @@ class Frontier:
             return False
         pending = {m[1].seq for m in self._marks if m[1].host == host.name}
         rows = self.state.db.execute(
-            "SELECT prio, seq, url, depth FROM queue WHERE host=? AND state=0 ORDER BY prio, seq LIMIT ?",
+            "SELECT prio, seq, url, depth, hops FROM queue WHERE host=? AND state=0 ORDER BY prio, seq LIMIT ?",
             (host.name, self.config.window + len(pending)),
         ).fetchall()
-        for prio, seq, url, depth in rows:
+        for prio, seq, url, depth, hops in rows:
             if seq not in pending:
-                host.items.append(Item(url, host.name, depth, prio, seq))
+                host.items.append(Item(url, host.name, depth, prio, seq, hops))
         host.exhausted = len(host.items) == 0
         return not host.exhausted
 
@@ -271,23 +275,23 @@ class Frontier:
         db = self.state.db
         db.execute("BEGIN IMMEDIATE")
         written: list[Routed] = []
-        for owner, canonical, depth in self._routed:
+        for owner, canonical, depth, hops in self._routed:
             self._oseq += 1
-            db.execute("INSERT INTO outbox(id, part, url, depth) VALUES(?,?,?,?)",
-                       (self._oseq, owner, canonical, depth))
-            written.append((self._oseq, owner, canonical, depth))
+            db.execute("INSERT INTO outbox(id, part, url, depth, hops) VALUES(?,?,?,?,?)",
+                       (self._oseq, owner, canonical, depth, hops))
+            written.append((self._oseq, owner, canonical, depth, hops))
             self._sent_upto[owner] = self._oseq
         for owner, upto in self._acked.items():
             db.execute("DELETE FROM outbox WHERE part=? AND id<=?", (owner, upto))
         admitted_hosts: dict[str, int] = {}
         first: dict[str, int] = {}
-        for canonical, depth, host, prio in self._adds:
+        for canonical, depth, host, prio, hops in self._adds:
             if db.execute("INSERT OR IGNORE INTO seen VALUES(?)", (url_key(canonical),)).rowcount != 1:
                 self.dropped["seen"] += 1
                 continue
             self._seq += 1
-            db.execute("INSERT INTO queue(seq, host, prio, url, depth) VALUES(?,?,?,?,?)",
-                       (self._seq, host, prio, canonical, depth))
+            db.execute("INSERT INTO queue(seq, host, prio, url, depth, hops) VALUES(?,?,?,?,?,?)",
+                       (self._seq, host, prio, canonical, depth, hops))
             admitted_hosts[host] = admitted_hosts.get(host, 0) + 1
             first.setdefault(host, self._seq)
             self.admitted += 1
@@ -343,8 +347,8 @@ class Frontier:
 
     def outbox(self) -> list[Routed]:
         """Every outbox row on disk (sent again after a restart: the owner's seen set drops repeats)."""
-        rows = self.state.db.execute("SELECT id, part, url, depth FROM outbox ORDER BY id").fetchall()
-        return [(int(i), int(p), str(u), int(d)) for i, p, u, d in rows]
+        rows = self.state.db.execute("SELECT id, part, url, depth, hops FROM outbox ORDER BY id").fetchall()
+        return [(int(i), int(p), str(u), int(d), int(h)) for i, p, u, d, h in rows]
 
     def sealed(self, file: str) -> int:
         """The WARC file ``file`` is sealed: forget its URLs for good. Call after :meth:`flush`."""

@@ -19,8 +19,8 @@ class LinkBatch:
     """The sending partition."""
     upto: int
     """The highest outbox id of the sender among these links (the ack names it)."""
-    links: list[tuple[str, int]] = field(default_factory=list)
-    """(canonical URL, depth)."""
+    links: list[tuple[str, int, int]] = field(default_factory=list)
+    """(canonical URL, depth, redirect hops)."""
 
 
 @dataclass(slots=True)

@@ -161,7 +161,7 @@ class Mailbox:
         for owner, mine in by_owner.items():
             for i in range(0, len(mine), BATCH_LINKS):
                 chunk = mine[i:i + BATCH_LINKS]
-                links = [(url, depth) for _, _, url, depth in chunk]
+                links = [(url, depth, hops) for _, _, url, depth, hops in chunk]
                 self.inboxes[owner].put(LinkBatch(self.part, chunk[-1][0], links))
         for source, upto in owed.items():
             self.inboxes[source].put(LinkAck(self.part, upto))
@@ -171,8 +171,8 @@ class Mailbox:
         assert crawl is not None
         frontier = crawl.frontier
         if isinstance(msg, LinkBatch):
-            for url, depth in msg.links:
-                frontier.admit(url, depth)
+            for url, depth, hops in msg.links:
+                frontier.admit(url, depth, hops=hops)
             frontier.took_batch(msg.source, msg.upto)
             crawl.activity += 1
             crawl.wake()
@@ -235,16 +235,28 @@ def _warm_imports() -> None:
 
 def _prepare(options: CrawlOptions, seeds: Iterable[str], parts: int) -> tuple[CrawlSummary, int]:
     """Before any partition starts: wait for a killed run's processes, rename its open WARC files,
-    load the seeds into their owners. Returns (aborted files and seed counts, pages fetched so far)."""
+    put the URLs of those files back in their queues, load the seeds into their owners. Returns
+    (aborted files, recovery and seed counts; pages fetched for good so far: the shared budget's start)."""
     states = [StateFile(part_path(Path(options.state), i), wait=5.0) for i in range(parts)]
     try:
         aborted: list[str] = []
+        done = back = 0
         if options.out:
-            aborted = WarcFiles(options.out, prefix=options.prefix).abandon_leftovers()
+            warc = WarcFiles(options.out, prefix=options.prefix)
+            aborted = warc.abandon_leftovers()
+            out = warc.directory
+            for s in states:  # before the budget is read: what the kill lost is not counted as fetched
+                d, b = s.recover(lambda name: (out / name).is_file())
+                done, back = done + d, back + b
+        else:
+            for s in states:
+                d, b = s.recover(lambda name: False)
+                done, back = done + d, back + b
         frontiers = [Frontier(s, frontier_config(options, i, parts)) for i, s in enumerate(states)]
         if states[0].get("seeds_loaded") != "1":
             load_seeds(frontiers, seeds)
-        seeded = CrawlSummary(aborted_files=aborted, admitted=sum(f.admitted for f in frontiers),
+        seeded = CrawlSummary(aborted_files=aborted, recovered_done=done, requeued=back,
+                              admitted=sum(f.admitted for f in frontiers),
                               duplicates=sum(f.dropped["seen"] for f in frontiers))
         return seeded, sum(f.fetched for f in frontiers)
     finally:

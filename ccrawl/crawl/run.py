@@ -2,9 +2,15 @@
 
 A worker takes the earliest ready host's next URL, asks robots.txt (once per host, cached, RFC
 9309 via :class:`ccrawl.fetch.robots.RobotsCache`), fetches it with :class:`ccrawl.fetch.Fetcher`
-(redirects are not followed inline: a 3xx is archived and its target queued like a link, so the
-target's host gets its own robots.txt and clock), writes the exchange to WARC, queues the page's
-outlinks one level deeper up to ``max_depth``, and hands the host back with its next allowed time.
+(redirects are not followed inline: a 3xx is archived and its target queued like a link, one level
+deeper and one redirect hop further along its chain, so the target's host gets its own robots.txt and
+clock), writes the exchange to WARC, queues the page's outlinks one level deeper up to ``max_depth``,
+and hands the host back with its next allowed time.
+
+**Redirect chains.** A queued URL carries the redirects followed to reach it (``hops``: 0 for a seed
+or a link, its redirect's plus one for a redirect target, across partitions too). A 3xx whose target
+would be hop ``max_redirects + 1`` is not archived: it is a failed fetch, ``too_many_redirects``,
+the same cap and the same reason as ``crawl fetch``.
 
 Only the frontier and the WARC writer hold state, and both are touched without an ``await`` in
 between (write, then ``done``), so a seal never splits a page from its bookkeeping.
@@ -29,11 +35,20 @@ from ccrawl.crawl.state import StateFile, part_path
 from ccrawl.crawl.summary import CrawlSummary
 from ccrawl.crawl.warc import Encoded, WarcFiles, encode_exchange, stored_body
 from ccrawl.errors import InputError, NothingMatched, UsageError
+from ccrawl.fetch.addresses import REFUSED
+from ccrawl.fetch.classify import BlockedAddress
 from ccrawl.fetch.config import DEFAULT_USER_AGENT
 from ccrawl.fetch.result import FetchResult
 from ccrawl.url.canon import canonicalize
 
 Notice = Callable[[str], None]
+
+MAX_REDIRECTS = 100
+"""The highest ``--max-redirects`` (browsers stop at 20)."""
+BLOCKED_ADDRESS = "blocked_address"
+"""The error a URL on a loopback, private or link-local address is counted under, unless allowed."""
+TOO_MANY_REDIRECTS = "too_many_redirects"
+"""The error a 3xx past ``--max-redirects`` is counted under (``CrawlSummary.errors``)."""
 
 
 @dataclass(slots=True)
@@ -55,9 +70,14 @@ class CrawlOptions:
     timeout: float = 30.0
     max_body: int = 10 * 1024 * 1024
     max_outlinks: int = 1000
+    max_redirects: int = 5
+    """Redirects followed per chain; a 3xx past them is a failed fetch (``too_many_redirects``)."""
     max_crawl_delay: float = 60.0
     user_agent: str = DEFAULT_USER_AGENT
     resolve: Mapping[str, str] = field(default_factory=dict)
+    allow_private_addresses: bool = False
+    """Fetch (pages and robots.txt) from loopback, private and link-local addresses too; names pinned
+    by ``resolve`` are fetched either way (:mod:`ccrawl.fetch.addresses`)."""
     max_active_hosts: int = 4096
     fetchers: int | None = None
     """Fetch processes, each crawling its partition of the registered domains (:mod:`ccrawl.crawl.parts`);
@@ -76,6 +96,8 @@ class CrawlOptions:
             raise UsageError("--delay must be >= 0 (0 turns spacing off)")
         if self.max_depth < 0 or self.max_pages < 0:
             raise UsageError("--max-depth and --max-pages must be >= 0")
+        if not 0 <= self.max_redirects <= MAX_REDIRECTS:
+            raise UsageError(f"--max-redirects must be in 0..{MAX_REDIRECTS} (got {self.max_redirects})")
         if self.workers < 1:
             raise UsageError("-j/--workers must be at least 1")
         if self.warc_size < 1024:
@@ -243,6 +265,13 @@ class _Crawl:
         try:
             if self.robots is not None:
                 verdict = await self.robots.verdict(item.url)
+                if isinstance(verdict.failure, BlockedAddress):  # the host is refused: so is its page
+                    self.summary.refused = self.summary.refused or str(verdict.failure)
+                    self.summary.fetched += 1
+                    self.summary.failed += 1
+                    self.summary.errors[BLOCKED_ADDRESS] = self.summary.errors.get(BLOCKED_ADDRESS, 0) + 1
+                    frontier.done(item, started=time.time(), file=None)
+                    return
                 crawl_delay = verdict.crawl_delay(self.agent)
                 if not verdict.can_fetch(item.url, self.agent) or crawl_delay > self.o.max_crawl_delay:
                     self.summary.robots_skipped += 1
@@ -252,7 +281,11 @@ class _Crawl:
                 started = time.time()
             result = await fetcher.fetch(item.url)
             encoded = None
-            if result.status and self.warc is not None:
+            cut = self._chain_too_long(item, result)
+            if cut:
+                result.error = TOO_MANY_REDIRECTS
+                result.error_detail = f"more than {self.o.max_redirects} redirects (--max-redirects)"
+            elif result.status and self.warc is not None:
                 info_id = self.warc.warcinfo_id()
                 if self.pool is None:  # on the loop: no await from here to append(), the file cannot change
                     encoded = self.warc.encode(result, info_id)
@@ -266,23 +299,32 @@ class _Crawl:
         # From here to done(): no await, so no seal can come between the record and its bookkeeping.
         self.summary.fetched += 1
         file: str | None = None
-        if result.status:
+        if result.status and not cut:
             if self.warc is not None and encoded is not None:
                 file = self.warc.append(encoded)
                 self.summary.archived += 1
             self.follow(item, result)
         else:
             self.summary.failed += 1
-            self.summary.errors[result.error] = self.summary.errors.get(result.error, 0) + 1
+            error = result.error
+            if result.error_detail.startswith(REFUSED):
+                error = BLOCKED_ADDRESS
+                self.summary.refused = self.summary.refused or result.error_detail
+            self.summary.errors[error] = self.summary.errors.get(error, 0) + 1
         frontier.done(item, started=started, file=file, crawl_delay=crawl_delay)
         if self.warc is not None and self.warc.full():
             self.seal()
 
+    def _chain_too_long(self, item: Item, result: FetchResult) -> bool:
+        """A redirect whose target would be one hop past ``max_redirects`` on this chain."""
+        return (300 <= result.status < 400 and item.hops >= self.o.max_redirects
+                and bool(redirect_target(result.url, _header(result, "Location"))))
+
     def follow(self, item: Item, result: FetchResult) -> None:
         if 300 <= result.status < 400:
             target = redirect_target(result.url, _header(result, "Location"))
-            if target:
-                self.frontier.add(target, item.depth)
+            if target:  # one level deeper, one hop further along the chain (visit() stopped a chain too long)
+                self.frontier.add(target, item.depth + 1, hops=item.hops + 1)
             return
         if item.depth >= self.o.max_depth or result.status != 200:
             return
@@ -344,6 +386,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
     import aiohttp
 
     from ccrawl.fetch import FetchConfig, Fetcher
+    from ccrawl.fetch.client import _TimedConnector
     from ccrawl.fetch.dns import CachingResolver
     from ccrawl.fetch.robots import RobotsCache
 
@@ -370,7 +413,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
                        linked=hooks is not None)
         config = FetchConfig(delay=0.0, robots=False, follow_redirects=False, concurrency=workers,
                              timeout=options.timeout, max_body=options.max_body, user_agent=options.user_agent,
-                             resolve=dict(options.resolve))
+                             resolve=dict(options.resolve), allow_private_addresses=options.allow_private_addresses)
         loop = asyncio.get_running_loop()
         if hooks is None:
             for sig in (signal.SIGINT, signal.SIGTERM):
@@ -380,9 +423,11 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
         session = None
         try:
             if options.robots:
-                resolver = CachingResolver(override=dict(options.resolve))
+                # the pages' rules for robots.txt too: names resolving to private space, and IP literals
+                allow = options.allow_private_addresses
+                resolver = CachingResolver(override=dict(options.resolve), allow_private=allow)
                 session = aiohttp.ClientSession(
-                    connector=aiohttp.TCPConnector(resolver=resolver, limit=0, family=socket.AF_INET),
+                    connector=_TimedConnector(allow_private=allow, resolver=resolver, limit=0, family=socket.AF_INET),
                     cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)
                 crawl.robots = RobotsCache(session, user_agent=options.user_agent, timeout=10.0, retries=1,
                                            ttl=86400.0, unreachable_ttl=600.0, max_entries=50_000)

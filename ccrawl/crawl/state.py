@@ -4,14 +4,15 @@ Tables (``docs/crawl.md`` has the same)::
 
     meta(k, v)                        fetched count, seeds_loaded, the run's settings
     seen(key BLOB PK) WITHOUT ROWID   10 bytes of blake3 of each canonical URL ever admitted
-    queue(seq PK, host, prio, url, depth, state, file)  appended in admission order; a partial
+    queue(seq PK, host, prio, url, depth, state, file, hops)  appended in admission order; a partial
         index (host, prio, seq) WHERE state = 0 is each host's waiting line
         state 0: waiting; state 1: fetched into WARC file ``file``, which is not sealed yet
+        hops: redirects followed to reach the URL (0 unless it is a redirect target; ``--max-redirects``)
     hosts(host PK, next_at, delay, pending, rank)  politeness clock (unix seconds), robots
         Crawl-delay, count of waiting URLs, admission order of the host's first URL (a seed list in
         rank order keeps that order); partial index on (next_at, rank) where pending > 0
     seed_hosts(host PK)               the hosts the seeds named (for --same-host)
-    outbox(id PK, part, url, depth)   links this partition found for another (``--fetchers`` > 1),
+    outbox(id PK, part, url, depth, hops)  links this partition found for another (``--fetchers`` > 1),
         kept until the owner says it committed them; a restart sends them all again
 
 A row leaves ``queue`` when its fetch failed (nothing to archive) or when the WARC file holding
@@ -36,7 +37,7 @@ CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS seen(key BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS queue(
     seq INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL, url TEXT NOT NULL,
-    depth INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, file TEXT);
+    depth INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, file TEXT, hops INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX IF NOT EXISTS queue_waiting ON queue(host, prio, seq) WHERE state = 0;
 CREATE INDEX IF NOT EXISTS queue_file ON queue(file) WHERE file IS NOT NULL;
 CREATE TABLE IF NOT EXISTS hosts(
@@ -45,8 +46,11 @@ CREATE TABLE IF NOT EXISTS hosts(
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_at, rank) WHERE pending > 0;
 CREATE TABLE IF NOT EXISTS seed_hosts(host TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY, part INTEGER NOT NULL, url TEXT NOT NULL,
-    depth INTEGER NOT NULL);
+    depth INTEGER NOT NULL, hops INTEGER NOT NULL DEFAULT 0);
 """
+
+#: columns added since a table was first written: a state file from an older ccrawl gets them on open
+ADDED_COLUMNS = (("queue", "hops", "INTEGER NOT NULL DEFAULT 0"), ("outbox", "hops", "INTEGER NOT NULL DEFAULT 0"))
 
 
 def lock_file(path: Path, *, wait: float, what: str) -> int:
@@ -86,6 +90,10 @@ class StateFile:
             self.db.execute("PRAGMA synchronous=NORMAL")
             self.db.execute(f"PRAGMA cache_size=-{max(1, cache_mb) * 1024}")
             self.db.executescript(SCHEMA)
+            for table, column, decl in ADDED_COLUMNS:
+                have = {str(r[1]) for r in self.db.execute(f"PRAGMA table_info({table})")}
+                if column not in have:
+                    self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
         except sqlite3.DatabaseError as exc:
             os.close(self._lock_fd)
             raise UsageError(f"--state {self.path}: not a crawl state file ({exc})") from None
@@ -104,6 +112,9 @@ class StateFile:
         ``is_sealed(name)`` says whether the WARC file ``name`` was sealed.
         Returns (rows forgotten as done, rows put back in the queue). Pending counts are
         recomputed from the queue, so a kill between any two statements leaves them right.
+        The ``fetched`` count (what ``--max-pages`` is measured against) gives back the rows put
+        back, in the same transaction: it counts pages in sealed files, failures and robots skips,
+        never a page a kill lost.
         """
         done = back = 0
         db = self.db
@@ -114,6 +125,8 @@ class StateFile:
                 done += db.execute("DELETE FROM queue WHERE file=?", (name,)).rowcount
             else:
                 back += db.execute("UPDATE queue SET state=0, file=NULL WHERE file=?", (name,)).rowcount
+        if back:
+            db.execute("UPDATE meta SET v = CAST(max(0, CAST(v AS INTEGER) - ?) AS TEXT) WHERE k='fetched'", (back,))
         db.execute("UPDATE hosts SET pending=(SELECT count(*) FROM queue q WHERE q.host=hosts.host AND q.state=0)")
         db.execute("COMMIT")
         return done, back

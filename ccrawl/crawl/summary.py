@@ -28,6 +28,8 @@ class CrawlSummary:
     errors: dict[str, int] = field(default_factory=dict)
     fetchers: int = 1
     """Fetch processes of this run (``--fetchers``)."""
+    refused: str = ""
+    """The first refusal of a private address this run (its one-line reason), '' when none."""
 
     def as_record(self) -> dict[str, Any]:
         rate = self.fetched / self.seconds if self.seconds > 0 else 0.0
@@ -46,6 +48,7 @@ class CrawlSummary:
         for name in ("fetched", "archived", "failed", "robots_skipped", "admitted", "duplicates", "recovered_done",
                      "requeued", "total_fetched", "queued", "seen"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
+        self.refused = self.refused or other.refused
         self.warc_files.extend(other.warc_files)
         self.aborted_files.extend(other.aborted_files)
         for error, n in other.errors.items():

@@ -7,8 +7,9 @@ DNS resolution, and for every IP literal (first URL, each redirect hop, robots.t
 redirects), an address that is not globally routable is refused before any connection is made.
 The row is a ``skip`` whose ``error_detail`` names the address and the reason.
 
-Allowed with ``FetchConfig.allow_private_addresses`` (``recrawl run --allow-private-addresses``,
-setting ``allow_private_addresses`` / ``CCRAWL_ALLOW_PRIVATE_ADDRESSES``). A resolver override
+Allowed with ``FetchConfig.allow_private_addresses``: the setting ``allow_private_addresses`` /
+``CCRAWL_ALLOW_PRIVATE_ADDRESSES``, or the flag ``--allow-private-addresses`` of every command that
+fetches (``crawl fetch``, ``crawl run``, ``content *``, ``index build --urls``, ``recrawl run``). A resolver override
 (``FetchConfig.resolve`` / ``--resolve``) is trusted for the names it matches: the user pinned
 those addresses on purpose (tests and benchmarks point ``*.test`` at loopback that way); a
 redirect from such a name to another name or to an IP literal is checked like any other.
@@ -20,7 +21,10 @@ import ipaddress
 
 from ccrawl.fetch.classify import BlockedAddress
 
-_DOCS = "set allow_private_addresses (recrawl run --allow-private-addresses) to fetch it"
+REFUSED = "refused to connect to"
+"""How every refusal's message begins (``crawl run`` counts those as ``blocked_address``)."""
+HOW_TO_ALLOW = "set allow_private_addresses (CCRAWL_ALLOW_PRIVATE_ADDRESSES=1) or pass --allow-private-addresses"
+_DOCS = f"{HOW_TO_ALLOW} to fetch it"
 
 
 def blocked_reason(ip: str) -> str:
@@ -51,7 +55,7 @@ def check_address(host: str, ip: str) -> None:
     reason = blocked_reason(ip)
     if reason:
         shown = ip if host == ip else f"{host} ({ip})"
-        raise BlockedAddress(f"refused to connect to {shown}: a {reason} address; {_DOCS}")
+        raise BlockedAddress(f"{REFUSED} {shown}: a {reason} address; {_DOCS}")
 
 
 def is_ip_literal(host: str) -> bool:

@@ -1,7 +1,9 @@
 """Content operations: live-fetch URLs with the crawler's client and report text, outlinks, quality, language.
 
 Every operation takes ``urls`` (any iterable of strings, read lazily) and the fetch limits as
-keywords, fetches ``concurrency`` URLs at a time and yields records in input order. A URL that
+keywords, fetches ``concurrency`` URLs at a time and yields records in input order. Loopback,
+private and link-local addresses are refused unless ``allow_private_addresses`` (server
+configuration, like ``resolve``: ``serve`` never takes it from a client). A URL that
 cannot be used (fetch failure, HTTP 4xx/5xx, not HTML, corrupt content coding) yields
 ``{"url": ..., "error": "..."}`` and the stream carries on; front ends print those on stderr.
 See ``docs/content.md`` for the fields and the quality signals.
@@ -42,6 +44,7 @@ def _pages(
     user_agent: str,
     resolve: Mapping[str, str] | None,
     verify_tls: bool,
+    allow_private_addresses: bool,
 ) -> Iterator[LivePage]:
     from ccrawl.content.live import fetch_pages, live_config
 
@@ -53,6 +56,7 @@ def _pages(
         resolve=resolve,
         verify_tls=verify_tls,
         concurrency=concurrency,
+        allow_private_addresses=allow_private_addresses,
     )
     return fetch_pages(urls, config=config, extractor=extractor, concurrency=concurrency)
 
@@ -76,8 +80,10 @@ def content_extract(
     user_agent: Network[str] = "",
     resolve: Network[Mapping[str, str] | None] = None,
     verify_tls: Network[bool] = True,
+    allow_private_addresses: Network[bool] = False,
 ) -> Iterator[Record]:
-    for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls):
+    for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls,
+                       allow_private_addresses):
         ex = page.extraction
         if ex is None:
             yield _error(page)
@@ -106,10 +112,12 @@ def content_outlinks(
     user_agent: Network[str] = "",
     resolve: Network[Mapping[str, str] | None] = None,
     verify_tls: Network[bool] = True,
+    allow_private_addresses: Network[bool] = False,
 ) -> Iterator[Record]:
     from urllib.parse import urlsplit
 
-    for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls):
+    for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls,
+                       allow_private_addresses):
         ex = page.extraction
         if ex is None:
             yield _error(page)
@@ -137,10 +145,12 @@ def content_quality(
     user_agent: Network[str] = "",
     resolve: Network[Mapping[str, str] | None] = None,
     verify_tls: Network[bool] = True,
+    allow_private_addresses: Network[bool] = False,
 ) -> Iterator[Record]:
     from ccrawl.content.signals import quality_signals
 
-    for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls):
+    for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls,
+                       allow_private_addresses):
         if page.extraction is None:
             yield _error(page)
             continue
@@ -179,8 +189,10 @@ def content_lang(
     user_agent: Network[str] = "",
     resolve: Network[Mapping[str, str] | None] = None,
     verify_tls: Network[bool] = True,
+    allow_private_addresses: Network[bool] = False,
 ) -> Iterator[Record]:
-    for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls):
+    for page in _pages(urls, extractor, concurrency, timeout, max_body, delay, user_agent, resolve, verify_tls,
+                       allow_private_addresses):
         ex = page.extraction
         if ex is None:
             yield _error(page)

@@ -80,6 +80,7 @@ def crawl_fetch(
     max_body: Limit[int] = 10 * 1024 * 1024,
     resolve: Network[Mapping[str, str] | None] = None,
     user_agent: Network[str] = "",
+    allow_private_addresses: Network[bool] = False,
 ) -> Iterator[Record]:
     from ccrawl.crawl.warc import WarcFiles, stored_body
     from ccrawl.fetch import FetchConfig, Fetcher, run
@@ -87,7 +88,8 @@ def crawl_fetch(
     from ccrawl.fetch.result import sha1_base32
 
     config = FetchConfig(delay=0.0, robots=robots, max_redirects=5, timeout=timeout, max_body=max_body,
-                         resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT)
+                         resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT,
+                         allow_private_addresses=allow_private_addresses)
 
     async def one() -> Any:
         async with Fetcher(config) as fetcher:
@@ -124,6 +126,7 @@ def crawl_run(
     delay: Limit[float] = 1.0,
     max_depth: Annotated[int, Cap.VALUE, Bounds(0, 10**4)] = 0,
     max_pages: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
+    max_redirects: Annotated[int, Cap.VALUE, Bounds(0, 100)] = 5,
     same_host: Value[bool] = False,
     robots: Value[bool] = True,
     warc_size: Limit[int] = 1 << 30,
@@ -136,16 +139,18 @@ def crawl_run(
     user_agent: Network[str] = "",
     notice: Injected[Notice | None] = None,
     fetchers: Limit[int | None] = None,
+    allow_private_addresses: Network[bool] = False,
 ) -> Iterator[Record]:
-    from ccrawl.crawl.run import CrawlOptions
+    from ccrawl.crawl.run import BLOCKED_ADDRESS, TOO_MANY_REDIRECTS, CrawlOptions
     from ccrawl.crawl.run import crawl_run as run_crawl
+    from ccrawl.fetch.addresses import HOW_TO_ALLOW
     from ccrawl.fetch.config import DEFAULT_USER_AGENT
 
     options = CrawlOptions(
         state=Path(state), out=Path(out) if out else None, delay=delay, max_depth=max_depth, max_pages=max_pages,
         same_host=same_host, robots=robots, warc_size=warc_size, prefix=prefix, shard=shard, shards=shards,
         workers=workers, timeout=timeout, resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT,
-        fetchers=fetchers,
+        fetchers=fetchers, max_redirects=max_redirects, allow_private_addresses=allow_private_addresses,
     )
     say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
     summary = run_crawl(options, seeds, say)
@@ -154,4 +159,12 @@ def crawl_run(
             f"their {summary.requeued} URL(s) were queued again")
     if not robots:
         say("crawl run: robots.txt was NOT checked (--no-robots)")
+    blocked = summary.errors.get(BLOCKED_ADDRESS, 0)
+    if blocked:
+        say(f"crawl run: {blocked} URL(s) not fetched, the first: {summary.refused}" if summary.refused else
+            f"crawl run: {blocked} URL(s) refused: loopback, private or link-local addresses; {HOW_TO_ALLOW}")
+    cut = summary.errors.get(TOO_MANY_REDIRECTS, 0)
+    if cut:
+        say(f"crawl run: {cut} redirect chain(s) longer than --max-redirects {max_redirects} were not followed "
+            f"(failed fetches, errors.{TOO_MANY_REDIRECTS})")
     yield summary.as_record()

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import IO, Annotated, Any
 
 from ccrawl.ops import Record, operation
-from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Value, WritePath
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Network, ReadPath, Value, WritePath
 
 BUILD_COLUMNS = ("dir", "generation", "documents", "skipped", "seconds", "bytes")
 SEARCH_COLUMNS = ("rank", "score", "url", "title", "language", "snippet")
@@ -41,11 +41,12 @@ def jsonl_documents(stream: IO[bytes], notice: Notice | None = None) -> Iterator
 
 
 def _live_documents(urls: Iterable[str], workers: int, live: Mapping[str, Any] | None,
-                    notice: Notice | None) -> Iterator[Any]:
+                    notice: Notice | None, allow_private_addresses: bool) -> Iterator[Any]:
     from ccrawl.ops.content import content_extract
     from ccrawl.store.textindex import Document
 
-    for row in content_extract(urls, concurrency=max(1, workers), **dict(live or {})):
+    options = {**dict(live or {}), "allow_private_addresses": allow_private_addresses}
+    for row in content_extract(urls, concurrency=max(1, workers), **options):
         if row.get("error"):
             if notice:
                 notice(f"{row.get('url')}: {row['error']}; not indexed")
@@ -62,6 +63,7 @@ def index_build(
     urls: Value[Iterable[str]] = (),
     workers: Limit[int] = 8,
     heap_mb: Limit[int] = 128,
+    allow_private_addresses: Network[bool] = False,
     live: Injected[Mapping[str, Any] | None] = None,
     notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
@@ -84,7 +86,7 @@ def index_build(
         with stream:
             stats = build(dir, jsonl_documents(stream, notice), heap_mb=heap_mb)
     elif url_list:
-        stats = build(dir, _live_documents(url_list, workers, live, notice), heap_mb=heap_mb)
+        stats = build(dir, _live_documents(url_list, workers, live, notice, allow_private_addresses), heap_mb=heap_mb)
     else:
         raise UsageError("one of --input FILE|- or --urls is required; nothing was written")
     yield stats.record()

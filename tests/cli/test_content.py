@@ -146,7 +146,7 @@ def test_an_unknown_extractor_is_a_usage_error(capsys: pytest.CaptureFixture[str
     assert code == 2 and "unknown extractor" in capsys.readouterr().err
 
 
-def test_resolve_is_accepted_but_not_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:
+def test_resolve_and_the_private_address_allowance_are_listed_in_help(capsys: pytest.CaptureFixture[str]) -> None:
     main(["content", "quality", "--help"])
     out = capsys.readouterr().out
-    assert "--extractor" in out and "--delay" in out and "--resolve" not in out
+    assert "--extractor" in out and "--delay" in out and "--resolve" in out and "--allow-private-addresses" in out

@@ -134,11 +134,12 @@ def test_cli_run_reads_seed_jsonl_and_reports(
 
 
 def test_redirects_are_archived_and_their_targets_queued(web: SynthWeb, tmp_path: Path) -> None:
-    summary = crawl_run(_opts(tmp_path, web), [web.url("site5.test", "/fault/redirect/2"),
-                                               web.url("site5.test", "/fault/redirect-private")])
+    summary = crawl_run(_opts(tmp_path, web, max_depth=2), [web.url("site5.test", "/fault/redirect/2"),
+                                                            web.url("site5.test", "/fault/redirect-private")])
     urls = warc_targets(tmp_path / "warc")
     paths = sorted(u.split("/", 3)[3] for u in urls)
-    # each hop is its own fetch and record, at the seed's depth; the hop into /private/ is robots-skipped
+    # each hop is its own fetch and record, one level deeper (redirect/0's links are at depth 3: not followed);
+    # the hop into /private/ is robots-skipped
     assert paths == ["fault/redirect-private", "fault/redirect/0", "fault/redirect/1", "fault/redirect/2"]
     assert summary.robots_skipped == 1
 

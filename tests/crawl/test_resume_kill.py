@@ -86,3 +86,70 @@ def test_sigterm_stops_cleanly_and_seals(big_web: SynthWeb, tmp_path: Path) -> N
     assert summary["finished"] is False and summary["queued"] > 0
     assert list((tmp_path / "warc").glob("*.open")) == []
     assert len(warc_targets(tmp_path / "warc")) == summary["archived"]
+
+
+def _kill_cmd(web: SynthWeb, tmp_path: Path, seeds: Path, fetchers: int, max_pages: int) -> list[str]:
+    return [sys.executable, "-m", "ccrawl", "crawl", "run", "--seeds", str(seeds), "--out", str(tmp_path / "warc"),
+            "--state", str(tmp_path / "state.db"), "--delay", "100ms", "--max-depth", "50", "--warc-size", "60KB",
+            "--max-pages", str(max_pages), "--fetchers", str(fetchers), "--resolve", "*.test=127.0.0.1", "-j", "16",
+            "-o", "json"]
+
+
+@pytest.mark.parametrize("fetchers", [1, 2])
+def test_pages_lost_in_a_kill_go_back_to_the_budget_so_a_rerun_fills_it(
+        big_web: SynthWeb, tmp_path: Path, fetchers: int) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(big_web.url(f"site{i}.test") + "\n" for i in range(0, 30, 3)))
+    max_pages = 240
+    # --no-robots: every fetch is a page (a robots skip counts against the budget too, and archives nothing)
+    cmd = [*_kill_cmd(big_web, tmp_path, seeds, fetchers, max_pages), "--no-robots"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    warc = tmp_path / "warc"
+    # kill once pages are both sealed and in open files: the open ones are lost, the sealed ones kept
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline and not (
+        len(list(warc.glob("*.warc.gz"))) >= 2 and list(warc.glob("*.open"))
+    ):
+        time.sleep(0.01)
+    assert proc.poll() is None, "the crawl finished before it could be killed: make the web slower"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    kept = len(warc_targets(warc))
+    assert 0 < kept < max_pages
+
+    final = subprocess.run(cmd, capture_output=True, timeout=300)
+    assert final.returncode == 0, final.stderr.decode()[-2000:]
+    summary = json.loads(final.stdout)
+    sealed = Counter(warc_targets(warc))
+    assert [u for u, n in sealed.items() if n > 1] == []
+    # the budget counts what the sealed files hold: the rerun fetched every page the kill cost
+    assert sum(sealed.values()) == max_pages == summary["total_fetched"]
+    # (pages of the open file come back as requeued rows, or were never committed as fetched: both fine)
+    assert summary["aborted_files"] >= 1 and summary["fetched"] == max_pages - kept
+    assert list(warc.glob("*.open")) == []
+
+
+def test_a_killed_run_that_the_budget_does_not_reach_finishes_every_page(big_web: SynthWeb, tmp_path: Path) -> None:
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(big_web.url("site1.test") + "\n")
+    cmd = [*_kill_cmd(big_web, tmp_path, seeds, 1, 10_000), "--same-host"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    warc = tmp_path / "warc"
+    deadline = time.monotonic() + 60
+    while proc.poll() is None and time.monotonic() < deadline and not (
+        list(warc.glob("*.warc.gz")) and list(warc.glob("*.open"))
+    ):
+        time.sleep(0.01)
+    if proc.poll() is None:
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.communicate(timeout=60)
+    final = subprocess.run(cmd, capture_output=True, timeout=300)
+    assert final.returncode == 0, final.stderr.decode()[-2000:]
+    summary = json.loads(final.stdout)
+    sealed = Counter(warc_targets(warc))
+    reference = crawl_run(CrawlOptions(state=tmp_path / "ref.db", out=tmp_path / "ref", delay=0.0, max_depth=50,
+                                       same_host=True, workers=8, fetchers=1, resolve=big_web.resolve),
+                          [big_web.url("site1.test")])
+    # every page of the site once, and the budget (not reached) took nothing away
+    assert summary["finished"] is True and set(sealed) == set(warc_targets(tmp_path / "ref"))
+    assert sorted(sealed.values()) == [1] * reference.archived

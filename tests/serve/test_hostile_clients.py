@@ -86,6 +86,7 @@ SERVER_CONFIGURATION = [
     ("content.extract", {"urls": ["http://pinned.test/"], "resolve": {"pinned.test": "127.0.0.1"}}, "resolve"),
     ("content.extract", {"urls": ["http://a.test/"], "max_body": 3_000_000_000}, "max_body"),
     ("content.lang", {"urls": ["http://a.test/"], "verify_tls": False}, "verify_tls"),
+    ("content.outlinks", {"urls": ["{canary}/page"], "allow_private_addresses": True}, "allow_private_addresses"),
     ("content.quality", {"urls": ["http://a.test/"], "concurrency": 100000}, "concurrency"),
     ("cc.fetch", {"locations": [], "ledger": "/dev/zero"}, "ledger"),
     ("cc.fetch", {"locations": [], "ledger": "{outside}/ledger.jsonl"}, "ledger"),
