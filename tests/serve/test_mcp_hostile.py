@@ -122,3 +122,70 @@ def test_with_a_root_a_tool_reads_inside_it_and_nothing_outside(place: dict[str,
     for res in refused:
         assert res.is_error and "outside the server's root" in res.content[0].text
         assert SECRET not in res.content[0].text
+
+
+def test_every_server_configuration_refused_over_http_is_refused_over_mcp(place: dict[str, Any]) -> None:
+    from tests.serve.test_hostile_clients import SERVER_CONFIGURATION
+
+    outside = place["outside"]
+    with canary_server() as canary:
+        async def fn(session: ClientSession) -> Any:
+            tools = {t.name for t in (await session.list_tools()).tools}
+            out = []
+            for name, body, param in SERVER_CONFIGURATION:
+                filled = json.loads(json.dumps(body).replace("{canary}", canary.url).replace("{outside}", str(outside)))
+                tool = name.replace(".", "_")
+                if tool not in tools:  # not offered at all here (its files are its input, and no --root)
+                    out.append((tool, None, param))
+                    continue
+                out.append((tool, await session.call_tool(tool, filled), param))
+            return out
+
+        results = anyio.run(_session, [], place["env"], fn)
+        assert canary.requests == []
+    offered = 0
+    for tool, res, param in results:
+        if res is None:  # only an operation whose required input is a path goes unoffered without --root
+            from ccrawl import ops
+
+            op = next(o for n, o in ops.load_all().items() if n.replace(".", "_") == tool)
+            assert any(p.required and p.cap is not None and p.cap.is_path for p in op.params), tool
+            continue
+        offered += 1
+        text = res.content[0].text
+        assert res.is_error and json.loads(text)["param"] == param, (tool, text)
+        assert SECRET not in text and CANARY_TOKEN not in text
+    assert offered >= 18
+
+
+def _marked(mark: str) -> list[int]:
+    """Processes whose environment holds ``mark`` (the mcp server and everything it started)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/environ", "rb") as fh:
+                    if mark.encode() in fh.read():
+                        found.append(int(entry))
+            except OSError:
+                continue
+    return found
+
+
+def test_a_caller_that_goes_away_leaves_no_operation_running(place: dict[str, Any]) -> None:
+    from ccrawl.testing.procs import still_running_after
+
+    mark = f"CCRAWL_TEST_MARK=mcp-{os.getpid()}-{time.monotonic_ns()}"
+    env = {**place["env"], mark.split("=")[0]: mark.split("=")[1]}
+    seen: list[int] = []
+
+    async def fn(session: ClientSession) -> Any:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(session.call_tool, "db_sql", {"sql": "SELECT count(*) FROM range(100000000000000)"})
+            await anyio.sleep(2.0)
+            seen.extend(_marked(mark))
+            tg.cancel_scope.cancel()  # the caller stops waiting, then closes the session
+
+    anyio.run(_session, [], env, fn)
+    assert len(seen) >= 3, "the server, its fork server and the query's process should have been running"
+    assert still_running_after(_marked(mark), 10.0) == []
