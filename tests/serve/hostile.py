@@ -63,26 +63,28 @@ def serve_env(data_dir: Path, **extra: str) -> dict[str, str]:
             "HF_TOKEN": CANARY_TOKEN, "CCRAWL_DATA_DIR": str(data_dir), **extra}
 
 
-@contextmanager
-def running_serve(args: list[str], env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    """``ccrawl serve ARGS`` until it says where it listens; yields (base URL, process)."""
-    proc = subprocess.Popen([sys.executable, "-m", "ccrawl", "serve", *args], env=env, text=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def wait_listening(proc: subprocess.Popen[str], seconds: float = 60) -> tuple[str, str]:
+    """Read ``ccrawl serve``'s stderr until it says where it listens: (base URL, what it printed)."""
     assert proc.stderr is not None
     lines: list[str] = []
-    deadline = time.monotonic() + 60
-    base = None
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
         if not line:
             break
         lines.append(line)
         if line.startswith("serve: listening on"):
-            base = line.split("listening on", 1)[1].strip()
-            break
-    if base is None:
-        proc.kill()
-        raise AssertionError("serve did not start: " + "".join(lines))
+            return line.split("listening on", 1)[1].strip(), "".join(lines)
+    proc.kill()
+    raise AssertionError("serve did not start: " + "".join(lines))
+
+
+@contextmanager
+def running_serve(args: list[str], env: dict[str, str]) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``ccrawl serve ARGS`` until it says where it listens; yields (base URL, process)."""
+    proc = subprocess.Popen([sys.executable, "-m", "ccrawl", "serve", *args], env=env, text=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base, _ = wait_listening(proc)
     drain = threading.Thread(target=lambda: [None for _ in proc.stderr or ()], daemon=True)
     drain.start()
     try:
@@ -94,6 +96,23 @@ def running_serve(args: list[str], env: dict[str, str]) -> Iterator[tuple[str, s
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+def make_places(top: Path, secret: str) -> dict[str, Path]:
+    """``root`` (what clients may name), ``data`` (the server's data dir, with a DuckDB file holding
+    table ``t``) and ``outside`` (a file holding ``secret``, which no answer may carry)."""
+    import duckdb
+
+    places = {name: top / name for name in ("root", "data", "outside")}
+    for d in places.values():
+        d.mkdir()
+    (places["outside"] / "shadow").write_text(secret + "\n")
+    (places["root"] / "page.html").write_text("<html><head><title>Inside</title></head><body><p>inside the root"
+                                              "</p></body></html>")
+    con = duckdb.connect(str(places["data"] / "ccrawl.duckdb"))
+    con.execute("CREATE TABLE t AS SELECT range AS n, 'row ' || range AS label FROM range(3)")
+    con.close()
+    return places
 
 
 def rss_bytes(pid: int) -> int:

@@ -19,7 +19,15 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.serve.hostile import CANARY_BODY, CANARY_TOKEN, Canary, canary_server, running_serve, serve_env
+from tests.serve.hostile import (
+    CANARY_BODY,
+    CANARY_TOKEN,
+    Canary,
+    canary_server,
+    make_places,
+    running_serve,
+    serve_env,
+)
 
 SECRET = "root:SECRET-SHADOW-LINE-91c2"
 
@@ -27,19 +35,9 @@ SECRET = "root:SECRET-SHADOW-LINE-91c2"
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     """One serve process: --root ROOT, data under DATA, a secret file OUTSIDE the root."""
-    base_dir = tmp_path_factory.mktemp("hostile")
-    root, data, outside = base_dir / "root", base_dir / "data", base_dir / "outside"
-    for d in (root, data, outside):
-        d.mkdir()
-    (outside / "shadow").write_text(SECRET + "\n")
-    (root / "page.html").write_text("<html><head><title>Inside</title></head><body><p>inside the root</p></body>"
-                                    "</html>")
+    places = make_places(tmp_path_factory.mktemp("hostile"), SECRET)
+    root, data, outside = places["root"], places["data"], places["outside"]
     (root / "escape").symlink_to(outside / "shadow")
-    import duckdb
-
-    con = duckdb.connect(str(data / "ccrawl.duckdb"))
-    con.execute("CREATE TABLE t AS SELECT range AS n, 'row ' || range AS label FROM range(3)")
-    con.close()
     with canary_server() as canary, canary_server() as operator, running_serve(
         ["--addr", f"127.0.0.1:{_port()}", "--root", str(root), "--max-seconds", "30", "--max-memory-mb", "768",
          "--max-running", "3"],

@@ -29,6 +29,7 @@ from tests.serve.hostile import (
     CANARY_BODY,
     CANARY_TOKEN,
     canary_server,
+    make_places,
     rss_bytes,
     running_serve,
     serve_env,
@@ -43,16 +44,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
     from ccrawl.testing.nginx import free_port
 
     top = tmp_path_factory.mktemp("property")
-    root, data, outside = top / "root", top / "data", top / "outside"
-    for d in (root, data, outside):
-        d.mkdir()
-    (outside / "shadow").write_text(SECRET)
-    (root / "page.html").write_text("<html><body><p>inside</p></body></html>")
-    import duckdb
-
-    con = duckdb.connect(str(data / "ccrawl.duckdb"))
-    con.execute("CREATE TABLE t AS SELECT 1 AS n")
-    con.close()
+    places = make_places(top, SECRET)
+    root, data, outside = places["root"], places["data"], places["outside"]
     with canary_server() as canary, canary_server() as operator:
         operator_url = operator.url
         env = serve_env(data, CCRAWL_RETRIES="0", CCRAWL_COLLINFO_ENDPOINT=f"{operator_url}/collinfo.json",

@@ -23,6 +23,7 @@ from ccrawl.ops.caps import Bounds, Cap, Value
 from ccrawl.serve import ops_http
 from ccrawl.serve.worker import Budget, Runner
 from ccrawl.testing.nginx import free_port
+from tests.serve.hostile import wait_listening
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -275,18 +276,7 @@ def _spawn(args: list[str], env_extra: dict[str, str] | None = None, **kw: Any) 
 
 
 def _wait_listening(proc: subprocess.Popen[str]) -> str:
-    assert proc.stderr is not None
-    lines = []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        lines.append(line)
-        if line.startswith("serve: listening on"):
-            return "".join(lines)
-    proc.kill()
-    raise AssertionError("serve did not start: " + "".join(lines))
+    return wait_listening(proc, 30)[1]
 
 
 def test_serve_command_binds_loopback_by_default_and_off_loopback_needs_a_token(tmp_path: Path) -> None:
