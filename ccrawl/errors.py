@@ -62,6 +62,13 @@ class TemporaryFailure(CcrawlError):
     exit_code = EXIT_TEMPORARY
 
 
+class Absent(CcrawlError):
+    """A store the command reads has not been made yet (an index, a database): say how to make it.
+    A server answers 503: the request was fine, the server is not ready for it."""
+
+    exit_code = EXIT_ERROR
+
+
 class InputError(CcrawlError):
     """Input data that cannot be read: corrupt gzip, truncated WARC, a line that is not text."""
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
-from ccrawl.errors import UsageError
+from ccrawl.errors import Absent, UsageError
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value, WritePath
 from ccrawl.ops.columnar import filters_from, open_filtered
@@ -102,7 +102,7 @@ def db_sql(sql: Sql[str], db: ReadPath[str], trusted: Injected[bool] = False) ->
 
     path = Path(db).expanduser()
     if not path.exists():
-        raise UsageError(f"{path}: no database yet; run `ccrawl db load` first")
+        raise Absent(f"{path}: no database yet; run `ccrawl db load` first")
     with duck_errors(str(path)):
         con = connect(str(path)) if trusted else connect_sandboxed(str(path))
     try:

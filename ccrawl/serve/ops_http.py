@@ -32,6 +32,7 @@ from ccrawl.errors import (
     EXIT_TEMPORARY,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
+    Absent,
     CcrawlError,
 )
 from ccrawl.ops.caps import Cap
@@ -76,6 +77,8 @@ def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
         return 400, {"error": str(exc), "param": exc.param, "exit_code": EXIT_USAGE}
     if isinstance(exc, OverBudget):
         return exc.status, {"error": str(exc), "exit_code": exc.exit_code}
+    if isinstance(exc, Absent):  # the request was fine; the server has no such store yet
+        return 503, {"error": scrub(str(exc)), "exit_code": exc.exit_code}
     if isinstance(exc, CcrawlError):
         return _STATUS.get(exc.exit_code, 500), {"error": scrub(str(exc)), "exit_code": exc.exit_code}
     return 500, {"error": scrub(f"internal error: {type(exc).__name__}: {exc}"), "exit_code": 1}

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccrawl.errors import CcrawlError, UsageError
+from ccrawl.errors import Absent, CcrawlError, UsageError
 
 FORMAT = "ccrawl-index/1"
 SNIPPET_CHARS = 280
@@ -42,7 +42,7 @@ TITLE_KEYS = ("title", "Title")
 LANGUAGE_KEYS = ("language", "content_language", "ContentLanguage", "lang")
 
 
-class IndexMissing(CcrawlError):
+class IndexMissing(Absent):
     """No built index in the directory (build one with ``ccrawl index build``)."""
 
 

@@ -322,3 +322,24 @@ def test_serve_refuses_a_bad_address_and_a_busy_port_in_one_line() -> None:
         proc = _spawn(["serve", "--addr", f"127.0.0.1:{busy.getsockname()[1]}"])
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 1 and "cannot listen" in err and "Traceback" not in err
+
+
+def test_an_operation_whose_store_does_not_exist_yet_answers_503_with_how_to_make_it(tmp_path: Path) -> None:
+    registry = ops.load_all()
+    defaults = {"index.search": {"dir": str(tmp_path / "index")}, "db.sql": {"db": str(tmp_path / "none.duckdb")}}
+
+    async def main() -> list[tuple[int, dict[str, Any]]]:
+        runner, base = await _client_for(make_app(registry, defaults=defaults))
+        try:
+            async with aiohttp.ClientSession() as s:
+                out = []
+                for name, body in (("index.search", {"query": "x"}), ("db.sql", {"sql": "SELECT 1"})):
+                    r = await s.post(f"{base}/ops/{name}", json=body)
+                    out.append((r.status, await r.json()))
+                return out
+        finally:
+            await runner.cleanup()
+
+    (s1, index), (s2, db) = _run(main())
+    assert s1 == 503 and "ccrawl index build" in index["error"]
+    assert s2 == 503 and "ccrawl db load" in db["error"]
