@@ -34,9 +34,11 @@ from ccrawl.cli.common import Run, command
               help="Times Ray reruns a shard task whose worker died (the rerun resumes from the checkpoint)")
 @click.option("--run-args", default="", help="More flags for every recrawl run, one shell-quoted string")
 @click.option("--publish-args", default="", help="More flags for every recrawl publish, one shell-quoted string")
+@click.option("--status-addr", default=None,
+              help="Serve one read-only status page for every shard at host:port (e.g. 127.0.0.1:9100)")
 def fleet(run: Run, source: str, repo: str, shards: int, executor: str, ray_address: str, work: str, server: str,
           kind: str, watch: str, commit_every: int, restarts: int, cpus_per_shard: float, task_retries: int,
-          run_args: str, publish_args: str) -> None:
+          run_args: str, publish_args: str, status_addr: str | None) -> None:
     from ccrawl import ops
     from ccrawl.cli.publish import _InfoHandler, _seconds
     from ccrawl.errors import UsageError
@@ -48,7 +50,7 @@ def fleet(run: Run, source: str, repo: str, shards: int, executor: str, ray_addr
     records = op(source=source, repo=repo, shards=shards, work=work, server=server, kind=kind, watch=seconds,
                  commit_every=commit_every, restarts=restarts, executor=executor, ray_address=ray_address,
                  cpus_per_shard=cpus_per_shard, task_retries=task_retries, run_args=shlex.split(run_args),
-                 publish_args=shlex.split(publish_args))
+                 publish_args=shlex.split(publish_args), status_addr=status_addr)
     handler = _InfoHandler(run.info)
     logger = logging.getLogger("ccrawl.fleet")
     logger.addHandler(handler)

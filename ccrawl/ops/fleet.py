@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
 from ccrawl.ops import operation
-from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
+from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Network, Value, WritePath
 
 COLUMNS = ("shard", "shards", "attempt", "run_restarts", "publish_restarts", "seconds", "dir")
 
@@ -34,6 +34,7 @@ def recrawl_fleet(
     task_retries: Limit[int] = 3,
     run_args: Injected[Sequence[str]] = (),
     publish_args: Injected[Sequence[str]] = (),
+    status_addr: Network[str | None] = None,
 ) -> Iterator[dict[str, Any]]:
     """One record per shard as it finishes (crawled and published); progress on the ``ccrawl.fleet`` logger."""
     from pathlib import Path
@@ -43,5 +44,5 @@ def recrawl_fleet(
     opts = FleetOptions(shards=shards, source=source, repo=repo, work=Path(work), server=server, kind=kind,
                         watch=watch, commit_every=commit_every, restarts=restarts, executor=executor,
                         ray_address=ray_address, cpus_per_shard=cpus_per_shard, task_retries=task_retries,
-                        run_args=tuple(run_args), publish_args=tuple(publish_args))
+                        run_args=tuple(run_args), publish_args=tuple(publish_args), status_addr=status_addr)
     yield from run_fleet(opts, log=logging.getLogger("ccrawl.fleet").info)

@@ -4,7 +4,8 @@
 nothing. ``--journal FILE`` appends one JSON object per event (``start``, ``shard_sealed``,
 ``checkpoint``, ``tick``, ``end``), each with ``ts`` (unix seconds) and ``event``.
 ``--metrics-addr host:port`` serves the counters through prometheus_client on its own
-registry, so two runs in one process never collide.
+registry, so two runs in one process never collide, and on the same port a read-only status page
+(:mod:`ccrawl.recrawl.statuspage`: ``/`` the page, ``/status.json`` its data, ``/metrics``).
 """
 
 from __future__ import annotations
@@ -32,11 +33,16 @@ class Telemetry:
         self._last: tuple[float, int] = (self._started, 0)
         self._metrics: dict[str, Any] = {}
         self._server: Any = None
+        from ccrawl.recrawl.statuspage import History
+
+        self.history = History()
         if metrics_addr:
             self._start_metrics(metrics_addr)
 
     def _start_metrics(self, addr: str) -> None:
-        from prometheus_client import CollectorRegistry, Gauge, start_http_server
+        from prometheus_client import CollectorRegistry, Gauge, generate_latest
+
+        from ccrawl.recrawl.statuspage import StatusServer
 
         host, _, port = addr.rpartition(":")
         if not port.isdigit():
@@ -54,8 +60,9 @@ class Telemetry:
         ):
             self._metrics[name] = Gauge(f"ccrawl_recrawl_{name}", doc, registry=registry)
         try:
-            self._server = start_http_server(int(port), addr=host or "127.0.0.1", registry=registry)
-        except (OSError, ValueError) as exc:
+            self._server = StatusServer(host or "127.0.0.1", int(port), self.history.snapshot,
+                                        metrics=lambda: generate_latest(registry))
+        except (OSError, ValueError, OverflowError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise UsageError(f"--metrics-addr {addr}: cannot listen there ({reason}); pick a free port") from None
 
@@ -77,6 +84,7 @@ class Telemetry:
         if "rows" in self._metrics:
             self._metrics["rows"].set(fields["durable"])
             self._metrics["body_bytes"].set(fields["bytes"])
+        self.history.add(fields)
         self.event("tick", **fields)
         if self.progress == "json":
             print(json.dumps({"event": "tick", **fields}), file=self.stream, flush=True)
@@ -94,6 +102,5 @@ class Telemetry:
             self._journal.close()
             self._journal = None
         if self._server is not None:
-            server = self._server[0] if isinstance(self._server, tuple) else self._server
-            server.shutdown()
+            self._server.shutdown()
             self._server = None

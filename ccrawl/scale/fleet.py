@@ -96,7 +96,7 @@ def run_argv(spec: ShardSpec) -> list[str]:
     d = Path(spec.directory)
     return [sys.executable, "-m", "ccrawl", "recrawl", "run", "--from", spec.source, "--out", str(d / "captures"),
             "--state", str(d / "recrawl.json"), "--shard", str(spec.index), "--shards", str(spec.count),
-            "--progress", "none", *spec.run_args]
+            "--progress", "none", "--journal", str(d / "journal.jsonl"), *spec.run_args]
 
 
 def publish_argv(spec: ShardSpec) -> list[str]:
@@ -241,6 +241,7 @@ class FleetOptions:
     task_retries: int = 3
     run_args: tuple[str, ...] = ()
     publish_args: tuple[str, ...] = ()
+    status_addr: str | None = None  #: host:port of one status page over every shard's journal
 
     def validate(self) -> None:
         from ccrawl.scale.rayexec import check_executor
@@ -259,7 +260,7 @@ class FleetOptions:
         if self.commit_every < 1:
             raise UsageError(f"--commit-every must be at least 1, not {self.commit_every}")
         owned = {"--shard", "--shards", "--out", "--state", "--dir", "--repo", "--server", "--kind", "--watch",
-                 "--commit-every"}
+                 "--commit-every", "--journal"}
         for args in (self.run_args, self.publish_args):
             for arg in args:
                 if arg.split("=", 1)[0] in owned:
@@ -297,6 +298,12 @@ def run_fleet(opts: FleetOptions, *, log: Callable[[str], None] | None = None) -
             pool = stack.enter_context(ThreadPoolExecutor(max_workers=opts.shards, thread_name_prefix="fleet"))
         say(f"recrawl fleet: {opts.shards} shard(s) of {opts.source} on {opts.executor}, publishing to {opts.repo}; "
             f"logs and checkpoints under {opts.work}/shard-<i>of{opts.shards}/")
+        if opts.status_addr:
+            from ccrawl.scale.fleetpage import FleetPage
+
+            page = FleetPage([Path(s.directory) for s in specs], opts.status_addr)
+            stack.callback(page.close)
+            say(f"recrawl fleet: status page on {page.server.url}")
         running: dict[Future[ShardOutcome], ShardSpec] = {pool.submit(run_shard, s): s for s in specs}
         finished = 0
         try:

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ import pytest
 
 from ccrawl.cli.main import main
 from ccrawl.testing.fakehub import FakeHub
+from ccrawl.testing.nginx import free_port
 from ccrawl.testing.synthweb import SynthWeb
 
 pytestmark = pytest.mark.timeout(150)
@@ -100,12 +102,37 @@ def test_local_fleet_crawls_and_publishes_every_shard_once(web: SynthWeb, hub: F
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     urls = worklist_urls(web)
     wl = write_worklist(tmp_path / "wl", urls, parts=2)
-    assert main(fleet_argv(wl, tmp_path / "work", "-o", "jsonl")) == 0
+    port = free_port()
+    seen: list[dict[str, Any]] = []
+    done = threading.Event()
+
+    def watch() -> None:  # the fleet's one page, read as a dashboard would while the shards work
+        while not done.is_set():
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/status.json", timeout=5) as r:
+                    seen.append(json.loads(r.read())["latest"])
+            except OSError:
+                pass
+            time.sleep(0.3)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        assert main(fleet_argv(wl, tmp_path / "work", "-o", "jsonl", "--status-addr", f"127.0.0.1:{port}")) == 0
+    finally:
+        done.set()
+        watcher.join(10)
     out, err = capsys.readouterr()
     rows = [json.loads(line) for line in out.splitlines()]
     assert sorted(r["shard"] for r in rows) == [0, 1, 2] and {r["attempt"] for r in rows} == {1}
-    assert "recrawl fleet: 3 shard(s)" in err and "(3 of 3 done)" in err
+    assert "recrawl fleet: 3 shard(s)" in err and "(3 of 3 done)" in err and "status page on" in err
     assert_published_exactly_once(hub, urls)
+    # one page for every shard: each shard has a row, and the sums are the shards' own counts
+    ticked = [t for t in seen if t.get("stages")]
+    assert ticked and set(ticked[-1]["stages"]) == {"shard 0", "shard 1", "shard 2"}
+    assert max(t["fetched"] for t in ticked) > 0
+    for t in ticked:
+        assert t["fetched"] == sum(row["fetched"] for row in t["stages"].values())
 
 
 def _kill_one_task_mid_run(work: Path, killed: list[int]) -> None:
