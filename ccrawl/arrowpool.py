@@ -30,6 +30,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 _ENV = "ARROW_DEFAULT_MEMORY_POOL"
 
@@ -75,3 +76,20 @@ def prefer_retaining_pool() -> str:
         return str(pa.default_memory_pool().backend_name)
     pa.set_memory_pool(pool)
     return str(pool.backend_name)
+
+
+def arrow_owned(data: bytes | bytearray | memoryview) -> Any:
+    """A copy of ``data`` in a buffer Arrow allocated and owns (``pa.py_buffer`` would wrap the Python object).
+
+    For Arrow work that may run on Arrow's own threads (a threaded CSV read, a pre-buffered Parquet
+    read): a buffer over a Python object is released there by taking the GIL, and one released that
+    way after the interpreter has finalised aborts the process ("terminate called without an active
+    exception"). An Arrow-owned copy is freed without Python.
+    """
+    import pyarrow as pa
+
+    view = memoryview(data).cast("B")
+    buf = pa.allocate_buffer(len(view))
+    if len(view):
+        memoryview(buf).cast("B")[:] = view
+    return buf

@@ -116,6 +116,8 @@ def _run_batch(run: Run, name: str, urls: tuple[str, ...], source: str, column: 
     elif report.bad:
         run.info(f"{report.bad:,} bad {what} of {report.rows_in:,}: see the error column")
     run.emitted += report.rows_out
+    if report.broken is not None:  # the rows before the break are out (and the file finished): now say so
+        raise report.broken
     if report.rows_in and report.bad == report.rows_in:
         from ccrawl.errors import InputError
 

@@ -79,9 +79,9 @@ def _domains(repo: DatasetRepo, f: HubFile) -> tuple[Any, int]:
     from ccrawl.datasets.worklist import RangeFile
 
     fh = RangeFile(repo, f.path, f.size)
-    try:
-        pf = pq.ParquetFile(fh)
-        column = pf.read(columns=["domain"]).column(0)
+    try:  # over Python bytes: read on this thread, closed here (docs/datasets.md)
+        with fh, pq.ParquetFile(fh) as pf:
+            column = pf.read(columns=["domain"], use_threads=False).column(0)
     except InputError:
         raise
     except Exception as exc:  # pyarrow raises several unrelated types for a bad file

@@ -129,8 +129,10 @@ def parse_rows(data: bytes, where: str) -> Any:
     names = [n for n, _ in DOMAIN_COLUMNS]
     types = {n: pa.type_for_alias(t) for n, t in DOMAIN_COLUMNS}
     try:
+        from ccrawl.arrowpool import arrow_owned
+
         table = pacsv.read_csv(
-            pa.py_buffer(data),
+            arrow_owned(data),  # parsed on Arrow's threads: an Arrow-owned copy, not a buffer over Python bytes
             read_options=pacsv.ReadOptions(column_names=names, block_size=1 << 24),
             parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
                                              double_quote=False),

@@ -186,21 +186,27 @@ def convert_part(source: Any, part: str, dest: Path, *, whole: bool = False) -> 
         except Exception as exc:
             raise InputError(f"{part}: the footer does not parse: {exc}") from exc
     try:
-        pf = pq.ParquetFile(fh, metadata=meta, pre_buffer=True)
+        # pre_buffer only where it overlaps ranged requests (a part held whole has none to overlap);
+        # the reader reads Python bytes either way, so it is closed below, not left to the collector
+        # (docs/datasets.md, "Arrow readers over Python bytes").
+        pf = pq.ParquetFile(fh, metadata=meta, pre_buffer=not whole)
     except Exception as exc:
         raise InputError(f"{part}: not readable Parquet: {exc}") from exc
-    schema = url_schema().with_metadata({SOURCE_KEY: part.encode()})
-    missing = [c for c in URL_COLUMNS if c not in pf.schema_arrow.names]
-    if missing:
-        raise InputError(f"{part}: the source part lacks column(s) {', '.join(missing)}")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".tmp")
-    rows = 0
-    with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=True) as writer:
-        for group in range(pf.num_row_groups):
-            table = pf.read_row_group(group, columns=list(URL_COLUMNS)).cast(schema)
-            rows += table.num_rows
-            writer.write_table(table, row_group_size=max(1, table.num_rows))
+    try:
+        schema = url_schema().with_metadata({SOURCE_KEY: part.encode()})
+        missing = [c for c in URL_COLUMNS if c not in pf.schema_arrow.names]
+        if missing:
+            raise InputError(f"{part}: the source part lacks column(s) {', '.join(missing)}")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(dest.name + ".tmp")
+        rows = 0
+        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=True) as writer:
+            for group in range(pf.num_row_groups):
+                table = pf.read_row_group(group, columns=list(URL_COLUMNS), use_threads=False).cast(schema)
+                rows += table.num_rows
+                writer.write_table(table, row_group_size=max(1, table.num_rows))
+    finally:
+        pf.close(force=True)
     with open(tmp, "rb") as f:
         os.fsync(f.fileno())
     os.replace(tmp, dest)

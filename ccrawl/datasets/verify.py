@@ -196,9 +196,9 @@ def _sample(repo: DatasetRepo, f: HubFile, n: int, out: ShardCheck) -> int:
     from ccrawl.datasets.worklist import RangeFile
 
     fh = RangeFile(repo, f.path, f.size)
-    try:
-        pf = pq.ParquetFile(fh)
-        table = pf.read_row_group(pf.num_row_groups - 1)
+    try:  # over Python bytes: read on this thread, closed here (docs/datasets.md)
+        with fh, pq.ParquetFile(fh) as pf:
+            table = pf.read_row_group(pf.num_row_groups - 1, use_threads=False)
         table.slice(max(0, table.num_rows - n)).to_pylist()
     except Exception as exc:
         out.verdict, out.detail = "corrupt", f"the last row group does not decode: {exc}"

@@ -62,7 +62,11 @@ def newest_release(repo: DatasetRepo, under: str = "") -> str:
 
 
 def open_parquet(repo: DatasetRepo, path: str, size: int) -> Any:
-    """A ``pyarrow.parquet.ParquetFile`` over ranged reads of one file."""
+    """A ``pyarrow.parquet.ParquetFile`` over ranged reads of one file.
+
+    Its reads are Python ``bytes``: read it with ``use_threads=False`` and close it with
+    ``close(force=True)`` when done (docs/datasets.md, "Arrow readers over Python bytes").
+    """
     import pyarrow.parquet as pq
 
     try:
@@ -76,10 +80,14 @@ def open_parquet(repo: DatasetRepo, path: str, size: int) -> Any:
 def read_column(repo: DatasetRepo, path: str, size: int, column: str) -> Iterator[list[Any]]:
     """One column of a part, a row group at a time (values as Python objects)."""
     pf = open_parquet(repo, path, size)
-    if column not in pf.schema_arrow.names:
-        raise UsageError(f"--column {column!r} is not in {path}; its columns are: {', '.join(pf.schema_arrow.names)}")
-    for group in range(pf.metadata.num_row_groups):
-        yield pf.read_row_group(group, columns=[column]).column(0).to_pylist()
+    try:
+        if column not in pf.schema_arrow.names:
+            raise UsageError(
+                f"--column {column!r} is not in {path}; its columns are: {', '.join(pf.schema_arrow.names)}")
+        for group in range(pf.metadata.num_row_groups):
+            yield pf.read_row_group(group, columns=[column], use_threads=False).column(0).to_pylist()
+    finally:
+        pf.close(force=True)
 
 
 class HubWorkList:
@@ -103,12 +111,15 @@ class HubWorkList:
 
     def _describe(self, path: str, size: int) -> Part:
         pf = open_parquet(self.repo, path, size)
-        if self.column not in pf.schema_arrow.names:
-            raise UsageError(
-                f"--column {self.column!r} is not in {path}; its columns are: {', '.join(pf.schema_arrow.names)}"
-            )
-        check_column_type(pf.schema_arrow.field(self.column).type, self.column, path)
-        return Part(self._name(path), size, pf.metadata.num_rows)
+        try:
+            if self.column not in pf.schema_arrow.names:
+                raise UsageError(
+                    f"--column {self.column!r} is not in {path}; its columns are: {', '.join(pf.schema_arrow.names)}"
+                )
+            check_column_type(pf.schema_arrow.field(self.column).type, self.column, path)
+            return Part(self._name(path), size, pf.metadata.num_rows)
+        finally:
+            pf.close(force=True)
 
     def parts(self) -> list[Part]:
         return list(self._parts)
@@ -123,18 +134,21 @@ class HubWorkList:
     def iter_rows(self, part_index: int, start_row: int = 0) -> Iterator[tuple[int, str | None]]:
         part = self._parts[part_index]
         pf = open_parquet(self.repo, f"{self.release}/{part.name}", part.size)
-        first = 0
-        for group in range(pf.metadata.num_row_groups):
-            n = pf.metadata.row_group(group).num_rows
-            if first + n <= start_row:
-                first += n  # skipped by its footer count: its pages are never fetched
-                continue
-            try:
-                values = pf.read_row_group(group, columns=[self.column]).column(0).to_pylist()
-            except InputError:
-                raise
-            except Exception as exc:
-                raise InputError(f"work-list part {part.name} row group {group} cannot be read: {exc}") from exc
-            for i in range(max(0, start_row - first), n):
-                yield first + i, cell_text(values[i], part.name, first + i)
-            first += n
+        try:
+            first = 0
+            for group in range(pf.metadata.num_row_groups):
+                n = pf.metadata.row_group(group).num_rows
+                if first + n <= start_row:
+                    first += n  # skipped by its footer count: its pages are never fetched
+                    continue
+                try:
+                    values = pf.read_row_group(group, columns=[self.column], use_threads=False).column(0).to_pylist()
+                except InputError:
+                    raise
+                except Exception as exc:
+                    raise InputError(f"work-list part {part.name} row group {group} cannot be read: {exc}") from exc
+                for i in range(max(0, start_row - first), n):
+                    yield first + i, cell_text(values[i], part.name, first + i)
+                first += n
+        finally:
+            pf.close(force=True)

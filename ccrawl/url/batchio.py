@@ -30,10 +30,14 @@ from typing import IO, Any
 
 from ccrawl.errors import InputError, UsageError
 
-__all__ = ["BatchReport", "UrlChunk", "UrlChunkResult", "new_columns", "read_chunks", "run_batch"]
+__all__ = ["BatchReport", "InputBroken", "UrlChunk", "UrlChunkResult", "new_columns", "read_chunks", "run_batch"]
 
 TEXT_BLOCK = 4 << 20  # bytes of text per chunk
 PARQUET_BATCH = 65_536  # rows per chunk from Parquet
+
+#: Bytes asked of a decompressor per read: one that fails part-way loses at most this much of what it
+#: had already inflated (pyarrow's zstd stream has no real ``read1``).
+_PIECE = 64 << 10
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -81,6 +85,31 @@ class BatchReport:
     rows_out: int = 0
     bad: int = 0
     chunks: int = 0
+    #: The input stopped being readable part-way (a cut or damaged compressed file): every row before
+    #: the break was processed and written; the caller raises this once its output is finished.
+    broken: InputBroken | None = None
+
+
+class InputBroken(InputError):
+    """The input broke part-way (a compressed stream cut short or damaged, a damaged Parquet file).
+
+    Raised by :func:`read_chunks` after the last whole chunk before the break was yielded; the batch
+    run keeps it in :attr:`BatchReport.broken` so the rows before the break are written first.
+    """
+
+
+#: What reading a compressed stream past its damage raises: gzip's EOFError (cut short) and
+#: BadGzipFile/zlib.error (damaged), pyarrow's OSError/ArrowException for zstd.
+_DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
+
+
+class _Break(Exception):
+    """Internal: the stream broke; ``partial`` is whether an unterminated line before it was dropped."""
+
+    def __init__(self, cause: BaseException, partial: bool) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+        self.partial = partial
 
 
 # --------------------------------------------------------------------------------------------------
@@ -109,22 +138,45 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-def _read_full(stream: Any, size: int) -> bytes:
+def _read_full(stream: Any, size: int) -> tuple[bytes, BaseException | None]:
+    """Up to ``size`` bytes, and the error that stopped the read early (the bytes before it are kept).
+
+    ``read1`` where the stream has it: a decompressor's ``read(n)`` that fails part-way loses what it
+    had already inflated in that call, ``read1`` returns it piece by piece.
+    """
+    import pyarrow as pa
+
+    read = getattr(stream, "read1", None) or stream.read
     parts = []
+    failed: BaseException | None = None
     while size > 0:
-        data = stream.read(size)
+        try:
+            data = read(min(size, _PIECE))
+        except (*_DECOMPRESS_ERRORS, pa.ArrowException) as exc:
+            failed = exc
+            break
         if not data:
             break
         parts.append(data)
         size -= len(data)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return (parts[0] if len(parts) == 1 else b"".join(parts)), failed
 
 
 def _text_blocks(stream: Any, block: int) -> Iterator[bytes]:
-    """Blocks of whole lines from a byte stream (the last may lack its newline)."""
+    """Blocks of whole lines from a byte stream (the last may lack its newline).
+
+    When the stream breaks (:class:`_Break`), the whole lines before the break are yielded first and
+    an unterminated line cut by it is dropped: a URL cut in half is not a URL of the input.
+    """
     carry = b""
     while True:
-        data = _read_full(stream, block)
+        data, failed = _read_full(stream, block)
+        if failed is not None:
+            data = carry + data if carry else data
+            cut = data.rfind(b"\n")
+            if cut >= 0:
+                yield data[: cut + 1]
+            raise _Break(failed, partial=cut + 1 < len(data))
         if not data:
             break
         data = carry + data if carry else data
@@ -160,8 +212,6 @@ def read_chunks(
     ``source`` is a path or ``-`` (stdin). Parquet is recognised by its magic bytes; text may be gzip
     or zstd compressed. Parquet on stdin is spooled to a temporary file first (Parquet needs seeking).
     """
-    import pyarrow as pa
-
     if source == "-":
         raw: IO[bytes] = stdin if stdin is not None else sys.stdin.buffer
         what = "stdin"
@@ -186,8 +236,12 @@ def read_chunks(
             for data in _text_blocks(stream, block):
                 yield data, line, None
                 line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        except (OSError, EOFError, zlib.error, pa.ArrowException) as exc:
-            raise InputError(f"--from {what}: cannot decompress ({exc})") from None
+        except _Break as exc:
+            dropped = f", the cut line {line:,} after them was dropped" if exc.partial else ""
+            raise InputBroken(
+                f"--from {what}: cannot decompress past line {line - 1:,} ({exc}): the input breaks there; "
+                f"the rows of the {line - 1:,} line(s) before it were written{dropped}"
+            ) from None
     finally:
         if raw is not stdin and raw is not sys.stdin.buffer:
             raw.close()
@@ -219,11 +273,14 @@ def _parquet_chunks(
         names = pf.schema_arrow.names
         if column not in names:
             raise UsageError(f"--column {column!r} is not in {what}; its columns are: {', '.join(names)}")
+        read = 0
         try:
             for batch in pf.iter_batches(batch_size=rows, use_threads=True):
                 yield None, 0, batch
+                read += batch.num_rows
         except (OSError, pa.ArrowException) as exc:
-            raise InputError(f"--from {what}: Parquet file is damaged ({exc})") from None
+            raise InputBroken(f"--from {what}: Parquet file is damaged after row {read:,} ({exc}); "
+                              f"the {read:,} row(s) before the damage were written") from None
     finally:
         if spooled is not None:
             with contextlib.suppress(OSError):
@@ -451,10 +508,13 @@ def iter_results(
     mode = "process" if accel.extensions_disabled() or accel.native("surt") is None else "thread"
 
     def chunks() -> Iterator[UrlChunk]:
-        for seq, (text, first_line, batch) in enumerate(
-            read_chunks(source, column=column, block=block, rows=rows, stdin=stdin)
-        ):
-            yield UrlChunk(seq, command, text, first_line, batch, column, params, skip_bad)
+        try:
+            for seq, (text, first_line, batch) in enumerate(
+                read_chunks(source, column=column, block=block, rows=rows, stdin=stdin)
+            ):
+                yield UrlChunk(seq, command, text, first_line, batch, column, params, skip_bad)
+        except InputBroken as exc:  # the chunks before the break still go through and out
+            report.broken = exc
 
     for result in _ordered(chunks(), workers, mode):
         report.chunks += 1

@@ -95,15 +95,32 @@ def test_compressed_text_is_read_by_its_magic_bytes(tmp_path: Path, kind: str) -
     assert [r["surt"] for r in rows] == [surt(u) for u in urls]
 
 
-def test_truncated_gzip_is_a_one_line_input_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    src = tmp_path / "in.gz"
-    packed = gzip.compress(b"".join(b"http://a%d.com/%d\n" % (i * 7919 % 10007, i) for i in range(5000)))
+@pytest.mark.parametrize("kind", ["gzip", "zstd"])
+@pytest.mark.parametrize("fmt", ["parquet", "jsonl"])
+def test_a_compressed_file_cut_in_half_writes_the_rows_before_the_cut_and_says_where_it_broke(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, fmt: str) -> None:
+    lines = [b"http://a%d.com/%d" % (i * 7919 % 10007, i) for i in range(20000)]
+    data = b"\n".join(lines) + b"\n"
+    packed = gzip.compress(data) if kind == "gzip" else pa.compress(data, "zstd", asbytes=True)
+    src = tmp_path / "in.cut"
     src.write_bytes(packed[: len(packed) // 2])
-    out = tmp_path / "out.parquet"
-    code = main(["url", "surt", "--from", str(src), "-o", "parquet", "--out", str(out)])
+    out = tmp_path / "out"
+    code = main(["url", "surt", "--from", str(src), "-o", fmt, "--out", str(out), "--workers", "2"])
     err = capsys.readouterr().err
-    assert code == 1 and "cannot decompress" in err and "Traceback" not in err
-    assert not out.exists() and not (tmp_path / "out.parquet.tmp").exists()
+    assert code == 1 and "Traceback" not in err
+    (line,) = err.strip().splitlines()
+    assert "cannot decompress past line" in line and "the input breaks there" in line
+    if fmt == "parquet":
+        rows = read_rows(out)
+        assert not (tmp_path / "out.tmp").exists()
+    else:
+        import json
+
+        rows = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(rows) > 1000  # what was read before the cut is written, in order, whole lines only
+    assert [r["url"] for r in rows] == [u.decode() for u in lines[: len(rows)]]
+    assert all(r["surt"] == surt(str(r["url"])) for r in rows)
+    assert f"past line {len(rows):,} (" in line and f"the rows of the {len(rows):,} line(s)" in line
 
 
 def test_parquet_input_keeps_its_columns_and_reads_the_named_column(tmp_path: Path) -> None:

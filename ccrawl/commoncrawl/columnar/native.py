@@ -279,6 +279,18 @@ class _PartFile:
         self._dicts: dict[tuple[int, int], bytes] = {}
         self._pi = pageindex
 
+    def close(self) -> None:
+        """Close pyarrow's reader of the part (when one was made) and drop the bytes it read from.
+
+        The reader reads Python ``bytes`` (a :class:`RangeFile`): left to the collector it may be freed
+        late, and a Python-owned buffer released by Arrow after the interpreter finalised aborts the
+        process (docs/columnar.md, "Arrow readers over Python bytes").
+        """
+        pf, self._pf = self._pf, None
+        if pf is not None:
+            pf.close(force=True)  # force: pyarrow closes only a source it opened itself otherwise
+        self.blocks.clear()
+
     @property
     def pf(self) -> Any:
         """pyarrow's reader of the whole part, made only when a row group is read whole (most parts never are)."""
@@ -416,7 +428,8 @@ class _PartFile:
                 if got is not None:
                     return pa.chunked_array([got])
         if spans is None or pages is None:
-            whole = self.pf.read_row_group(rg, columns=[column]).column(0)
+            # use_threads=False: no Arrow worker thread ever holds a buffer of this Python-backed file
+            whole = self.pf.read_row_group(rg, columns=[column], use_threads=False).column(0)
             if spans is None:
                 return whole
             return pa.concat_arrays([whole.slice(lo, hi - lo).combine_chunks() for lo, hi in spans]) \
@@ -585,103 +598,106 @@ def part_steps(
             st.parts_skipped = 1
             return answer
     pfile = _PartFile(source, part, size, data, footer, walked)
-    meta = pfile.meta
-    names = pfile.names
-    index = pfile.index
-    preds = planned.predicates
-    prefixes = planned.prefixes
-    columns = list(names) if kind == "rows" else list(_OUTPUT[kind])
-    st.row_groups = meta.num_row_groups
-    for rg in range(meta.num_row_groups):
-        rgm = meta.row_group(rg)
-        spans: list[tuple[int, int]] | None = None
-        if prefixes is not None:
-            r = _stats_range(rgm.column(index["url_surtkey"]).statistics)
-            if r is not None and not range_may_match(prefixes, r[0], r[1]):
-                st.row_groups_skipped += 1
-                continue
-        if not all(p.prune(rgm.column(index[p.column]).statistics) for p in preds):
-            st.row_groups_skipped += 1
-            continue
-        wanted = [*{p.column: 0 for p in preds}, *columns]
-        small = False
-        if prefixes is not None:
-            need = pfile.wants(pfile.surt_index_ranges(rg, also=wanted))
-            # The page index is not in memory and every chunk this row group needs is smaller than what
-            # a round trip is worth: reading those chunks whole costs less than asking the page index
-            # which of their pages to read (on Common Crawl's parts, chunks of megabytes, it never is).
-            small = bool(need) and all(rgm.column(index[c]).total_compressed_size <= COALESCE_GAP for c in wanted)
-        if prefixes is not None and not small:
-            if need:
-                pfile.fill(need, (yield need))
-            found = pfile.surt_spans(rg, prefixes, also=wanted)
-            if found is not None:
-                spans, kept, total = found
-                st.pages += total
-                st.pages_skipped += total - kept
-                if not spans:
+    try:
+        meta = pfile.meta
+        names = pfile.names
+        index = pfile.index
+        preds = planned.predicates
+        prefixes = planned.prefixes
+        columns = list(names) if kind == "rows" else list(_OUTPUT[kind])
+        st.row_groups = meta.num_row_groups
+        for rg in range(meta.num_row_groups):
+            rgm = meta.row_group(rg)
+            spans: list[tuple[int, int]] | None = None
+            if prefixes is not None:
+                r = _stats_range(rgm.column(index["url_surtkey"]).statistics)
+                if r is not None and not range_may_match(prefixes, r[0], r[1]):
                     st.row_groups_skipped += 1
                     continue
-                if len(spans) > MAX_SPANS:
-                    spans = [(spans[0][0], spans[-1][1])]
-                if spans == [(0, rgm.num_rows)]:
-                    spans = None
-        st.row_groups_read += 1
-        if spans is not None:
-            # Page-level: the pages of every column this row group needs are few, so they come in
-            # one round trip rather than one per column.
-            need = pfile.wants([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, spans)])
-        elif small:
-            # Small whole chunks: the output columns' come with the predicates', in the same round trip.
-            need = pfile.wants([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, None)])
-        else:
-            # Whole chunks: the predicate columns in one round trip (they are read cheapest first from
-            # memory); the output columns wait until some row matches.
-            need = pfile.wants([r for c in dict.fromkeys(p.column for p in preds)
-                                for r in pfile.column_ranges(rg, c, None)])
-        if need:
-            pfile.fill(need, (yield need))
-        order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
-        mask: Any = None
-        read: dict[str, Any] = {}
-        for p in order:
-            if p.column not in read:
-                read[p.column] = pfile.read(rg, p.column, spans)
-            m = p.mask(read[p.column])
-            mask = m if mask is None else pc.and_(mask, m)
-            if not pc.any(mask).as_py():
+            if not all(p.prune(rgm.column(index[p.column]).statistics) for p in preds):
+                st.row_groups_skipped += 1
+                continue
+            wanted = [*{p.column: 0 for p in preds}, *columns]
+            small = False
+            if prefixes is not None:
+                need = pfile.wants(pfile.surt_index_ranges(rg, also=wanted))
+                # The page index is not in memory and every chunk this row group needs is smaller than what
+                # a round trip is worth: reading those chunks whole costs less than asking the page index
+                # which of their pages to read (on Common Crawl's parts, chunks of megabytes, it never is).
+                small = bool(need) and all(rgm.column(index[c]).total_compressed_size <= COALESCE_GAP for c in wanted)
+            if prefixes is not None and not small:
+                if need:
+                    pfile.fill(need, (yield need))
+                found = pfile.surt_spans(rg, prefixes, also=wanted)
+                if found is not None:
+                    spans, kept, total = found
+                    st.pages += total
+                    st.pages_skipped += total - kept
+                    if not spans:
+                        st.row_groups_skipped += 1
+                        continue
+                    if len(spans) > MAX_SPANS:
+                        spans = [(spans[0][0], spans[-1][1])]
+                    if spans == [(0, rgm.num_rows)]:
+                        spans = None
+            st.row_groups_read += 1
+            if spans is not None:
+                # Page-level: the pages of every column this row group needs are few, so they come in
+                # one round trip rather than one per column.
+                need = pfile.wants([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, spans)])
+            elif small:
+                # Small whole chunks: the output columns' come with the predicates', in the same round trip.
+                need = pfile.wants([r for c in dict.fromkeys(wanted) for r in pfile.column_ranges(rg, c, None)])
+            else:
+                # Whole chunks: the predicate columns in one round trip (they are read cheapest first from
+                # memory); the output columns wait until some row matches.
+                need = pfile.wants([r for c in dict.fromkeys(p.column for p in preds)
+                                    for r in pfile.column_ranges(rg, c, None)])
+            if need:
+                pfile.fill(need, (yield need))
+            order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
+            mask: Any = None
+            read: dict[str, Any] = {}
+            for p in order:
+                if p.column not in read:
+                    read[p.column] = pfile.read(rg, p.column, spans)
+                m = p.mask(read[p.column])
+                mask = m if mask is None else pc.and_(mask, m)
+                if not pc.any(mask).as_py():
+                    break
+            if mask is not None and not pc.any(mask).as_py():
+                continue
+            selected = sum(hi - lo for lo, hi in spans) if spans is not None else rgm.num_rows
+            n = selected if mask is None else int(pc.sum(mask).as_py() or 0)
+            st.rows_matched += n
+            if kind == "count":
+                answer.count += n
+                continue
+            missing = [c for c in columns if c not in read]
+            # The output columns' bytes in one round trip, then decoded one by one from memory.
+            need = pfile.wants([r for c in missing for r in pfile.column_ranges(rg, c, spans)])
+            if need:
+                pfile.fill(need, (yield need))
+            for c in missing:
+                read[c] = pfile.read(rg, c, spans)
+            table = pa.table([read[c] for c in columns], names=columns)
+            if mask is not None:
+                table = table.filter(mask)
+            if kind in ("langs", "mimes"):
+                answer.groups.update(_decode(table.column(0)))
+                continue
+            table = _undictionary(table)
+            if kind == "rows":
+                table = table.append_column("crawl", pa.array([part.crawl] * table.num_rows, pa.string()))
+                table = table.append_column("subset", pa.array([part.subset] * table.num_rows, pa.string()))
+            answer.tables.append(table)
+            if limit is not None and sum(t.num_rows for t in answer.tables) >= limit:
                 break
-        if mask is not None and not pc.any(mask).as_py():
-            continue
-        selected = sum(hi - lo for lo, hi in spans) if spans is not None else rgm.num_rows
-        n = selected if mask is None else int(pc.sum(mask).as_py() or 0)
-        st.rows_matched += n
-        if kind == "count":
-            answer.count += n
-            continue
-        missing = [c for c in columns if c not in read]
-        # The output columns' bytes in one round trip, then decoded one by one from memory.
-        need = pfile.wants([r for c in missing for r in pfile.column_ranges(rg, c, spans)])
-        if need:
-            pfile.fill(need, (yield need))
-        for c in missing:
-            read[c] = pfile.read(rg, c, spans)
-        table = pa.table([read[c] for c in columns], names=columns)
-        if mask is not None:
-            table = table.filter(mask)
-        if kind in ("langs", "mimes"):
-            answer.groups.update(_decode(table.column(0)))
-            continue
-        table = _undictionary(table)
-        if kind == "rows":
-            table = table.append_column("crawl", pa.array([part.crawl] * table.num_rows, pa.string()))
-            table = table.append_column("subset", pa.array([part.subset] * table.num_rows, pa.string()))
-        answer.tables.append(table)
-        if limit is not None and sum(t.num_rows for t in answer.tables) >= limit:
-            break
-    if st.row_groups_read == 0:
-        st.parts_skipped = 1
-    return answer
+        if st.row_groups_read == 0:
+            st.parts_skipped = 1
+        return answer
+    finally:  # pyarrow's reader over this part's Python bytes is closed here, not left to the collector
+        pfile.close()
 
 
 def _decode(arr: Any) -> Counter[Any]:

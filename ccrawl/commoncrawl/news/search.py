@@ -83,22 +83,25 @@ def _search_shard(
     import pyarrow.parquet as pq
 
     raw = _open_shard(repo, path, size, counter)
-    pf = pq.ParquetFile(raw, metadata=raw.parquet_metadata())
     rows: list[dict[str, Any]] = []
     opened = False
     prefix = surt_prefix(query)
-    key_col = pf.schema_arrow.get_field_index("url_surtkey")
-    for rg in range(pf.metadata.num_row_groups):
-        if prefix and key_col >= 0 and not _may_hold(pf.metadata.row_group(rg).column(key_col), prefix):
-            continue  # the row group's SURT range cannot hold the host: not even its host column is read
-        hosts = pf.read_row_group(rg, columns=["url_host_name"]).column(0)
-        mask = pc.or_(pc.equal(hosts, query), pc.ends_with(hosts, "." + query))
-        mask = pc.fill_null(mask, False)
-        if not pc.any(mask).as_py():
-            continue
-        opened = True
-        table = pf.read_row_group(rg).filter(mask)
-        rows.extend(table.to_pylist())
+    # The reader reads Python bytes (the RangeFile): it is closed here, before the next shard, and reads
+    # on this thread only (use_threads=False): an Arrow worker thread left holding a buffer of it when
+    # the interpreter finalises aborts the process (docs/news.md, "Arrow readers over Python bytes").
+    with raw, pq.ParquetFile(raw, metadata=raw.parquet_metadata()) as pf:
+        key_col = pf.schema_arrow.get_field_index("url_surtkey")
+        for rg in range(pf.metadata.num_row_groups):
+            if prefix and key_col >= 0 and not _may_hold(pf.metadata.row_group(rg).column(key_col), prefix):
+                continue  # the row group's SURT range cannot hold the host: not even its host column is read
+            hosts = pf.read_row_group(rg, columns=["url_host_name"], use_threads=False).column(0)
+            mask = pc.or_(pc.equal(hosts, query), pc.ends_with(hosts, "." + query))
+            mask = pc.fill_null(mask, False)
+            if not pc.any(mask).as_py():
+                continue
+            opened = True
+            table = pf.read_row_group(rg, use_threads=False).filter(mask)
+            rows.extend(table.to_pylist())
     return rows, opened
 
 
