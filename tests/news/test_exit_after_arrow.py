@@ -27,7 +27,13 @@ from ccrawl.testing.fakecc.news import NewsSite
 
 from .conftest import MONTH, cli_env, client_options, run_cli
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.timeout(900),
+    pytest.mark.skipif(os.environ.get("CCRAWL_NO_EXTENSIONS") == "1",
+                       reason="the exit race is in Arrow's reader threads, the same with or without ccrawl's "
+                              "compiled modules: the run with them (the test command's) makes these 200 runs"),
+]
 
 RUNS = 100  # per command
 POOL = 4
