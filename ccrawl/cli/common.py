@@ -179,16 +179,16 @@ class Run:
     def info(self, message: str) -> None:
         """Progress and diagnostics: stderr, silenced by -q."""
         if not self.quiet:
-            click.echo(message, err=True)
+            click.echo(_redacted(message), err=True)
 
     def warn(self, message: str) -> None:
         """A warning: always on stderr."""
-        click.echo(f"ccrawl: warning: {message}", err=True)
+        click.echo(f"ccrawl: warning: {_redacted(message)}", err=True)
 
     def debug(self, message: str) -> None:
         """Only with -v."""
         if self.verbose:
-            click.echo(message, err=True)
+            click.echo(_redacted(message), err=True)
 
     def inputs(self, args: Sequence[str], *, field: str = "url") -> Iterator[str | InputLineError]:
         """Arguments, or stdin lines when none (or ``-``) are given: one value per line or JSONL with ``field``.
@@ -202,6 +202,13 @@ class Run:
         if "-" in args and len(args) > 1:
             raise UsageError("'-' (read stdin) cannot be mixed with other arguments")
         yield from read_stdin_values(sys.stdin.buffer, field=field)
+
+
+def _redacted(message: str) -> str:
+    """Every line to stderr goes out with URLs' ``user:password@`` redacted (issue #13, #36)."""
+    from ccrawl.redact import redact_userinfo
+
+    return redact_userinfo(message)
 
 
 @dataclass(frozen=True, slots=True)

@@ -169,9 +169,11 @@ class _Retryable(Exception):
 
 
 def _host(url: str) -> str:
+    """``host[:port]`` of ``url`` for a message: an endpoint's ``user:password@`` is not part of it."""
     from urllib.parse import urlsplit
 
-    return urlsplit(url).netloc or url
+    netloc = urlsplit(url).netloc
+    return netloc.rpartition("@")[2] or url
 
 
 def _raise_if_name_not_known(url: str, exc: BaseException) -> None:
