@@ -45,8 +45,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 def main() -> int:
     """Console-script entry point: the handler (installed when this module was imported), then the CLI."""
+    from ccrawl.cli.main import install_redacting_hooks
     from ccrawl.cli.main import main as cli_main
 
+    install_redacting_hooks()
     return cli_main()
 
 

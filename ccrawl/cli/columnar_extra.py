@@ -20,19 +20,31 @@ from ccrawl.cli.common import Run, command
 @click.option("--engine", default="auto", help=ENGINE_HELP)
 @click.option("--local", default=None, type=click.Path(file_okay=False), help="Read a local copy of the bucket")
 @click.option("--explain", "explain_", is_flag=True, help="On stderr: bytes read vs the index total")
-def cdx(run: Run, host_filter: str | None, engine: str, local: str | None, explain_: bool) -> None:
+@click.option("--graph", default=None, metavar="RELEASE",
+              help="Aggregate over the crawls this web-graph release was built from, e.g. cc-main-2026-mar-apr-may "
+                   "(latest: the newest release); instead of -c")
+def cdx(run: Run, host_filter: str | None, engine: str, local: str | None, explain_: bool, graph: str | None) -> None:
     from ccrawl import ops
     from ccrawl.cli.columnar import print_sql
     from ccrawl.commoncrawl.columnar.query import Explain, choose_engine
 
     if choose_engine(engine) == "print":
-        print_sql(run, "hostcdx", {"host": [host_filter] if host_filter else [], "local": local})
+        params = {"host": [host_filter] if host_filter else [], "local": local}
+        if graph:  # the release's crawls, named in the SQL as explicit IDs
+            from ccrawl.commoncrawl.columnar import sql
+            from ccrawl.ops.columnar import _graph_crawls, filters_from
+
+            crawls = _graph_crawls(graph, run.settings.crawl or "latest", client(run), run.info).split(",")
+            text = sql.build("hostcdx", filters_from(params).with_crawls(crawls), limit=run.output.limit or None)
+            click.echo(sql.cluster_preamble() + text + ";")
+            return
+        print_sql(run, "hostcdx", params)
         return
     op = ops.get("host.cdx")
     explain = Explain()
     records = op(filter=host_filter, crawl=run.settings.crawl or "latest", engine=engine,
-                 limit=run.output.limit or None, jobs=int(run.settings.workers or 4), local=local,
-                 client_options=client(run), explain=explain)
+                 limit=run.output.limit or None, jobs=int(run.settings.workers or 4), local=local, graph=graph,
+                 client_options=client(run), explain=explain, notice=run.info)
     emit_with_explain(run, records, op.columns, explain, explain_, single=bool(host_filter))
 
 

@@ -67,7 +67,8 @@ GLOBAL_FLAGS: tuple[GlobalFlag, ...] = (
     _flag("--verbose", "-v", name="verbose", count=True, help="Increase verbosity (repeatable)"),
     _flag("--color", name="color", type=click.Choice(["auto", "always", "never"]), help="Color output [auto]"),
     _flag("--no-header", name="no_header", is_flag=True, default=None, help="Omit the header row in table output"),
-    _flag("--db", name="db", help="Tee every record into a DuckDB file (table named after the command)"),
+    _flag("--db", name="db",
+          help="Tee every record into a DuckDB file or a postgresql:// database (table named after the command)"),
     _flag("--profile", name="profile", help="Named profile of the config file to load"),
     _flag("--progress", name="progress", type=click.Choice(["text", "json", "none"]),
           help="Progress reporting for long runs [text on a terminal, json otherwise]"),
@@ -179,16 +180,16 @@ class Run:
     def info(self, message: str) -> None:
         """Progress and diagnostics: stderr, silenced by -q."""
         if not self.quiet:
-            click.echo(message, err=True)
+            click.echo(_redacted(message), err=True)
 
     def warn(self, message: str) -> None:
         """A warning: always on stderr."""
-        click.echo(f"ccrawl: warning: {message}", err=True)
+        click.echo(f"ccrawl: warning: {_redacted(message)}", err=True)
 
     def debug(self, message: str) -> None:
         """Only with -v."""
         if self.verbose:
-            click.echo(message, err=True)
+            click.echo(_redacted(message), err=True)
 
     def inputs(self, args: Sequence[str], *, field: str = "url") -> Iterator[str | InputLineError]:
         """Arguments, or stdin lines when none (or ``-``) are given: one value per line or JSONL with ``field``.
@@ -202,6 +203,13 @@ class Run:
         if "-" in args and len(args) > 1:
             raise UsageError("'-' (read stdin) cannot be mixed with other arguments")
         yield from read_stdin_values(sys.stdin.buffer, field=field)
+
+
+def _redacted(message: str) -> str:
+    """Every line to stderr goes out with URLs' ``user:password@`` redacted (issue #13, #36)."""
+    from ccrawl.redact import redact_userinfo
+
+    return redact_userinfo(message)
 
 
 @dataclass(frozen=True, slots=True)

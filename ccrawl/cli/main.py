@@ -12,7 +12,9 @@ import importlib
 import importlib.util
 import signal
 import sys
+import threading
 from collections.abc import Sequence
+from types import TracebackType
 from typing import Any
 
 import click
@@ -164,6 +166,45 @@ def _fail(message: str) -> None:
     click.echo(f"ccrawl: {redact_userinfo(message)}", err=True)  # an endpoint's user:password@ stays private
 
 
+def _print_traceback() -> None:
+    """The traceback of the exception being handled (``-v``), with every URL's user-info redacted.
+
+    An HTTP error's text carries its URL (httpx's ``HTTPStatusError``: ``for url 'http://u:pw@host/...'``),
+    so the traceback goes through the same filter as the one-line error (issue #36).
+    """
+    _write_traceback(*sys.exc_info())
+
+
+def _write_traceback(exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    import traceback
+
+    from ccrawl.redact import redact_userinfo
+
+    text = "".join(traceback.format_exception(exc_type, exc, tb)) if exc is not None else ""
+    if text:
+        sys.stderr.write(redact_userinfo(text))
+        sys.stderr.flush()
+
+
+def _thread_traceback(args: threading.ExceptHookArgs) -> None:
+    """A thread's uncaught exception (Python prints its traceback): redacted like the CLI's own."""
+    if args.exc_type is SystemExit:
+        return
+    name = args.thread.name if args.thread is not None else "?"
+    sys.stderr.write(f"Exception in thread {name}:\n")
+    _write_traceback(args.exc_type, args.exc_value, args.exc_traceback)
+
+
+def install_redacting_hooks() -> None:
+    """Any traceback Python itself prints (uncaught, at the top or in a thread) is redacted too.
+
+    Installed by the console script and ``python -m ccrawl`` (:mod:`ccrawl._entry`), not by :func:`main`,
+    which a test or a library may call inside a process whose hooks are not ours.
+    """
+    sys.excepthook = _write_traceback
+    threading.excepthook = _thread_traceback
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns (and, as a console script, exits with) the exit code.
 
@@ -212,9 +253,7 @@ def _run(argv: Sequence[str] | None) -> int:
         return 130
     except CcrawlError as exc:
         if verbose:
-            import traceback
-
-            traceback.print_exc()
+            _print_traceback()
         _fail(str(exc).replace("\n", " ") or type(exc).__name__)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -230,16 +269,12 @@ def _run(argv: Sequence[str] | None) -> int:
     except OSError as exc:
         # the system refused a read or a write (disk full, quota, read-only, gone): the user's to fix
         if verbose:
-            import traceback
-
-            traceback.print_exc()
+            _print_traceback()
         _fail(_os_message(exc))
         return EXIT_ERROR
     except Exception as exc:
         if verbose:
-            import traceback
-
-            traceback.print_exc()
+            _print_traceback()
         _fail(f"internal error: {type(exc).__name__}: {exc} (run with -v for the traceback)".replace("\n", " "))
         return EXIT_ERROR
 

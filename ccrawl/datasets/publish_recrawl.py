@@ -97,8 +97,11 @@ class PublishOptions:
             raise UsageError("--commit-every must be at least 1")
         if self.watch < 0 or self.max_stall <= 0:
             raise UsageError("--watch must be >= 0 and --max-stall > 0")
-        if not self.directory.is_dir():
+        if self.directory.exists() and not self.directory.is_dir():
             raise UsageError(f"--dir {self.directory} is not a directory")
+        if not self.directory.is_dir() and self.watch <= 0:
+            # with --watch the publisher waits for it: started beside recrawl run, it may look first
+            raise UsageError(f"--dir {self.directory} does not exist (with --watch, publish waits for it)")
         if self.staging is None:
             self.staging = self.directory / ".publish-staging"
 
@@ -450,6 +453,7 @@ class Publisher:
 
     def run(self) -> Iterator[dict[str, Any]]:
         """Resume from the hub, then publish until one pass is done (or, with watch, the crawl is)."""
+        self._wait_for_directory()
         with self._directory_lock():
             try:
                 self.clock.progressed()
@@ -466,6 +470,23 @@ class Publisher:
                     self.sleep(self.opts.watch)
             finally:
                 self.stats.retries = self.clock.retries
+
+    def _wait_for_directory(self) -> None:
+        """With ``watch``, a capture directory that does not exist yet is waited for (said once).
+
+        ``recrawl run`` creates it when it starts, and a recipe may start the publisher first.
+        """
+        directory = self.opts.directory
+        said = False
+        while not directory.is_dir():
+            if directory.exists():
+                raise UsageError(f"--dir {directory} is not a directory")
+            if not said:
+                self.log(f"recrawl publish: waiting for {directory} to appear (recrawl run creates it)")
+                said = True
+            self.sleep(min(self.opts.watch, 1.0))
+        if said:
+            self.log(f"recrawl publish: {directory} is there; publishing")
 
     def _publish_final_checkpoint(self, progress: Progress) -> None:
         """Record a ``done`` checkpoint the last shard's commit missed (the crawl checkpoints after sealing).

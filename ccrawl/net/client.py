@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import random
 import re
 import socket
@@ -160,18 +161,27 @@ class ClientStats:
 
 
 class _Retryable(Exception):
-    """One failed attempt worth another: ``transport`` when no HTTP status came back at all."""
+    """One failed attempt worth another: ``transport`` when no HTTP status came back at all.
 
-    def __init__(self, message: str, *, transport: bool, retry_after: float | None = None) -> None:
+    ``reset``: the host reset the connection before any byte of an answer. That is retried once, at
+    once (a kept-alive connection the server had closed in the meantime looks the same), and a second
+    one fails the request (exit 8) instead of backing off.
+    """
+
+    def __init__(self, message: str, *, transport: bool, retry_after: float | None = None,
+                 reset: bool = False) -> None:
         super().__init__(message)
         self.transport = transport
         self.retry_after = retry_after
+        self.reset = reset
 
 
 def _host(url: str) -> str:
+    """``host[:port]`` of ``url`` for a message: an endpoint's ``user:password@`` is not part of it."""
     from urllib.parse import urlsplit
 
-    return urlsplit(url).netloc or url
+    netloc = urlsplit(url).netloc
+    return netloc.rpartition("@")[2] or url
 
 
 def _raise_if_name_not_known(url: str, exc: BaseException) -> None:
@@ -182,6 +192,43 @@ def _raise_if_name_not_known(url: str, exc: BaseException) -> None:
             f"cannot reach {url}: the name {host} does not resolve (no DNS answer for it); "
             "check the network, or point the endpoint setting at a mirror"
         ) from exc
+
+
+def _os_errno_in(exc: BaseException, codes: set[int]) -> bool:
+    """True when ``exc`` or what caused it is an OSError whose errno is one of ``codes``."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.errno in codes:
+            return True
+        cur = getattr(cur, "os_error", None) or cur.__cause__ or cur.__context__
+    return False
+
+
+def connection_refused(exc: BaseException) -> bool:
+    """True when ``exc`` (or its cause) is ECONNREFUSED: nothing listens there, an answer and not a blip."""
+    return _os_errno_in(exc, {errno.ECONNREFUSED})
+
+
+def _raise_if_refused(url: str, exc: BaseException) -> None:
+    """A refused connection fails at once with exit 8, as an unknown name does: a retry finds the port as shut."""
+    if connection_refused(exc):
+        raise Unreachable(
+            f"cannot reach {url}: {_host(url)} refused the connection (nothing listens on that port); "
+            "check the endpoint setting, or that the mirror is running"
+        ) from exc
+
+
+def _transport_failure(url: str, exc: BaseException, *, answered: bool) -> _Retryable:
+    """The retryable failure for a transport error, after the non-transient ones were raised.
+
+    ``answered``: the response's headers had arrived, so a reset now is a cut mid-transfer (retried).
+    """
+    _raise_if_name_not_known(url, exc)
+    _raise_if_refused(url, exc)
+    reset = not answered and _os_errno_in(exc, {errno.ECONNRESET})
+    return _Retryable(f"{type(exc).__name__}: {exc}".rstrip(": "), transport=True, reset=reset)
 
 
 def urlsplit_host(url: str) -> str:
@@ -379,7 +426,8 @@ class CCClient:
         for attempt in range(self.retries + 1):
             if attempt:
                 self.stats.retries += 1
-                wait = self._delay(attempt - 1, failures[-1].retry_after)
+                # a first reset before any byte is tried again at once (see _Retryable)
+                wait = 0.0 if failures[-1].reset else self._delay(attempt - 1, failures[-1].retry_after)
                 if wait >= 1.0:
                     # a wait a person notices is said, so a slow command does not look hung
                     self._warn(f"ccrawl: {_host(url)}: {failures[-1]}; retrying ({attempt}/{self.retries}) "
@@ -391,6 +439,12 @@ class CCClient:
                 try:
                     result = await attempt_fn()
                 except _Retryable as exc:
+                    if exc.reset and failures and failures[-1].reset:
+                        raise Unreachable(
+                            f"cannot reach {url}: {_host(url)} reset the connection before answering, "
+                            f"{len(failures) + 1} times in a row; check the endpoint setting, or that the mirror "
+                            "is running"
+                        ) from exc
                     failures.append(exc)
                     if not exc.transport:
                         self.concurrency.slow_down()
@@ -420,8 +474,10 @@ class CCClient:
     ) -> Response:
         import aiohttp
 
+        answered = False
         try:
             async with self.session.get(url, params=params, headers=headers) as resp:
+                answered = True
                 status = resp.status
                 hdrs = {k.lower(): v for k, v in resp.headers.items()}
                 if status == 429 or status >= 500:
@@ -431,8 +487,7 @@ class CCClient:
                     raise HTTPStatusError(str(resp.url), status, resp.reason or "")
                 body = await resp.read()
         except (TimeoutError, aiohttp.ClientPayloadError, aiohttp.ClientConnectionError) as exc:
-            _raise_if_name_not_known(url, exc)
-            raise _Retryable(f"{type(exc).__name__}: {exc}".rstrip(": "), transport=True) from exc
+            raise _transport_failure(url, exc, answered=answered) from exc
         self._count(url, len(body))
         declared = hdrs.get("content-length")
         unencoded = "content-encoding" not in hdrs
@@ -528,8 +583,7 @@ class CCClient:
             try:
                 resp = await self.session.get(url, headers=headers)
             except (TimeoutError, aiohttp.ClientConnectionError) as exc:
-                _raise_if_name_not_known(url, exc)
-                raise _Retryable(f"{type(exc).__name__}: {exc}", transport=True) from exc
+                raise _transport_failure(url, exc, answered=False) from exc
             if resp.status == 429 or resp.status >= 500:
                 resp.release()
                 raise _Retryable(f"HTTP {resp.status}", transport=False, retry_after=_retry_after(resp.headers))

@@ -183,15 +183,41 @@ def host_cdx(
     limit: Annotated[int | None, Cap.VALUE, Bounds(0, 10**12)] = None,
     jobs: Limit[int] = 4,
     local: ReadPath[str | None] = None,
+    graph: Value[str | None] = None,
     client_options: Injected[Mapping[str, Any] | None] = None,
     explain: Injected[Any] = None,
+    notice: Injected[Callable[[str], None] | None] = None,
 ) -> Iterator[dict[str, Any]]:
+    """Per-host CDX statistics of ``crawl``; with ``graph``, of the crawls that web-graph release was built from.
+
+    ``graph`` (a release id, or ``latest``) replaces ``crawl``: the counts then cover the same captures
+    as the release's ranks, which is how the ``host`` commands' ``--graph`` reads here.
+    """
     from ccrawl.commoncrawl.columnar import filters, query
 
+    if graph:
+        crawl = _graph_crawls(graph, crawl, client_options, notice)
     f = filters.build(host=[filter] if filter else ())
     query.choose_engine(engine)
     with open_filtered(f, crawl=crawl, local=local, client_options=client_options, jobs=jobs) as (index, f):
         yield from query.run("hostcdx", f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
+
+
+def _graph_crawls(graph: str, crawl: str, client_options: Mapping[str, Any] | None,
+                  notice: Callable[[str], None] | None) -> str:
+    """The crawls (a comma list) web-graph release ``graph`` was built from, per graphinfo.json."""
+    from ccrawl.commoncrawl import webgraph
+    from ccrawl.errors import NothingMatched, UsageError
+    from ccrawl.net.client import run
+
+    if crawl not in ("", "latest"):
+        raise UsageError(f"--graph {graph} and -c {crawl} both pick the crawls: give one")
+    rel = run(lambda cc: webgraph.release(cc, graph), **dict(client_options or {}))
+    if not rel.crawls:
+        raise NothingMatched(f"--graph {rel.id}: graphinfo.json lists no crawls for it")
+    if notice is not None:
+        notice(f"host cdx: --graph {rel.id}: crawls {', '.join(rel.crawls)}")
+    return ",".join(rel.crawls)
 
 
 @operation("sched.diff", summary="Per-host content change rates between two crawls",

@@ -185,7 +185,8 @@ def table_name_for(command_path: str) -> str:
 def _check_target(target: str) -> None:
     if "://" in target:
         scheme = target.split("://", 1)[0]
-        raise UsageError(f"--db: {scheme}:// stores are not supported; give a DuckDB file path such as out.db")
+        raise UsageError(f"--db: {scheme}:// stores are not supported; give a DuckDB file path such as out.db, "
+                         "or a postgresql:// URL")
 
 
 def tee(
@@ -194,8 +195,14 @@ def tee(
     """Yield ``records`` unchanged while appending them, in batches, to ``table`` in the DuckDB file ``target``.
 
     The table is created from the first batch's shape; later batches insert by column name, so a
-    missing value is NULL. A value that is a container is stored as JSON text.
+    missing value is NULL. A value that is a container is stored as JSON text. A ``postgres://`` or
+    ``postgresql://`` target goes to PostgreSQL instead, in the same shape (:mod:`ccrawl.store.pgtee`).
     """
+    from ccrawl.store.pgtee import is_postgres, tee_postgres
+
+    if is_postgres(target):
+        yield from tee_postgres(records, target, table, columns=columns)
+        return
     _check_target(target)
     import json
 

@@ -59,3 +59,46 @@ def test_publish_retry_lines_do_not_show_the_password(tmp_path: Path) -> None:
     assert retry_lines, lines
     assert not [line for line in lines if "s3cret" in line], lines
     assert all("***@127.0.0.1" in line for line in retry_lines), retry_lines
+
+
+class _Status(http.server.BaseHTTPRequestHandler):
+    """A hub that answers every request with the status in the server's ``status`` attribute."""
+
+    def _answer(self) -> None:
+        body = b'{"error": "no"}'
+        self.send_response(self.server.status)  # type: ignore[attr-defined]
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_GET = do_POST = do_HEAD = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("status", [418, 500])
+def test_verbose_traceback_does_not_show_the_password(status: int, tmp_path: Path) -> None:
+    """``-v`` prints the traceback; httpx's error in it carries the URL, user-info and all (issue #36, item 8)."""
+    import os
+    import subprocess
+    import sys
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Status)
+    server.status = status  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = {**os.environ, "HF_ENDPOINT": f"http://u:SECRET@127.0.0.1:{server.server_address[1]}",
+               "HF_TOKEN": TOKEN, "HF_HUB_DISABLE_XET": "1", "CCRAWL_BACKOFF": "0.01", "CCRAWL_BACKOFF_MAX": "0.02",
+               "CCRAWL_CONFIG_DIR": str(tmp_path / "config"), "CCRAWL_DATA_DIR": str(tmp_path / "data")}
+        env.pop("CCRAWL_HUB", None)
+        proc = subprocess.run([sys.executable, "-m", "ccrawl", "-v", "domains", "recount", "--graph",
+                               "cc-main-2024-feb-apr-may", "--no-push"], env=env, capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        server.shutdown()
+    assert proc.returncode != 0
+    assert "Traceback" in proc.stderr  # -v really printed one
+    assert "SECRET" not in proc.stderr and "SECRET" not in proc.stdout, proc.stderr[-3000:]
+    assert "***@127.0.0.1" in proc.stderr

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -84,14 +83,11 @@ def test_a_status_that_never_clears_is_a_temporary_failure(fakecc: FakeCCServer)
     assert info.value.exit_code == 75
 
 
-def test_transport_failure_on_every_attempt_is_unreachable_exit_8(tmp_path: Path) -> None:
-    with socket.socket() as s:  # a port nobody listens on
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    opts = {"collinfo_endpoint": f"http://127.0.0.1:{port}/collinfo.json", "global_rate": 0}
-    opts.update(backoff=0.01, retries=2)
+def test_transport_failure_on_every_attempt_is_unreachable_exit_8(fakecc: FakeCCServer) -> None:
+    # dropped without an answer every time (a refused port fails at once instead: tests/net/test_offline.py)
+    fakecc.faults.add("drop", path="collinfo", times=-1)
     with pytest.raises(Unreachable, match="3 attempts") as info:
-        run(lambda cc: cc.get(cc.collinfo_endpoint), **opts)
+        run(lambda cc: cc.get(cc.collinfo_endpoint), **fakecc.client_options(backoff=0.01, retries=2))
     assert info.value.exit_code == 8
 
 

@@ -30,8 +30,9 @@ def test_tee_appends_by_name_across_runs(tmp_path: Path) -> None:
 
 
 def test_non_duckdb_store_is_a_usage_error(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="postgres:// stores are not supported"):
-        list(tee([{"a": 1}], "postgres://localhost/x", "t"))
+    # postgres:// and postgresql:// go to PostgreSQL (tests/store/test_pg_tee.py); any other scheme is refused
+    with pytest.raises(UsageError, match="mysql:// stores are not supported"):
+        list(tee([{"a": 1}], "mysql://localhost/x", "t"))
 
 
 def test_cli_db_flag_tees_the_command_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
