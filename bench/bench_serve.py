@@ -4,9 +4,12 @@ Starts the real command on loopback, then (1) GETs `warc.parse` of a 50,000-reco
 operation asked for with a small request) and times the first NDJSON line and the whole stream,
 (2) POSTs `url.surt` with 100,000 URLs (a long request body) the same way, and (3) runs 100
 clients at once, each streaming `warc.parse` of a 2,000-record WARC, and reports how many
-completed with every record and their first-record latencies.
+completed with every record and their first-record latencies, and (4) the cost of running each
+operation in a process of its own: 50 sequential `url.surt` requests of one URL against 50
+`/health` requests (the floor: the same server answering without an operation).
 
-    python bench/bench_serve.py
+    python bench/bench_serve.py                    # the 100 clients with --max-running 100
+    python bench/bench_serve.py --max-running 4    # the default budget: the rest wait, then 503
 """
 
 from __future__ import annotations
@@ -64,6 +67,17 @@ async def run(base: str, big: int, clients: int, per_client: int, warcs: tuple[P
     import aiohttp
 
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=clients * 2)) as s:
+        health, small = [], []
+        for _ in range(50):
+            started = time.perf_counter()
+            await (await s.get(f"{base}/health")).read()
+            health.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            await (await s.post(f"{base}/ops/url.surt", json={"urls": ["http://a.test/x"]})).read()
+            small.append(time.perf_counter() - started)
+        print(f"one-URL url.surt: p50 {statistics.median(small) * 1000:.1f} ms, max {max(small) * 1000:.1f} ms; "
+              f"/health (no operation) p50 {statistics.median(health) * 1000:.1f} ms: a process per operation "
+              f"costs {(statistics.median(small) - statistics.median(health)) * 1000:.1f} ms", flush=True)
         firsts = []
         for _ in range(3):
             first, total, count = await first_and_total(s, f"{base}/ops/warc.parse", params={"files": str(warcs[0])})
@@ -83,9 +97,11 @@ async def run(base: str, big: int, clients: int, per_client: int, warcs: tuple[P
                                          for _ in range(clients)), return_exceptions=True)
         wall = time.perf_counter() - started
         ok = [r for r in results if isinstance(r, tuple) and r[2] >= per_client]
-        lat = sorted(r[0] * 1000 for r in ok)
-        print(f"{clients} concurrent clients x {per_client:,} records: {len(ok)}/{clients} complete in {wall:.2f} s; "
-              f"first record p50 {lat[len(lat) // 2]:.0f} ms, p99 {lat[int(len(lat) * 0.99) - 1]:.0f} ms", flush=True)
+        refused = sum(1 for r in results if isinstance(r, tuple) and r[2] == 1)  # one line: the 503's body
+        lat = sorted(r[0] * 1000 for r in ok) or [0.0]
+        print(f"{clients} concurrent clients x {per_client:,} records: {len(ok)}/{clients} complete, {refused} refused "
+              f"(503), in {wall:.2f} s; first record p50 {lat[len(lat) // 2]:.0f} ms, "
+              f"p99 {lat[max(int(len(lat) * 0.99) - 1, 0)]:.0f} ms", flush=True)
 
 
 def main() -> None:
@@ -95,6 +111,7 @@ def main() -> None:
     parser.add_argument("--per-client", type=int, default=2_000)
     parser.add_argument("--records", type=int, default=50_000)
     parser.add_argument("--tmp", type=Path, default=Path("/tmp/bench-serve"))
+    parser.add_argument("--max-running", type=int, default=100, help="serve's --max-running")
     ns = parser.parse_args()
     ns.tmp.mkdir(parents=True, exist_ok=True)
     warcs = (write_warc(ns.tmp / "big.warc.gz", ns.records), write_warc(ns.tmp / "small.warc.gz", ns.per_client))
@@ -102,7 +119,10 @@ def main() -> None:
 
     port = free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "ccrawl", "serve", "--addr", f"127.0.0.1:{port}"], env=env,
+    # the WARCs are named relative to the root clients may read
+    warcs = (warcs[0].relative_to(ns.tmp), warcs[1].relative_to(ns.tmp))
+    proc = subprocess.Popen([sys.executable, "-m", "ccrawl", "serve", "--addr", f"127.0.0.1:{port}", "--root",
+                             str(ns.tmp), "--max-running", str(ns.max_running)], env=env,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stderr is not None
