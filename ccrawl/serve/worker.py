@@ -307,8 +307,9 @@ class Runner:
         proc = self._ctx.Process(target=_child, args=(name, dict(kwargs), wants_notice, writer_end, forked),
                                  name=f"ccrawl-op:{name}")
         self.running.add(proc)
+        started = loop.run_in_executor(None, proc.start)
         try:
-            await loop.run_in_executor(None, proc.start)
+            await asyncio.shield(started)
             writer_end.close()
             reader = asyncio.StreamReader(limit=1 << 30)
             pipe = os.fdopen(os.dup(reader_end.fileno()), "rb", buffering=0)
@@ -322,6 +323,9 @@ class Runner:
                 transport.close()
         finally:
             self.running.discard(proc)
+            if not started.done():  # cancelled while the child was starting: let it start, then end it
+                with contextlib.suppress(BaseException):
+                    await started
             await self._end(proc)
 
     async def _frames(self, proc: Any, reader: asyncio.StreamReader) -> AsyncGenerator[Frame, None]:
