@@ -72,7 +72,8 @@ def _size_text(n: int) -> str:
 @click.option("--column", help="String column holding the work, domain or url")
 @click.option("--out", help="Directory to write output files into (empty fetches without archiving)")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "warc"]), default=D["format"], show_default=True)
-@click.option("--state", help="Checkpoint file, so a killed run resumes where it stopped")
+@click.option("--state", help="Checkpoint file, so a killed run resumes where it stopped "
+              "[with --out: <out>/.ccrawl-state.json, so the same command resumes]")
 @click.option("--delay", default=f"{D['delay']:g}s", show_default=True,
               help="Minimum spacing between two requests to one host")
 @click.option("--max-pages", type=int, default=D["max_pages"], show_default=True,
@@ -145,6 +146,9 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
     summary = RunSummary(**record)
     for line in summary.lines():
         run.info(line)
+    if not summary.state:
+        run.warn("recrawl run: no --out and no --state, so nothing was archived or checkpointed "
+                 "and a rerun fetches the whole work list again")
     if assignment.source != "flag" or assignment.count > 1:
         run.info(f"recrawl: this run was {assignment.describe()}")
     if run.flags.get("output"):
