@@ -150,14 +150,14 @@ def test_recrawl_from_a_missing_local_path_says_it_does_not_exist(
 ) -> None:
     code, _, err = _out(capsys, ["recrawl", "run", "--from", where, "--column", "url", "--out", "x"])
     assert code == 2
-    assert err.strip() == (f"ccrawl: --from {where!r}: no such directory (a local work list is a directory of "
-                           "Parquet files; a Hub dataset is written owner/name)")
+    assert err.strip() == (f"ccrawl: --from {where!r}: no such file or directory (a local work list is a text, "
+                           "JSONL, CSV or Parquet file, or a directory of them; a Hub dataset is written owner/name)")
     assert "--repo" not in err
 
 
-def test_recrawl_from_a_file_says_it_wants_a_directory(capsys: pytest.CaptureFixture[str], warc: Path) -> None:
+def test_recrawl_from_a_warc_file_says_it_is_not_a_list(capsys: pytest.CaptureFixture[str], warc: Path) -> None:
     code, _, err = _out(capsys, ["recrawl", "run", "--from", str(warc), "--column", "url", "--out", "x"])
-    assert code == 2 and "is a file: give the directory" in err
+    assert code == 2 and "is a web archive, not a list of URLs" in err and len(err.strip().splitlines()) == 1
 
 
 # -- one size parser, one duration parser ------------------------------------------------------------
