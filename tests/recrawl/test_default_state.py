@@ -86,3 +86,10 @@ def test_the_default_checkpoint_of_another_work_list_is_refused_in_one_line(
     lines = err.strip().splitlines()
     assert code == 2 and len(lines) == 1 and "belongs to another work list" in lines[0]
     assert "no --state was given, so this is the checkpoint kept in --out" in lines[0]
+
+
+def test_shards_sharing_an_out_keep_their_own_default_checkpoint() -> None:
+    from ccrawl.recrawl.params import default_state_path
+
+    assert default_state_path("caps") == "caps/.ccrawl-state.json"
+    assert default_state_path("caps", 1, 3) == "caps/.ccrawl-state-s1of3.json"
