@@ -40,13 +40,22 @@ def crawl_seed(run: Run, graph: str | None, max_seeds: int, max_tier: int) -> No
              columns=op.columns)
 
 
-@command("status", help="Daily crawl budget across the five recrawl tiers at a sustained throughput.")
-@click.option("--throughput", type=float, default=10_000.0, show_default=True, help="Pages per second sustained")
-def crawl_status(run: Run, throughput: float) -> None:
+@command("status", help="With --state: what a crawl's frontier holds (queued, seen, hosts, next due, queued per "
+         "depth). Without: the daily crawl budget across the five recrawl tiers at a sustained throughput.")
+@click.option("--state", default=None,
+              help="A crawl run state file: show its frontier (read-only; a running crawl too)")
+@click.option("--throughput", type=float, default=None, help="Pages per second sustained, for the budget [10000]")
+def crawl_status(run: Run, state: str | None, throughput: float | None) -> None:
     from ccrawl import ops
 
+    if state is not None:
+        if throughput is not None:
+            raise UsageError("--throughput sizes the tier budget; it does not apply to --state")
+        op = ops.get("crawl.frontier")
+        run.emit(op(state=state), columns=op.columns, single=True)
+        return
     op = ops.get("crawl.status")
-    run.emit(op(throughput=throughput), columns=op.columns)
+    run.emit(op(throughput=10_000.0 if throughput is None else throughput), columns=op.columns)
 
 
 @command("fetch", help="Fetch one URL (redirects up to 5 hops, 10 MB cap, SHA-1 digest); --warc-dir archives it.")
@@ -94,7 +103,9 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--out", default=None, help="Directory to write WARC files into (empty: fetch without archiving)")
 @click.option("--state", required=True, help="Frontier state file, so a run resumes after a restart")
 @click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
-@click.option("--max-depth", type=int, default=0, show_default=True, help="How far from a seed to follow links")
+@click.option("--max-depth", type=int, default=None,
+              help="Link hops from a seed; a redirect target is one hop deeper [3: a seed, its redirect and links "
+                   "two levels on; 0 = the seeds only]")
 @click.option("--max-pages", type=int, default=0, show_default=True,
               help="Stop once this many fetches are done for good: pages in sealed WARC files, failures, robots "
                    "skips (0 = no limit); pages a kill lost are fetched again by the next run")
@@ -114,7 +125,7 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
                    "[the state file's count, else one per core up to one per 16 workers]")
 @_RESOLVE
 @ALLOW_PRIVATE
-def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int, max_pages: int,
+def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int | None, max_pages: int,
               max_redirects: int | None, same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str,
               shards: int | None, workers: int, fetchers: int | None, resolve: tuple[str, ...],
               allow_private_addresses: bool | None) -> None:

@@ -23,9 +23,11 @@ def _dir(run: Run, given: str | None) -> str:
     return given or str(Path(run.settings.data_dir) / "index")
 
 
-@command("build", help="Build the index from JSONL documents (--input FILE|-) or live-fetched --urls.")
+@command("build", help="Build the index from documents (--input: JSONL, - for stdin, Parquet from recrawl run or "
+         "markdown export, WARC/WET, or a directory of them) or live-fetched --urls.")
 @click.option("--dir", "directory", default=None, help="Index directory [<data dir>/index]")
-@click.option("--input", "input_", default=None, help="JSONL documents (url, text, title, language), - for stdin")
+@click.option("--input", "input_", default=None, help="JSONL (url, text, title, language; - for stdin), Parquet "
+              "(recrawl run, markdown export), WARC/WET, or a directory of them")
 @click.option("--urls", default=None, help="Comma-separated URLs to fetch, extract and index")
 @click.option("--workers", "-j", type=click.IntRange(1, 512), default=8, show_default=True,
               help="Fetch concurrency for --urls")

@@ -34,16 +34,16 @@ def check_local_source(source: str) -> None:
     if source in SHORTHANDS:
         return
     path = Path(source).expanduser()
-    if path.is_dir():
+    if path.is_dir() or path.is_file():
         return
     if path.exists():
-        raise UsageError(f"--from {source!r} is a file: give the directory holding the work list's Parquet files")
+        raise UsageError(f"--from {source!r} is neither a file nor a directory: give a list of URLs")
     parent = path.parent
     looks_local = (source.startswith(("/", ".", "~")) or source.count("/") != 1
                    or (str(parent) not in ("", ".") and parent.is_dir()))
     if looks_local:
-        raise UsageError(f"--from {source!r}: no such directory (a local work list is a directory of Parquet "
-                         "files; a Hub dataset is written owner/name)")
+        raise UsageError(f"--from {source!r}: no such file or directory (a local work list is a text, JSONL, CSV or "
+                         "Parquet file, or a directory of them; a Hub dataset is written owner/name)")
 
 
 def _defaults() -> dict[str, Any]:
@@ -67,12 +67,15 @@ def _size_text(n: int) -> str:
 
 @command("run", help="Walk a published dataset and fetch every URL in it, resumable from a checkpoint.")
 @click.option("--from", "source", required=True,
-              help="Work list: domains, urls, a dataset repo ID or a local directory")
+              help="Work list: a text file (one URL a line), JSONL, CSV or Parquet file, a directory of them, "
+              "domains, urls or a dataset repo ID")
 @click.option("--dir", "release", help="Directory of parts inside the dataset [the newest release]")
-@click.option("--column", help="String column holding the work, domain or url")
+@click.option("--column", help="Column (JSONL field) holding the work, domain or url [url; domain for --from "
+              "domains]")
 @click.option("--out", help="Directory to write output files into (empty fetches without archiving)")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "warc"]), default=D["format"], show_default=True)
-@click.option("--state", help="Checkpoint file, so a killed run resumes where it stopped")
+@click.option("--state", help="Checkpoint file, so a killed run resumes where it stopped "
+              "[with --out: <out>/.ccrawl-state.json, so the same command resumes]")
 @click.option("--delay", default=f"{D['delay']:g}s", show_default=True,
               help="Minimum spacing between two requests to one host")
 @click.option("--max-pages", type=int, default=D["max_pages"], show_default=True,
@@ -145,6 +148,9 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
     summary = RunSummary(**record)
     for line in summary.lines():
         run.info(line)
+    if not summary.state:
+        run.warn("recrawl run: no --out and no --state, so nothing was archived or checkpointed "
+                 "and a rerun fetches the whole work list again")
     if assignment.source != "flag" or assignment.count > 1:
         run.info(f"recrawl: this run was {assignment.describe()}")
     if run.flags.get("output"):

@@ -47,6 +47,11 @@ MAX_REDIRECTS = 100
 """The highest ``--max-redirects`` (browsers stop at 20)."""
 BLOCKED_ADDRESS = "blocked_address"
 """The error a URL on a loopback, private or link-local address is counted under, unless allowed."""
+#: ``--max-depth`` when none is given: a seed, the target of its redirect (http to https, to www: one
+#: level deeper) and links two levels on. wget -r's default is 5 but stays on the seed's host; this
+#: crawl spans hosts unless ``--same-host``, so fewer levels already reach far (docs/crawl.md).
+DEFAULT_MAX_DEPTH = 3
+
 TOO_MANY_REDIRECTS = "too_many_redirects"
 """The error a 3xx past ``--max-redirects`` is counted under (``CrawlSummary.errors``)."""
 
@@ -58,7 +63,7 @@ class CrawlOptions:
     state: Path
     out: Path | None = None
     delay: float = 1.0
-    max_depth: int = 0
+    max_depth: int = DEFAULT_MAX_DEPTH
     max_pages: int = 0
     same_host: bool = False
     robots: bool = True

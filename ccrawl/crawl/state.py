@@ -147,3 +147,64 @@ class StateFile:
             self.db.close()
         finally:
             os.close(self._lock_fd)
+
+
+def frontier_status(path: Path | str, *, now: float | None = None) -> dict[str, object]:
+    """What a state file's frontier holds, over every partition (``crawl status --state``).
+
+    Read-only and without the run's lock, so it works beside a running crawl (WAL readers never
+    block the writer) and never creates or changes a file: ``seen`` URLs, ``queued`` (waiting),
+    ``unsealed`` (fetched into a WARC file not sealed yet), ``hosts`` and ``hosts_pending`` (with
+    URLs waiting), ``outbox`` (links in transit between partitions), ``fetched`` (what --max-pages
+    counts), ``next_due`` (when the earliest waiting host may be fetched again, UTC) and
+    ``queued_by_depth`` (waiting URLs per link depth from the seeds)."""
+    first = Path(path)
+    if not first.is_file():
+        raise UsageError(f"--state {first}: no such state file (crawl run --state creates it)")
+    now = time.time() if now is None else now
+    totals = dict.fromkeys(("seen", "queued", "unsealed", "hosts", "hosts_pending", "outbox", "fetched"), 0)
+    by_depth: dict[str, int] = {}
+    due: float | None = None
+    meta0: dict[str, str] = {}
+    parts = 1
+    part = 0
+    while part < parts:
+        file = part_path(first, part)
+        if not file.is_file():
+            raise UsageError(f"--state {first}: partition file {file} of {parts} is missing")
+        try:
+            db = sqlite3.connect(f"{file.resolve().as_uri()}?mode=ro", uri=True)
+        except sqlite3.Error as exc:
+            raise UsageError(f"--state {file}: cannot be opened ({exc})") from None
+        try:
+            one = db.execute
+            meta = {str(k): str(v) for k, v in one("SELECT k, v FROM meta")}
+            if part == 0:
+                meta0 = meta
+                parts = max(1, int(meta.get("parts") or 1))
+            totals["fetched"] += int(meta.get("fetched") or 0)
+            totals["seen"] += int(one("SELECT count(*) FROM seen").fetchone()[0])
+            totals["queued"] += int(one("SELECT count(*) FROM queue WHERE state=0").fetchone()[0])
+            totals["unsealed"] += int(one("SELECT count(*) FROM queue WHERE state=1").fetchone()[0])
+            totals["hosts"] += int(one("SELECT count(*) FROM hosts").fetchone()[0])
+            totals["hosts_pending"] += int(one("SELECT count(*) FROM hosts WHERE pending > 0").fetchone()[0])
+            totals["outbox"] += int(one("SELECT count(*) FROM outbox").fetchone()[0])
+            for depth, n in one("SELECT depth, count(*) FROM queue WHERE state=0 GROUP BY depth ORDER BY depth"):
+                by_depth[str(depth)] = by_depth.get(str(depth), 0) + int(n)
+            row = one("SELECT min(next_at) FROM hosts WHERE pending > 0").fetchone()
+            if row and row[0] is not None:
+                due = float(row[0]) if due is None else min(due, float(row[0]))
+        except (sqlite3.DatabaseError, ValueError) as exc:
+            raise UsageError(f"--state {file}: not a crawl state file ({exc})") from None
+        finally:
+            db.close()
+        part += 1
+    next_due = None if due is None else time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(max(due, now)))
+    return {
+        "state": str(first), "parts": parts, **totals,
+        "seeds_loaded": meta0.get("seeds_loaded") == "1",
+        "shard": f"{meta0.get('shard') or 0}/{meta0.get('shards') or 1}",
+        "next_due": next_due,
+        "next_due_in_s": None if due is None else round(max(0.0, due - now), 3),
+        "queued_by_depth": by_depth,
+    }

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
-from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Network, Value, WritePath
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Network, ReadPath, Value, WritePath
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -25,7 +25,7 @@ FETCH_COLUMNS = ("url", "final_url", "status", "content_type", "content_length",
                  "fetched_at", "duration_ms", "truncated", "decoded", "redirects", "robots", "error", "warc_file")
 RUN_COLUMNS = ("fetched", "archived", "failed", "robots_skipped", "admitted", "duplicates", "pages_per_second",
                "seconds", "warc_files", "recovered_done", "requeued", "aborted_files", "total_fetched", "queued",
-               "seen", "finished", "fetchers")
+               "seen", "finished", "fetchers", "max_depth")
 
 
 @operation("crawl.seed", summary="Seed URLs from the web graph's host rank table, one per host", columns=SEED_COLUMNS)
@@ -64,6 +64,19 @@ def crawl_status(throughput: Annotated[float, Cap.VALUE, Bounds(0, 1e12)] = 10_0
     from ccrawl.crawl.tiers import daily_budget
 
     yield from daily_budget(throughput)
+
+
+FRONTIER_COLUMNS = ("state", "parts", "seen", "queued", "unsealed", "hosts", "hosts_pending", "outbox", "fetched",
+                    "seeds_loaded", "shard", "next_due", "next_due_in_s", "queued_by_depth")
+
+
+@operation("crawl.frontier", summary="What a crawl state file's frontier holds: queued, seen, hosts, next due",
+           columns=FRONTIER_COLUMNS)
+def crawl_frontier(state: ReadPath[str]) -> Iterator[Record]:
+    """One record for the state file ``state`` (every partition of it), read-only, beside a running crawl too."""
+    from ccrawl.crawl.state import frontier_status
+
+    yield frontier_status(state)
 
 
 def _iso(ms: int) -> str:
@@ -124,7 +137,7 @@ def crawl_run(
     state: WritePath[str],
     out: WritePath[str | None] = None,
     delay: Limit[float] = 1.0,
-    max_depth: Annotated[int, Cap.VALUE, Bounds(0, 10**4)] = 0,
+    max_depth: Annotated[int | None, Cap.VALUE, Bounds(0, 10**4)] = None,
     max_pages: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
     max_redirects: Annotated[int, Cap.VALUE, Bounds(0, 100)] = 5,
     same_host: Value[bool] = False,
@@ -141,11 +154,14 @@ def crawl_run(
     fetchers: Limit[int | None] = None,
     allow_private_addresses: Network[bool] = False,
 ) -> Iterator[Record]:
-    from ccrawl.crawl.run import BLOCKED_ADDRESS, TOO_MANY_REDIRECTS, CrawlOptions
+    """``max_depth`` None is :data:`ccrawl.crawl.run.DEFAULT_MAX_DEPTH`, and the run says so."""
+    from ccrawl.crawl.run import BLOCKED_ADDRESS, DEFAULT_MAX_DEPTH, TOO_MANY_REDIRECTS, CrawlOptions
     from ccrawl.crawl.run import crawl_run as run_crawl
     from ccrawl.fetch.addresses import HOW_TO_ALLOW
     from ccrawl.fetch.config import DEFAULT_USER_AGENT
 
+    depth_note = "--max-depth" if max_depth is not None else "default; --max-depth N to change, 0 = seeds only"
+    max_depth = DEFAULT_MAX_DEPTH if max_depth is None else max_depth
     options = CrawlOptions(
         state=Path(state), out=Path(out) if out else None, delay=delay, max_depth=max_depth, max_pages=max_pages,
         same_host=same_host, robots=robots, warc_size=warc_size, prefix=prefix, shard=shard, shards=shards,
@@ -153,6 +169,8 @@ def crawl_run(
         fetchers=fetchers, max_redirects=max_redirects, allow_private_addresses=allow_private_addresses,
     )
     say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    scope = "the seeds' hosts" if same_host else "any host"
+    say(f"crawl run: depth limit {max_depth} ({depth_note}), links followed to {scope}")
     summary = run_crawl(options, seeds, say)
     if summary.aborted_files:
         say(f"crawl run: {len(summary.aborted_files)} unsealed WARC file(s) from a killed run renamed *.aborted; "
@@ -167,4 +185,4 @@ def crawl_run(
     if cut:
         say(f"crawl run: {cut} redirect chain(s) longer than --max-redirects {max_redirects} were not followed "
             f"(failed fetches, errors.{TOO_MANY_REDIRECTS})")
-    yield summary.as_record()
+    yield {**summary.as_record(), "max_depth": max_depth}

@@ -41,6 +41,8 @@ class RunParams:
     """Directory for the output files; None or '' fetches without archiving."""
     format: str = "parquet"
     state: str | None = None
+    """``--state``: the checkpoint file. None with ``--out`` means :func:`default_state_path` (a rerun of
+    the same command resumes, as with wget -c); None without ``--out`` keeps no checkpoint."""
     delay: float = 1.0
     max_pages: int = 0
     robots: bool = False
@@ -165,6 +167,17 @@ class RunParams:
     @property
     def archiving(self) -> bool:
         return bool(self.out)
+
+
+#: The checkpoint kept in ``--out`` when no ``--state`` is given.
+DEFAULT_STATE_NAME = ".ccrawl-state.json"
+
+
+def default_state_path(out: str, shard: int = 0, shards: int = 1) -> str:
+    """``<out>/.ccrawl-state.json``, or ``<out>/.ccrawl-state-s<i>of<n>.json`` for one of several shards
+    (shards sharing one ``--out`` run one after another and each keeps its own checkpoint)."""
+    name = DEFAULT_STATE_NAME if shards == 1 else f".ccrawl-state-s{shard}of{shards}.json"
+    return os.path.join(out, name)
 
 
 def _check_paths(params: RunParams) -> None:

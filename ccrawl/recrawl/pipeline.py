@@ -644,10 +644,12 @@ class Pipeline:
         with contextlib.suppress(OSError):
             self._write_checkpoint()
         self.tel.event("failed", reason=what, durable=self.durable_rows, files=len(self.sealed_files))
-        saved = "the checkpoint is saved" if self.cp is not None and self.p.state else "nothing was checkpointed"
+        if self.cp is not None and self.p.state:
+            saved = f"the checkpoint is saved in {self.p.state}: run the same command again to resume"
+        else:
+            saved = "nothing was checkpointed (no --out or --state): a rerun starts from the beginning"
         raise TemporaryFailure(
-            f"recrawl: {what}; the run stopped with {self.durable_rows} rows written this run and {saved}: "
-            "run the same command again to resume"
+            f"recrawl: {what}; the run stopped with {self.durable_rows} rows written this run and {saved}"
         )
 
     # -- durability and the checkpoint ------------------------------------------------------------

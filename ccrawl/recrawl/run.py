@@ -28,7 +28,7 @@ from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, load_checkpoi
 from ccrawl.recrawl.diskfail import disk_failure
 from ccrawl.recrawl.feeder import FeedCounts, feed
 from ccrawl.recrawl.outlock import OutputLock
-from ccrawl.recrawl.params import RunParams
+from ccrawl.recrawl.params import RunParams, default_state_path
 from ccrawl.recrawl.pipeline import Pipeline
 from ccrawl.recrawl.recovery import recover_outputs
 from ccrawl.recrawl.summary import RunSummary
@@ -74,8 +74,12 @@ def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
     worklist = open_worklist(params.source, release=params.release, column=params.column, hub=params.hub,
                              hub_endpoint=params.hub_endpoint)
     lock = _own_output_dir(params.out)
+    default_state = bool(params.out) and not params.state
+    if default_state and params.out:
+        # the same command resumes without --state: the checkpoint lives in --out (wget -c, Heritrix)
+        params.state = default_state_path(params.out, params.shard, params.shards)
     try:
-        return _run_locked(params, worklist)
+        return _run_locked(params, worklist, default_state=default_state)
     finally:
         if lock is not None:
             lock.release()
@@ -100,14 +104,20 @@ def _own_output_dir(out: str | None) -> OutputLock | None:
         raise UsageError(f"--out {out} is not writable: name a directory you can write") from None
 
 
-def _run_locked(params: RunParams, worklist: WorkList) -> RunSummary:
+def _run_locked(params: RunParams, worklist: WorkList, *, default_state: bool = False) -> RunSummary:
     identity = worklist.identity()
-    loaded = (
-        load_checkpoint(params.state, worklist=identity, shard=params.shard, shards=params.shards,
-                        out=params.out or None, rows_per_part=[p.rows for p in worklist.parts()])
-        if params.state
-        else None
-    )
+    try:
+        loaded = (
+            load_checkpoint(params.state, worklist=identity, shard=params.shard, shards=params.shards,
+                            out=params.out or None, rows_per_part=[p.rows for p in worklist.parts()])
+            if params.state
+            else None
+        )
+    except UsageError as exc:
+        if not default_state:
+            raise
+        raise UsageError(f"{exc} (no --state was given, so this is the checkpoint kept in --out {params.out}: "
+                         "give this work list its own --out, or name a --state)") from None
     if params.out:
         recover_outputs(Path(params.out), params.prefix, loaded)
     if loaded is not None and loaded.done:
@@ -156,7 +166,8 @@ def _run_locked(params: RunParams, worklist: WorkList) -> RunSummary:
             telemetry.event("failed", reason="nothing written", issued=counts.issued)
             raise TemporaryFailure(
                 f"recrawl: {counts.issued} URLs were handed to the pipeline and no row was written; "
-                "run the same command again to resume"
+                + ("run the same command again to resume" if params.state else
+                   "nothing was checkpointed (no --out or --state), so a rerun starts from the beginning")
             )
         done = summary.stopped_by == "end" and tracker.pending() == 0
         pipe.finish_checkpoint(done)

@@ -98,11 +98,14 @@ class RunSummary:
         """Where the run left the work list, in words a newcomer reads without the docs."""
         at = f"part {self.part} row {self.row} of the work list"
         if self.stopped_by == "nothing":
-            return "nothing to do: the checkpoint says the whole work list is already done (stopped by nothing)"
+            return (f"nothing to do: the checkpoint {self.state} says the whole work list is already done "
+                    "(stopped by nothing)")
         if self.done:
             return "the whole work list is done"
-        return (f"stopped by {self.stopped_by} at {at}; "
-                "the same command with the same --state resumes from there")
+        if not self.state:
+            return (f"stopped by {self.stopped_by} at {at}; nothing was checkpointed (no --out or --state), "
+                    "so a rerun starts from the beginning")
+        return f"stopped by {self.stopped_by} at {at}; the same command resumes from there (checkpoint {self.state})"
 
     def lines(self) -> list[str]:
         """The human summary printed on stderr at the end of a run."""

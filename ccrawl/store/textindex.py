@@ -54,6 +54,10 @@ class Document:
     text: str
     title: str = ""
     language: str = ""
+    skip: str = ""
+    """Why this is not indexed, counted and never warned about: ``other`` (a WARC record that is no
+    document: request, warcinfo, metadata, ...) or ``no_text`` (a document with no text: a non-HTML
+    response, a failed fetch, a ``--no-extract`` row). Empty for a document to index."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +70,15 @@ class BuildStats:
     skipped: int
     seconds: float
     bytes: int
+    other_records: int = 0
+    """WARC records that are not documents (request, warcinfo, metadata, ...): counted, not warned about."""
+    no_text: int = 0
+    """Documents with no text to index (non-HTML responses, failed fetches, fetch-only rows)."""
 
     def record(self) -> dict[str, Any]:
         return {"dir": self.dir, "generation": self.generation, "documents": self.documents,
-                "skipped": self.skipped, "seconds": round(self.seconds, 3), "bytes": self.bytes}
+                "skipped": self.skipped, "other_records": self.other_records, "no_text": self.no_text,
+                "seconds": round(self.seconds, 3), "bytes": self.bytes}
 
 
 def _first(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str:
@@ -174,8 +183,14 @@ def build(directory: str | os.PathLike[str], documents: Iterable[Document], *, h
         try:
             index = tantivy.Index(_schema(), path=str(gen_dir), reuse=False)
             writer = index.writer(heap_mb * 1_000_000, threads)
-            count = skipped = 0
+            count = skipped = other = no_text = 0
             for doc in documents:
+                if doc.skip == "other":
+                    other += 1
+                    continue
+                if doc.skip == "no_text":
+                    no_text += 1
+                    continue
                 if not doc.url or not doc.text:
                     skipped += 1
                     continue
@@ -186,7 +201,9 @@ def build(directory: str | os.PathLike[str], documents: Iterable[Document], *, h
                 if count % commit_every == 0:
                     writer.commit()
             if count == 0:
-                raise NothingToIndex("no document with a url and a text to index; nothing was replaced")
+                why = (f" ({no_text} documents had no text: for a WARC, `ccrawl parse` needs --text; a recrawl "
+                       "needs its extraction, not --no-extract)" if no_text else "")
+                raise NothingToIndex(f"no document with a url and a text to index{why}; nothing was replaced")
             writer.commit()
             writer.wait_merging_threads()
             meta = {"format": FORMAT, "generation": gen, "documents": count,
@@ -206,7 +223,8 @@ def build(directory: str | os.PathLike[str], documents: Iterable[Document], *, h
         for old in root.glob("gen-*"):
             if old.name != gen and old.is_dir():
                 shutil.rmtree(old, ignore_errors=True)
-    return BuildStats(str(root), gen, count, skipped, time.monotonic() - started, _dir_bytes(gen_dir))
+    return BuildStats(str(root), gen, count, skipped, time.monotonic() - started, _dir_bytes(gen_dir),
+                      other_records=other, no_text=no_text)
 
 
 class NothingToIndex(UsageError):

@@ -150,14 +150,14 @@ def test_recrawl_from_a_missing_local_path_says_it_does_not_exist(
 ) -> None:
     code, _, err = _out(capsys, ["recrawl", "run", "--from", where, "--column", "url", "--out", "x"])
     assert code == 2
-    assert err.strip() == (f"ccrawl: --from {where!r}: no such directory (a local work list is a directory of "
-                           "Parquet files; a Hub dataset is written owner/name)")
+    assert err.strip() == (f"ccrawl: --from {where!r}: no such file or directory (a local work list is a text, "
+                           "JSONL, CSV or Parquet file, or a directory of them; a Hub dataset is written owner/name)")
     assert "--repo" not in err
 
 
-def test_recrawl_from_a_file_says_it_wants_a_directory(capsys: pytest.CaptureFixture[str], warc: Path) -> None:
+def test_recrawl_from_a_warc_file_says_it_is_not_a_list(capsys: pytest.CaptureFixture[str], warc: Path) -> None:
     code, _, err = _out(capsys, ["recrawl", "run", "--from", str(warc), "--column", "url", "--out", "x"])
-    assert code == 2 and "is a file: give the directory" in err
+    assert code == 2 and "is a web archive, not a list of URLs" in err and len(err.strip().splitlines()) == 1
 
 
 # -- one size parser, one duration parser ------------------------------------------------------------
@@ -204,8 +204,10 @@ def test_run_summary_says_where_the_work_list_stands_in_words() -> None:
 
     done = RunSummary(fetched=3, ok=3, files=["a"], part=1, row=0, done=True).lines()[0]
     assert done.endswith("1 file sealed; the whole work list is done") and "position part" not in done
-    stopped = RunSummary(part=0, row=3000, stopped_by="max_pages").lines()[0]
-    assert ("stopped by max_pages at part 0 row 3000 of the work list; the same command with the same --state "
-            "resumes from there") in stopped
-    nothing = RunSummary(stopped_by="nothing", done=True).lines()[0]
-    assert "nothing to do: the checkpoint says the whole work list is already done" in nothing
+    stopped = RunSummary(part=0, row=3000, stopped_by="max_pages", state="out/.ccrawl-state.json").lines()[0]
+    assert ("stopped by max_pages at part 0 row 3000 of the work list; the same command resumes from there "
+            "(checkpoint out/.ccrawl-state.json)") in stopped
+    unkept = RunSummary(part=0, row=3000, stopped_by="max_pages").lines()[0]
+    assert "nothing was checkpointed (no --out or --state), so a rerun starts from the beginning" in unkept
+    nothing = RunSummary(stopped_by="nothing", done=True, state="s.json").lines()[0]
+    assert "nothing to do: the checkpoint s.json says the whole work list is already done" in nothing

@@ -98,7 +98,7 @@ def test_crawl_run_refuses_loopback_unless_allowed(
     seeds.write_text(_literal(web) + "\n")
     code, out, err = _run(capsys, ["crawl", "run", "--seeds", str(seeds), "--out", str(tmp_path / "warc"),
                                    "--state", str(tmp_path / "state.db"), "--delay", "0s", "--fetchers", "1",
-                                   robots, "-o", "json", *allow])
+                                   "--max-depth", "0", robots, "-o", "json", *allow])
     assert code == 0, err
     summary = json.loads(out)
     if request.node.callspec.params["allow"] == "default":

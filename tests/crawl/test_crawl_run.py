@@ -92,7 +92,7 @@ def test_shard_keeps_only_its_registered_domains(web: SynthWeb, tmp_path: Path) 
 def test_robots_rules_4xx_allows_5xx_disallows_crawl_delay_spaces(web: SynthWeb, tmp_path: Path) -> None:
     seeds = [web.url(h, p) for h in ("rdeny-1.test", "r5xx-1.test", "r404-1.test") for p in ("/", "/p/1")]
     seeds += [web.url("rdelay-1.test", f"/p/{n}") for n in range(3)]
-    summary = crawl_run(_opts(tmp_path, web, delay=0.0), seeds)
+    summary = crawl_run(_opts(tmp_path, web, delay=0.0, max_depth=0), seeds)
     hosts = Counter(u.split("/")[2].split(":")[0] for u in warc_targets(tmp_path / "warc"))
     assert hosts == {"r404-1.test": 2, "rdelay-1.test": 3}
     assert summary.robots_skipped == 4
@@ -105,7 +105,7 @@ def test_robots_rules_4xx_allows_5xx_disallows_crawl_delay_spaces(web: SynthWeb,
 
 
 def test_no_robots_fetches_disallowed_hosts(web: SynthWeb, tmp_path: Path) -> None:
-    summary = crawl_run(_opts(tmp_path, web, robots=False), [web.url("rdeny-2.test", "/p/0")])
+    summary = crawl_run(_opts(tmp_path, web, robots=False, max_depth=0), [web.url("rdeny-2.test", "/p/0")])
     assert summary.archived == 1 and web.stats.requests[("rdeny-2.test", "/robots.txt")] == 0
 
 
@@ -116,7 +116,8 @@ def test_cli_run_reads_seed_jsonl_and_reports(
     seeds.write_text("".join(json.dumps({"url": web.url(f"site{i}.test"), "tier": 2}) + "\n" for i in (3, 4))
                      + "not json {\n")
     code = main(["crawl", "run", "--seeds", str(seeds), "--out", str(tmp_path / "w"), "--state",
-                 str(tmp_path / "s.db"), "--delay", "0s", "--resolve", "*.test=127.0.0.1", "-j", "8", "-o", "json"])
+                 str(tmp_path / "s.db"), "--delay", "0s", "--resolve", "*.test=127.0.0.1", "-j", "8",
+                 "--max-depth", "0", "-o", "json"])
     out = capsys.readouterr()
     assert code == 0, out.err
     rec = json.loads(out.out)

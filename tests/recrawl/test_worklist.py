@@ -53,7 +53,7 @@ def test_domain_becomes_home_page_and_url_stays() -> None:
 
 
 def test_empty_release_and_unreadable_part_and_missing_column_are_errors(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match=r"no \.parquet parts"):
+    with pytest.raises(InputError, match=r"holds no work-list files \(\.parquet, \.jsonl, \.csv, \.txt\)"):
         LocalWorkList(tmp_path, "url")
     (tmp_path / "part-0.parquet").write_bytes(b"not parquet at all")
     with pytest.raises(InputError, match="listed but cannot be read"):
@@ -74,5 +74,7 @@ def test_newest_release_is_found_by_listing(tmp_path: Path) -> None:
     assert wl.identity()["source"].endswith("CC-MAIN-2026-25")
     with pytest.raises(UsageError, match="releases there"):
         open_worklist(str(tmp_path), release="CC-MAIN-1999-01", column="url")
-    with pytest.raises(UsageError, match="--column is required"):
+    assert open_worklist(str(tmp_path)).column == "url"  # the column defaults to url
+    pq.write_table(pa.table({"domain": ["a.test"]}), tmp_path / "CC-MAIN-2026-25" / "part-1.parquet")
+    with pytest.raises(UsageError, match="has no 'url' column; its columns are: domain: name the one"):
         open_worklist(str(tmp_path))
