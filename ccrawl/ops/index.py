@@ -17,7 +17,7 @@ Notice = Callable[[str], None]
 
 def jsonl_documents(stream: IO[bytes], notice: Notice | None = None) -> Iterator[Any]:
     """Documents from a JSONL byte stream; a bad line is named through ``notice`` and skipped."""
-    from ccrawl.store.textindex import Document, document_from_json
+    from ccrawl.store.textindex import Document, document_from_json, repaired
 
     skipped = Document("", "")  # counted as skipped by the build
     for n, raw in enumerate(stream, start=1):
@@ -37,6 +37,9 @@ def jsonl_documents(stream: IO[bytes], notice: Notice | None = None) -> Iterator
                 notice(f"input line {n}: no url and text to index; skipped")
             yield skipped
             continue
+        doc, fixed = repaired(doc)
+        if fixed and notice:
+            notice(f"input line {n}: lone surrogates in {', '.join(fixed)} replaced by U+FFFD; indexed")
         yield doc
 
 
