@@ -44,3 +44,29 @@ def test_db_on_a_full_device_names_the_target_and_why(capsys: pytest.CaptureFixt
     assert code == 1
     assert len(err.strip().splitlines()) == 1 and "internal error" not in err
     assert err.startswith("ccrawl: --db /dev/full: cannot write the records there (") and "No space left" in err
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize("fmt", ["json", "table", "jsonl"])
+def test_a_failed_content_run_prints_nothing_on_stdout(capsys: pytest.CaptureFixture[str], fmt: str) -> None:
+    url = f"http://127.0.0.1:{_closed_port()}/"
+    code, out, err = _run(capsys, ["content", "outlinks", "--allow-private-addresses", url, "-o", fmt])
+    assert code == 1
+    assert out == ""  # not "[\n]": a failed run has no result to print
+    assert "every URL failed (1)" in err and f"{url}: refused" in err
+
+
+def test_an_empty_list_still_prints_its_empty_result(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    code, out, err = _run(capsys, ["content", "outlinks", "-", "-o", "json"])
+    assert code == 3 and out == "[\n]\n" and "stdin was empty" in err
