@@ -330,6 +330,17 @@ def exit_for_stream(ok: int, failed: int, *, what: str = "input") -> None:
         raise CcrawlError(f"every {what} failed ({failed}); see the lines above")
 
 
+def failing_stream(records: Iterable[Mapping[str, Any]], counts: Callable[[], tuple[int, int]], *,
+                   what: str = "input") -> Iterator[Mapping[str, Any]]:
+    """``records``, then the error of a run where every item failed raised from inside the stream: the
+    renderer never closes, so ``-o json`` prints nothing (not ``[]``) and a table no header on a failed
+    run. A run with nothing to work on still renders its empty result (then exits 3)."""
+    yield from records
+    ok, failed = counts()
+    if ok == 0 and failed:
+        exit_for_stream(ok, failed, what=what)
+
+
 def env_flag(name: str) -> bool:
     """A boolean environment switch."""
     return os.environ.get(name, "") not in ("", "0", "false", "no")

@@ -14,7 +14,15 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import ALLOW_PRIVATE, InputLineError, Run, allow_private, command, exit_for_stream
+from ccrawl.cli.common import (
+    ALLOW_PRIVATE,
+    InputLineError,
+    Run,
+    allow_private,
+    command,
+    exit_for_stream,
+    failing_stream,
+)
 
 
 @click.group("content", help="Live-fetch content signals: text, outlinks, quality, language.")
@@ -89,7 +97,8 @@ def _run_op(run: Run, name: str, urls: tuple[str, ...], params: dict[str, Any], 
     tally = _Tally(run)
     records = op(urls=tally.values(run.inputs(urls)), **params)
     single = one_object and len(urls) == 1 and urls[0] != "-"
-    run.emit(tally.records(records), columns=op.columns, single=single)
+    run.emit(failing_stream(tally.records(records), lambda: (tally.ok, tally.failed), what="URL"),
+             columns=op.columns, single=single)
     exit_for_stream(tally.ok, tally.failed, what="URL")
 
 

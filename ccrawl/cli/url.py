@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import InputLineError, Run, command, exit_for_stream
+from ccrawl.cli.common import InputLineError, Run, command, exit_for_stream, failing_stream
 from ccrawl.errors import UsageError
 
 
@@ -59,7 +59,8 @@ def _run_op(run: Run, name: str, urls: tuple[str, ...], **params: Any) -> None:
     tally = _Tally(run)
     records = op(urls=tally.values(run.inputs(urls)), **params)
     single = len(urls) == 1 and urls[0] != "-"
-    run.emit(tally.records(records), columns=op.columns, single=single)
+    run.emit(failing_stream(tally.records(records), lambda: (tally.ok, tally.failed), what="URL"),
+             columns=op.columns, single=single)
     exit_for_stream(tally.ok, tally.failed, what="URL")
 
 

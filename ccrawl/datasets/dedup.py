@@ -236,6 +236,7 @@ def _open(path: Path) -> Any:
 def _lengths_and_fingerprints(files: list[Path]) -> tuple[list[_File], Any, Any, int]:
     """Per row: Markdown bytes and fingerprint (0 with a separate null mask); files fingerprinted on the fly."""
     import numpy as np
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     from ccrawl.extract.simhash import simhash_or_none, utf8_length
@@ -251,6 +252,10 @@ def _lengths_and_fingerprints(files: list[Path]) -> tuple[list[_File], Any, Any,
         names = set(pf.schema_arrow.names)
         if "markdown" not in names:
             raise InputError(f"{path}: no markdown column; is this a dataset markdown export or refetch wrote?")
+        kind = pf.schema_arrow.field("markdown").type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)):
+            raise InputError(f"{path}: the markdown column holds {kind}, not text; is this a dataset markdown export "
+                             "or refetch wrote?")
         md = pf.metadata
         starts, at = [], 0
         for g in range(md.num_row_groups):

@@ -24,13 +24,16 @@ WARC_ENDINGS = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".war
 
 def document_of(obj: Any, where: str, notice: Notice | None) -> Any:
     """A document from one JSON object or row; a record that is no document is marked, a bad one named."""
-    from ccrawl.store.textindex import Document, document_from_json
+    from ccrawl.store.textindex import Document, document_from_json, repaired
 
     wtype = obj.get("type") if isinstance(obj, dict) else None
     if wtype in OTHER_TYPES:
         return Document("", "", skip="other")
     doc = document_from_json(obj)
     if doc is not None:
+        doc, fixed = repaired(doc)
+        if fixed and notice:
+            notice(f"{where}: lone surrogates in {', '.join(fixed)} replaced by U+FFFD; indexed")
         return doc
     if wtype in DOCUMENT_TYPES or (isinstance(obj, dict) and obj.get("error")):
         return Document("", "", skip="no_text")  # a response with no text (not HTML, not parsed with --text)

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from ccrawl.errors import CcrawlError, UsageError
+from ccrawl.errors import CcrawlError, InputError, UsageError
 
 _BATCH = 5_000
 
@@ -206,9 +206,17 @@ def tee(
     _check_target(target)
     import json
 
+    import duckdb
     import pyarrow as pa
 
-    con = connect(target)
+    def failed(exc: Exception) -> InputError:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        return InputError(f"--db {target}: cannot write the records there ({reason})")
+
+    try:
+        con = connect(target)
+    except duckdb.Error as exc:
+        raise failed(exc) from None
     batch: list[Mapping[str, Any]] = []
     names: list[str] = []
     created = False
@@ -236,8 +244,15 @@ def tee(
         for record in records:
             batch.append(record)
             if len(batch) >= _BATCH:
-                flush()
+                try:
+                    flush()
+                except duckdb.Error as exc:
+                    raise failed(exc) from None
             yield record
     finally:
-        flush()
-        con.close()
+        try:
+            flush()
+        except duckdb.Error as exc:
+            raise failed(exc) from None
+        finally:
+            con.close()

@@ -21,6 +21,7 @@ normalised); query terms are ORed: a document holding any term matches, more ter
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import json
 import os
@@ -87,6 +88,26 @@ def _first(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str:
         if isinstance(value, str) and value:
             return value
     return ""
+
+
+def _has_lone_surrogate(value: str) -> bool:
+    if value.isascii():
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def repaired(doc: Document) -> tuple[Document, list[str]]:
+    """``doc`` with lone surrogates (valid JSON, ``"\\ud800"``, but no text tantivy can store) made
+    U+FFFD, and the fields that had them."""
+    fields = [f for f in ("url", "text", "title", "language") if _has_lone_surrogate(getattr(doc, f))]
+    if not fields:
+        return doc, []
+    fix = {f: getattr(doc, f).encode("utf-16", "surrogatepass").decode("utf-16", "replace") for f in fields}
+    return dataclasses.replace(doc, **fix), fields
 
 
 def document_from_json(obj: Any) -> Document | None:
@@ -194,6 +215,7 @@ def build(directory: str | os.PathLike[str], documents: Iterable[Document], *, h
                 if not doc.url or not doc.text:
                     skipped += 1
                     continue
+                doc, _ = repaired(doc)
                 writer.add_document(tantivy.Document(
                     url=doc.url, title=doc.title, text=doc.text, snippet=_snippet(doc.text),
                     language=doc.language))

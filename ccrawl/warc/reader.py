@@ -22,7 +22,9 @@ because what a user of Common Crawl needs is exactly what a general reader gloss
   and the offset, after every whole record before it has been yielded.
 * ``skip_bad_records=True`` reports each bad record through ``on_skip`` (default: stderr) and
   **resynchronises**: at the next gzip member for ``.gz``, at the next ``WARC/1.`` line for plain
-  WARC. At the end one line counts what was skipped, in records and in bytes of the file.
+  WARC. At the end one line counts what was skipped, in records and in bytes of the file: every
+  record a run of damaged members held is counted (and named, one line each), and where the damaged
+  bytes do not show how many records they held the count says "at least" (:func:`~ccrawl.warc.source.survey`).
 * **ARC files** are named as such and refused with a one-line error: Common Crawl has written
   WARC since 2013 and this reader reads WARC only.
 """
@@ -40,7 +42,7 @@ from typing import BinaryIO
 
 from ccrawl.errors import InputError
 from ccrawl.warc.inflate import MemberInflater
-from ccrawl.warc.source import GzipSource, PlainSource, Seam, Source
+from ccrawl.warc.source import GzipSource, Lost, PlainSource, Seam, Source
 
 __all__ = ["DECODED_LIMIT", "Decoded", "Record", "decode_body", "decode_payload", "iter_records", "parse_http_block"]
 
@@ -323,6 +325,7 @@ class _Bad:
 
     why: str
     resync: bool = True  # False: the record was framed fine (a digest), go on at its end
+    seam: Seam | None = None  # the damaged member(s) the record runs into
 
 
 @dataclass(slots=True)
@@ -365,7 +368,7 @@ def _frame(src: Source, pos: int) -> _Frame | _Bad:
         got = max(0, src.end - start)
         seam = src.seam_in(pos + 1, src.end)
         if seam is not None:
-            return _Bad(_seam_text(seam))
+            return _Bad(_seam_text(seam), seam=seam)
         return _Bad(f"truncated: {got} of {declared} bytes")
     src.ensure(block_end + 4)
     end = block_end
@@ -387,7 +390,7 @@ def _frame(src: Source, pos: int) -> _Frame | _Bad:
             )
     seam = src.seam_in(pos + 1, end)
     if seam is not None and not (seam.pos == end and src.file_span(pos, end)[1] is not None):
-        return _Bad(_seam_text(seam))
+        return _Bad(_seam_text(seam), seam=seam)
     return _Frame(headers, start, block_end, end)
 
 
@@ -422,7 +425,19 @@ def _whole_member(fast: MemberInflater) -> _Frame | None:
 
 def _seam_text(seam: Seam) -> str:
     seam.reported = True
-    return f"{seam.reason} (the member at offset {seam.offset}, {seam.size} bytes)"
+    first = seam.lost[0] if seam.lost else None
+    size = first.size if first is not None else seam.size
+    return f"{seam.reason} (the member at offset {seam.offset}, {size} bytes{_more_records(first)})"
+
+
+def _more_records(part: Lost | None) -> str:
+    """What a skipped member's line adds when it held other than exactly one record."""
+    if part is None or (part.exact and part.records == 1):
+        return ""
+    if not part.exact:
+        plural = "s" * (part.records != 1)
+        return f"; at least {part.records} record{plural}: its damaged bytes do not show how many"
+    return f"; {part.records} records"
 
 
 def _iter(
@@ -441,6 +456,7 @@ def _iter(
     src: Source = GzipSource(stream, head) if gz else PlainSource(stream, head)
     index = 0
     skipped = skipped_bytes = 0
+    bound = False  # the count of skipped records is a lower bound
     one_stream = False
     pos = 0
 
@@ -449,8 +465,8 @@ def _iter(
             return src.raw_offset if isinstance(src, GzipSource) else src.end
         return src.file_offset(logical)
 
-    def skip(bad_at: int, why: str, resume: int | None) -> None:
-        nonlocal skipped, skipped_bytes
+    def skip(bad_at: int, why: str, resume: int | None, seam: Seam | None = None) -> None:
+        nonlocal skipped, skipped_bytes, index
         where = file_pos(bad_at)
         where_text = f"offset {where}" if where is not None else f"{bad_at} bytes into the inflated stream"
         msg = f"{label}: bad WARC record at {where_text} (record {index + 1}): {why}"
@@ -464,16 +480,39 @@ def _iter(
             report(f"{SKIPPED}the rest of {msg}")
         else:
             report(f"{SKIPPED}{msg}")
+        if seam is not None:  # the record ran into damaged members: the others they held are lost too
+            more_parts(seam, seam.lost[1:])
+            bound_by(seam.lost[:1])
+            extra = max(0, seam.lost[0].records - 1) if seam.lost else 0
+            skipped += extra
+            index += extra
+
+    def bound_by(parts: list[Lost]) -> None:
+        nonlocal bound
+        bound = bound or not all(part.exact for part in parts)
+
+    def more_parts(seam: Seam, parts: list[Lost]) -> None:
+        """One line for each further member a damaged stretch held, numbered as records."""
+        nonlocal skipped, index
+        for part in parts:
+            if part.records or not part.exact:
+                report(f"{SKIPPED}{_part_text(seam, part, label, index + 1)}")
+            skipped += part.records
+            index += part.records
+        bound_by(parts)
 
     def seams_before() -> None:
         nonlocal skipped, skipped_bytes, index
         for seam in src.seams:  # a damaged member between records
             if seam.pos <= pos and not seam.reported:
                 seam.reported = True
-                _report_seam(seam, label, index, skip_bad, report)
-                skipped += 1
+                first = seam.lost[0] if seam.lost else Lost(seam.offset, seam.size, 1)
+                _report_seam(seam, first, label, index, skip_bad, report)
+                skipped += first.records
+                index += first.records
+                bound_by([first])
+                more_parts(seam, seam.lost[1:])
                 skipped_bytes += seam.size
-                index += 1
 
     members = src if isinstance(src, GzipSource) and src.fast is not None else None
 
@@ -504,7 +543,7 @@ def _iter(
             frame = _frame(src, pos)
             if isinstance(frame, _Bad):
                 resume = src.next_resume(pos)
-                skip(pos, frame.why, resume)
+                skip(pos, frame.why, resume, frame.seam)
                 index += 1
                 if resume is None:
                     break
@@ -530,15 +569,23 @@ def _iter(
         index += 1
         pos = end
         src.release(pos)
-    if skipped:
-        report(f"parse: {label}: skipped {skipped} record{'s' * (skipped != 1)} ({skipped_bytes} bytes)")
+    if skipped or bound:
+        least = "at least " if bound else ""
+        report(f"parse: {label}: skipped {least}{skipped} record{'s' * (skipped != 1)} ({skipped_bytes} bytes)")
 
 
-def _report_seam(seam: Seam, label: str, index: int, skip_bad: bool, report: Callable[[str], None]) -> None:
+def _report_seam(seam: Seam, first: Lost, label: str, index: int, skip_bad: bool,
+                 report: Callable[[str], None]) -> None:
     msg = f"{label}: bad WARC record at offset {seam.offset} (record {index + 1}): {seam.reason}"
     if not skip_bad:
         raise InputError(msg + "; the records before it were read, pass --skip-bad-records to go on past it")
-    report(f"{SKIPPED}{msg} ({seam.size} bytes)")
+    report(f"{SKIPPED}{msg} ({first.size} bytes{_more_records(first)})")
+
+
+def _part_text(seam: Seam, part: Lost, label: str, number: int) -> str:
+    """The line for a further member of a damaged stretch (its header or its data damaged too)."""
+    return (f"{label}: bad WARC record at offset {part.offset} (record {number}): a gzip member in the damaged "
+            f"stretch after offset {seam.offset} ({part.size} bytes{_more_records(part)})")
 
 
 def _record(label: str, offset: int | None, length: int | None, frame: _Frame, index: int, parse_http: bool,

@@ -10,6 +10,14 @@ stream: a member that does not inflate (or is cut short) becomes a :class:`Seam`
 position where its bytes would have gone, naming the file offset and how many bytes were
 dropped, and inflating resumes at the next gzip header in the file.
 
+What lies between is surveyed (:func:`survey`) so that the records lost are counted, not guessed: a
+run of members whose headers are damaged is one skipped stretch of the file, but each such member's
+deflate data usually survives, so the stretch is walked member by member (a member is recognised by
+inflating from 10 bytes past where it starts, the usual header size, and checking the CRC-32 and size
+in its trailer). A member whose data does not inflate counts as one record; where a stretch holds
+bytes that cannot be told apart into members (header and data both destroyed), the count is a lower
+bound and the seam says so.
+
 Inflating is bounded: a call produces at most ``chunk`` bytes, and only as many calls are made as
 the reader asks bytes for, so a gzip bomb costs what the reader keeps, not what it would inflate to.
 
@@ -29,12 +37,15 @@ window never holds it (:meth:`GzipSource.pass_member`); any other member is appe
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+import re
+import struct
+import zlib
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from ccrawl.warc.inflate import INFLATE_ERRORS, ZLIB_API, MemberInflater, native_inflater
 
-__all__ = ["GzipSource", "PlainSource", "Seam", "Source"]
+__all__ = ["GzipSource", "Lost", "PlainSource", "Seam", "Source", "survey"]
 
 _CHUNK = 1 << 20
 _FEED = 1 << 14
@@ -42,6 +53,22 @@ _FEED = 1 << 14
 # file's end): members are ~30 KB compressed in Common Crawl, so few are cut by a read.
 _FAST_LOOKAHEAD = 1 << 19
 _GZIP_HEADER = b"\x1f\x8b\x08"
+# A skipped stretch is surveyed over at most this many of its bytes (past it the count is a lower
+# bound), and a member found in it is inflated to at most _REMNANT_CAP bytes.
+_SURVEY_MAX = 4 << 20  # tried at every byte, ~2 s a MiB: a damage path, bounded
+_REMNANT_CAP = 16 << 20
+_PROBE = 256  # compressed bytes tried first: a position where no deflate stream starts fails in these
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*([0-9]+)[ \t]*\r\n", re.IGNORECASE)
+
+
+@dataclass(slots=True, frozen=True)
+class Lost:
+    """One member (or stretch of bytes) of a skipped region: its file offset, size, and the records it held."""
+
+    offset: int
+    size: int
+    records: int
+    exact: bool = True  # False: "at least ``records``" (bytes that could not be told apart into members)
 
 
 @dataclass(slots=True)
@@ -54,6 +81,168 @@ class Seam:
     size: int
     reason: str
     reported: bool = False
+    lost: list[Lost] = field(default_factory=list)  # what the skipped bytes held, member by member
+
+    @property
+    def records(self) -> int:
+        """The records lost in the skipped bytes (a lower bound unless :attr:`exact`)."""
+        return sum(part.records for part in self.lost)
+
+    @property
+    def exact(self) -> bool:
+        return all(part.exact for part in self.lost)
+
+
+def _header_size(data: bytes | bytearray, p: int) -> int | None:
+    """The size of the gzip header at ``data[p]`` when it is one (its flags read), else None."""
+    if data[p : p + 3] != _GZIP_HEADER or len(data) < p + 10:
+        return None
+    flags, at = data[p + 3], p + 10
+    if flags & 0xE0:
+        return None
+    if flags & 0x04:  # FEXTRA
+        if len(data) < at + 2:
+            return None
+        at += 2 + int.from_bytes(data[at : at + 2], "little")
+    for bit in (0x08, 0x10):  # FNAME, FCOMMENT: zero-terminated
+        if flags & bit:
+            end = data.find(b"\0", at)
+            if end < 0:
+                return None
+            at = end + 1
+    if flags & 0x02:  # FHCRC
+        at += 2
+    return at - p
+
+
+def _remnant(data: bytes, p: int, header: int) -> tuple[int, bytes] | None:
+    """The member at ``data[p]`` when its deflate data, ``header`` bytes in, inflates whole and matches
+    its trailer's CRC-32 and size: where it ends and what it inflates to. Else None."""
+    s = p + header
+    if s + 10 > len(data):  # the least deflate stream (2 bytes) and its trailer
+        return None
+    d = zlib.decompressobj(-15)
+    view = memoryview(data)
+    try:
+        out = d.decompress(view[s : s + _PROBE], _REMNANT_CAP)
+        fed = min(_PROBE, len(data) - s)
+        if not d.eof and not d.unconsumed_tail and s + fed < len(data):
+            out += d.decompress(view[s + fed :], _REMNANT_CAP - len(out))
+            fed = len(data) - s
+    except zlib.error:
+        return None
+    if not d.eof:
+        return None
+    end = s + fed - len(d.unused_data)
+    if end + 8 > len(data):
+        return None
+    crc, size = struct.unpack_from("<II", data, end)
+    if crc != zlib.crc32(out) or size != len(out) & 0xFFFFFFFF:
+        return None
+    return end + 8, out
+
+
+def _records_in(text: bytes) -> tuple[int, bool]:
+    """How many WARC records ``text`` (a member's inflated bytes) holds, and whether that is exact."""
+    n = pos = 0
+    while True:
+        while text[pos : pos + 1] in (b"\r", b"\n") and pos < len(text):
+            pos += 1
+        if pos >= len(text):
+            return n, True
+        if not text.startswith(b"WARC/", pos):
+            return n + 1, False
+        head_end = text.find(b"\r\n\r\n", pos)
+        found = _CONTENT_LENGTH.search(text, pos, head_end + 2) if head_end >= 0 else None
+        n += 1
+        if found is None:
+            return n, False
+        pos = head_end + 4 + int(found.group(1))
+        if pos > len(text):  # the record goes on in another member
+            return n, False
+
+
+def _partial(data: bytes, s: int) -> bytes:
+    """What the deflate data at ``data[s]`` inflates to before it fails (byte-exact at the failure)."""
+    d, out = zlib.decompressobj(-15), bytearray()
+    for i in range(s, len(data), 64):
+        before = d.copy()
+        try:
+            out += d.decompress(data[i : i + 64])
+        except zlib.error:
+            d = before
+            for j in range(i, min(i + 64, len(data))):
+                try:
+                    out += d.decompress(data[j : j + 1])
+                except zlib.error:
+                    break
+            break
+        if d.eof or len(out) > _REMNANT_CAP:
+            break
+    return bytes(out)
+
+
+def _broken(data: bytes, header: int | None, stop: int) -> tuple[int, bool]:
+    """The records lost in a member, ``data[:stop]``, whose data does not inflate whole, and whether
+    that is exact: it is when what does inflate shows the record it breaks off in, and that record's
+    end is the member's inflated size in the trailer (so it was the member's last, and nothing else
+    hides in the stretch). Records whole before the break were read by the reader."""
+    if header is None or stop < header + 8:
+        return 1, False
+    text = _partial(data[:stop], header)
+    size = int.from_bytes(data[stop - 4 : stop], "little")
+    pos = 0
+    while True:
+        while text[pos : pos + 1] in (b"\r", b"\n"):
+            pos += 1
+        if pos >= len(text) or not text.startswith(b"WARC/", pos):
+            return 1, False
+        head_end = text.find(b"\r\n\r\n", pos)
+        found = _CONTENT_LENGTH.search(text, pos, head_end + 2) if head_end >= 0 else None
+        if found is None:
+            return 1, False
+        pos = head_end + 4 + int(found.group(1)) + 4
+        if pos & 0xFFFFFFFF == size:  # the member's last record: the one it breaks off in
+            return 1, True
+        if pos >= len(text):  # it breaks off in a record that is not its last
+            return 1, False
+
+
+def survey(data: bytes, offset: int, whole: bool = True, truncated: bool = False) -> list[Lost]:
+    """What the skipped bytes ``data`` (starting at file ``offset``, with the damaged member) held.
+
+    The stretch is walked member by member: a member whose data inflates whole (its header damaged)
+    is counted by the records it holds; one whose data does not inflate runs to the next member found
+    past it (tried at every byte), or the end, and counts as the record it breaks off in: exactly when
+    its trailer's size confirms that record was its last (:func:`_broken`), else "at least". A member
+    the file ends inside (``truncated``) loses the one record it breaks off in; the rest was never in
+    the file. ``whole`` False: the stretch went on past ``data``, so its last part is a lower bound.
+    """
+    if truncated:
+        return [Lost(offset, len(data), 1, whole)]
+    lost: list[Lost] = []
+    p, n = 0, len(data)
+    while p < n:
+        header = _header_size(data, p)
+        tries = [10] if header in (None, 10) else [header, 10]
+        found = next((got for h in tries if (got := _remnant(data, p, h)) is not None), None)
+        if found is not None:
+            end, text = found
+            records, exact = _records_in(text)
+            lost.append(Lost(offset + p, end - p, records, exact))
+            p = end
+            continue
+        # The next member is one that inflates to something: an empty deflate stream followed by eight
+        # zero bytes (an empty member's trailer) is too easily found in damaged bytes.
+        q = next((r for r in range(p + 1, n - 18) if data[r + 10] & 6 != 6  # block type 3 is no deflate block
+                  and (got := _remnant(data, r, 10)) is not None and got[1]), n)
+        records, exact = _broken(data[p:], header, q - p)
+        lost.append(Lost(offset + p, q - p, records, exact))
+        p = q
+    if lost and not whole:
+        last = lost[-1]
+        lost[-1] = Lost(last.offset, last.size, max(last.records, 1), False)
+    return lost
 
 
 class Source:
@@ -284,24 +473,32 @@ class GzipSource(Source):
         """Give up on the member being inflated and resume at the next gzip header after its start."""
         # What it inflated to so far stays (deflate output before an error is what was written);
         # the seam marks where it stops, and no record may span a seam.
-        skip_from = self.member_offset + 1
-        self.raw = (bytes(self.member_raw) + self.raw[self.raw_pos :])[1:]  # every byte from the member's second on
-        self.raw_pos = 0
+        buf = bytearray(self.member_raw)
+        buf += memoryview(self.raw)[self.raw_pos :]
+        kept = bytearray()  # the skipped bytes, up to _SURVEY_MAX, for the survey
+        base = 0  # offset of buf[0] in the skipped stretch
         while True:
-            i = self.raw.find(_GZIP_HEADER)
+            i = buf.find(_GZIP_HEADER, 1 if base == 0 else 0)  # not the damaged member's own header
             if i >= 0:
-                self.raw = self.raw[i:]
-                self.raw_offset = skip_from + i
+                rest = bytes(buf[i:])
+                stop = base + i
                 break
-            keep = self.raw[-2:]
-            skip_from += len(self.raw) - len(keep)
-            self.raw = keep
-            if not self._fill_raw():
-                self.raw_offset = skip_from + len(self.raw)
-                self.raw = b""
+            cut = max(0, len(buf) - 2)  # a header may begin in the last two bytes
+            kept += memoryview(buf)[: max(0, min(cut, _SURVEY_MAX - len(kept)))]
+            del buf[:cut]
+            base += cut
+            chunk = b"" if self.file_eof else self._read_raw()
+            if not chunk:
+                self.file_eof = True
+                rest, i, stop = b"", len(buf), base + len(buf)
                 break
-        size = self.raw_offset - self.member_offset
-        self.seams.append(Seam(self.end, self.member_start, self.member_offset, size, reason))
+            buf += chunk
+        kept += memoryview(buf)[: max(0, min(i, _SURVEY_MAX - len(kept)))]
+        self.raw, self.raw_pos = rest, 0
+        self.raw_offset = self.member_offset + stop
+        lost = survey(bytes(kept), self.member_offset, whole=len(kept) == stop,
+                      truncated=reason.startswith("truncated"))
+        self.seams.append(Seam(self.end, self.member_start, self.member_offset, stop, reason, lost=lost))
         self._next_member()
 
     def release(self, pos: int) -> None:

@@ -165,3 +165,22 @@ def test_a_parsed_wet_file_pipes_into_build(tmp_path: Path) -> None:
     assert r.returncode == 0 and json.loads(r.stdout)["documents"] == 2, r.stderr
     rows = Searcher.open(tmp_path / "idx").search("harbour")
     assert [row["url"] for row in rows] == ["http://h1.test/"] and rows[0]["language"] == "eng"
+
+
+def test_a_line_with_a_lone_surrogate_is_repaired_and_indexed_not_the_end_of_the_build(tmp_path: Path) -> None:
+    # Valid JSON ("\ud800" is a legal escape) that tantivy cannot store: it aborted the whole build (#36).
+    src = tmp_path / "docs.jsonl"
+    lines = [json.dumps(DOCS[0]), '{"url": "http://bad.test/", "title": "broken \\ud800 title",'
+             ' "text": "zebra stripes \\udc00 here"}', json.dumps(DOCS[2])]
+    src.write_text("\n".join(lines) + "\n")
+    r = _ccrawl("index", "build", "--dir", str(tmp_path / "idx"), "--input", str(src), "-o", "json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["documents"] == 3
+    assert "input line 2: lone surrogates in text, title replaced by U+FFFD" in r.stderr, r.stderr
+    r = _ccrawl("index", "search", "zebra", "--dir", str(tmp_path / "idx"), "-o", "jsonl")
+    rows = [json.loads(x) for x in r.stdout.splitlines()]
+    assert [row["url"] for row in rows] == ["http://bad.test/"]
+    assert rows[0]["title"] == "broken \ufffd title"
+    for word in ("golang", "python"):  # the good lines around it
+        r = _ccrawl("index", "search", word, "--dir", str(tmp_path / "idx"), "-o", "jsonl")
+        assert r.returncode == 0 and len(r.stdout.splitlines()) == 1

@@ -108,7 +108,8 @@ def test_skip_bad_records_resynchronises_after_a_corrupt_member(tmp_path: Path) 
     notes: list[str] = []
     kept = list(iter_records(path, skip_bad_records=True, on_skip=notes.append))
     assert _ids(kept) == [f"http://example.com/{i}" for i in range(8) if i != 4]
-    assert notes[-1].endswith(f"skipped 1 record ({len(broken)} bytes)")
+    # Its data is destroyed before the record's header inflates: nothing shows it held one record only.
+    assert notes[-1].endswith(f"skipped at least 1 record ({len(broken)} bytes)")
     offsets = {r.url: r.offset for r in kept}
     assert offsets["http://example.com/5"] == sum(map(len, parts[:5]))
 

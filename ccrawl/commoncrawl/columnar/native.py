@@ -29,7 +29,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
-from ccrawl.commoncrawl.columnar.source import Job, RangeSource, footer_length
+from ccrawl.commoncrawl.columnar.source import Job, LocalSource, RangeSource, footer_length
 from ccrawl.errors import InputError
 from ccrawl.net.rangefile import RangeFile, cached
 
@@ -605,6 +605,12 @@ def part_steps(
         preds = planned.predicates
         prefixes = planned.prefixes
         columns = list(names) if kind == "rows" else list(_OUTPUT[kind])
+        needed = [*(["url_surtkey"] if prefixes is not None else []), *(p.column for p in preds), *columns]
+        missing = sorted({c for c in needed if c not in index})
+        if missing:
+            where = source.path(part.path) if isinstance(source, LocalSource) else part.path
+            raise InputError(f"{where}: no {', '.join(missing)} column{'s' * (len(missing) > 1)}: "
+                             "not a cc-index table part")
         st.row_groups = meta.num_row_groups
         for rg in range(meta.num_row_groups):
             rgm = meta.row_group(rg)
