@@ -408,6 +408,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
     part, parts = (hooks.part, hooks.parts) if hooks is not None else (0, 1)
     # a partition waits for its lock: the processes of a killed run die a moment after their parent
     state = StateFile(part_path(options.state, part), wait=5.0 if hooks is not None else 0.0)
+    ticker: Any = None
     try:
         warc = WarcFiles(options.out, prefix=options.prefix, max_bytes=options.warc_size,
                          max_body=options.max_body) if options.out else None
@@ -427,7 +428,6 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
                        linked=hooks is not None)
         crawl.fetched_start = start_fetched
         crawl.queued_start = state.counts()["queued"]
-        ticker = None
         if hooks is None and options.progress != "none":
             from ccrawl.crawl.progress import Ticker
 
