@@ -106,6 +106,8 @@ def _size_text(n: int) -> str:
               help="Fail (exit 75) naming a pipeline process that has not reported ready this long after its start")
 @click.option("--stall-timeout", default=f"{D['stall_timeout']:g}s", show_default=True,
               help="Fail (exit 75, checkpoint written) naming a pipeline process silent this long with work left")
+@click.option("--waiting-after", default=f"{D['waiting_after']:g}s", show_default=True,
+              help="When nothing has moved this long, the progress names which stage waits on what")
 @click.option("--previous", help="Earlier capture directory: send its validators, store 304s as unchanged rows")
 @click.option("--profile-dir", help="Write a CPU and a heap profile per process into this directory")
 @click.option("--profile-name", default=D["profile_name"], show_default=True,
@@ -114,8 +116,8 @@ def _size_text(n: int) -> str:
 @click.option("--allow-private-addresses", is_flag=True, default=None,
               help="Also fetch loopback, private and link-local addresses [setting allow_private_addresses]")
 def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_timeout: str, timeout: str,
-        start_timeout: str, stall_timeout: str, resolve: tuple[str, ...], shard: str, shards: int | None,
-        allow_private_addresses: bool | None,
+        start_timeout: str, stall_timeout: str, waiting_after: str, resolve: tuple[str, ...], shard: str,
+        shards: int | None, allow_private_addresses: bool | None,
         **flags: Any) -> None:
     from ccrawl import ops
     from ccrawl.fetch.config import parse_resolve
@@ -134,6 +136,7 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
         timeout=parse_seconds(timeout, "--timeout"),
         start_timeout=parse_seconds(start_timeout, "--start-timeout"),
         stall_timeout=parse_seconds(stall_timeout, "--stall-timeout"),
+        waiting_after=parse_seconds(waiting_after, "--waiting-after"),
         resolve=parse_resolve(resolve),
         allow_private_addresses=bool(run.settings.allow_private_addresses if allow_private_addresses is None
                                      else allow_private_addresses),

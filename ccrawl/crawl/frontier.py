@@ -355,6 +355,11 @@ class Frontier:
         cur = self.state.db.execute("DELETE FROM queue WHERE file=?", (file,))
         return int(cur.rowcount)
 
+    @property
+    def active_hosts(self) -> int:
+        """Hosts with URLs in memory now (at most ``max_active``)."""
+        return len(self._hosts)
+
     def idle(self) -> bool:
         """Nothing in flight, nothing buffered, and the state file has no waiting URL."""
         if self.in_flight or self._adds:

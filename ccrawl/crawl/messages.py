@@ -9,6 +9,7 @@ answer to a probe), :class:`PartDone` and :class:`PartFailed`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ccrawl.crawl.summary import CrawlSummary
 
@@ -56,6 +57,8 @@ class Report:
     activity: int
     """Fetches done + link batches taken + links routed, this run: unchanged between two probes = no work."""
     in_flight: int
+    counts: dict[str, Any] = field(default_factory=dict)
+    """The partition's progress counters (:func:`ccrawl.crawl.progress.counts`)."""
 
 
 @dataclass(slots=True)

@@ -42,6 +42,7 @@ from typing import Any
 
 from ccrawl.crawl.frontier import Frontier, Routed
 from ccrawl.crawl.messages import Go, LinkAck, LinkBatch, PartDone, PartFailed, Probe, Report, Stop
+from ccrawl.crawl.progress import Ticker, add, counts
 from ccrawl.crawl.run import CrawlOptions, Notice, PartHooks, _Crawl, _crawl, frontier_config, load_seeds
 from ccrawl.crawl.state import StateFile, lock_file, part_path
 from ccrawl.crawl.summary import CrawlSummary
@@ -181,7 +182,7 @@ class Mailbox:
         elif isinstance(msg, Probe):
             idle = frontier.in_flight == 0 and frontier.idle() and not frontier.outstanding()
             self.results.put(Report(self.part, msg.round, idle, crawl.activity + frontier.routed,
-                                    frontier.in_flight))
+                                    frontier.in_flight, counts(crawl)))
         elif isinstance(msg, Stop):
             crawl.halt()
 
@@ -340,6 +341,14 @@ def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts
         raise error
     for part in sorted(lead.done):
         summary.add(lead.done[part].summary)
+    if lead.ticker is not None:
+        # the summed summaries are exact: the partitions' last reports may be a probe behind
+        last = lead.counts()
+        lead.ticker.tick({**last, "fetched": summary.fetched, "total_fetched": summary.total_fetched,
+                          "archived": summary.archived, "failed": summary.failed,
+                          "robots_skipped": summary.robots_skipped, "errors": summary.errors,
+                          "queued": summary.queued, "in_flight": 0}, final=True)
+        lead.ticker.close()
     # like a one-process run's: the fetch loop's time (the longest partition's), without process start-up
     summary.seconds = max(d.summary.seconds for d in lead.done.values())
     summary.fetchers = parts
@@ -363,10 +372,16 @@ class _Lead:
         self.reason = ""
         self.signalled = False
         self.rounds = _Rounds(parts)
+        self.part_counts: dict[int, dict[str, Any]] = {}
+        """Each partition's latest progress counters (from its reports; partition 0's are read directly)."""
+        self.own: Mailbox | None = None
+        self.ticker = Ticker(options.progress, options.max_pages) if options.progress != "none" else None
 
     def absorb(self, msg: object) -> None:
         if isinstance(msg, Report):
             self.rounds.take(msg)
+            if msg.counts:
+                self.part_counts[msg.part] = msg.counts
         elif isinstance(msg, PartDone):
             self.done[msg.part] = msg
         elif isinstance(msg, PartFailed):
@@ -386,15 +401,35 @@ class _Lead:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, lambda: setattr(self, "signalled", True))
+        ticking = loop.create_task(self._tick()) if self.ticker is not None else None
         try:
             await asyncio.gather(self._own_part(notice), self._coordinate())
         finally:
+            if ticking is not None:
+                ticking.cancel()
             for sig in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
 
+    def counts(self) -> dict[str, Any]:
+        """The progress counters of every partition, summed."""
+        total: dict[str, Any] = {}
+        parts = dict(self.part_counts)
+        if self.own is not None and self.own.crawl is not None:
+            parts[0] = counts(self.own.crawl)
+        for c in parts.values():
+            add(total, c)
+        return total
+
+    async def _tick(self) -> None:
+        assert self.ticker is not None
+        while True:
+            self.ticker.tick(self.counts())
+            await asyncio.sleep(self.options.tick_seconds)
+
     async def _own_part(self, notice: Notice) -> None:
         mailbox = Mailbox(0, self.inboxes, self.results)
+        self.own = mailbox
         hooks = PartHooks(0, self.parts, SharedBudget(self.counter, self.options.max_pages), mailbox.attach)
         try:
             self.done[0] = PartDone(0, await _crawl(self.options, [], notice, hooks))

@@ -87,6 +87,10 @@ class CrawlOptions:
     fetchers: int | None = None
     """Fetch processes, each crawling its partition of the registered domains (:mod:`ccrawl.crawl.parts`);
     None: the count the state file was started with, else one per core up to one per 16 workers."""
+    progress: str = "none"
+    """``text`` (a live line on a terminal, a line per tick elsewhere), ``json`` (one object per tick) or ``none``."""
+    tick_seconds: float = 2.0
+    """Seconds between progress ticks."""
     encode_threads: int | None = None
     """Threads per fetch process that compress and digest WARC records beside its event loop; 0: on
     the loop itself. None: 0 with ISA-L (handing a record to a thread costs about what encoding it
@@ -109,6 +113,10 @@ class CrawlOptions:
             raise UsageError("--warc-size must be at least 1 KB")
         if self.fetchers is not None and not 1 <= self.fetchers <= 256:
             raise UsageError(f"--fetchers must be in 1..256 (got {self.fetchers})")
+        if self.progress not in ("text", "json", "none"):
+            raise UsageError(f"--progress must be one of text, json, none (got {self.progress!r})")
+        if self.tick_seconds <= 0:
+            raise UsageError("tick_seconds must be > 0")
         if self.encode_threads is not None and not 0 <= self.encode_threads <= 64:
             raise UsageError(f"encode_threads must be in 0..64 (got {self.encode_threads})")
         return self
@@ -185,6 +193,11 @@ class _Crawl:
         self.robots: Any = None
         self.agent = ""
         self.activity = 0
+        self.body_bytes = 0
+        """Body bytes fetched this run (progress)."""
+        self.fetched_start = frontier.fetched
+        self.queued_start = 0
+        """URLs queued when the run started (progress counts the rest in memory)."""
         self._queue: asyncio.Queue[Item | None] = asyncio.Queue()
         self._changed = asyncio.Event()
         self._idle = 0
@@ -285,6 +298,7 @@ class _Crawl:
                     return
                 started = time.time()
             result = await fetcher.fetch(item.url)
+            self.body_bytes += len(result.body or b"")
             encoded = None
             cut = self._chain_too_long(item, result)
             if cut:
@@ -399,6 +413,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
     part, parts = (hooks.part, hooks.parts) if hooks is not None else (0, 1)
     # a partition waits for its lock: the processes of a killed run die a moment after their parent
     state = StateFile(part_path(options.state, part), wait=5.0 if hooks is not None else 0.0)
+    ticker: Any = None
     try:
         warc = WarcFiles(options.out, prefix=options.prefix, max_bytes=options.warc_size,
                          max_body=options.max_body) if options.out else None
@@ -416,6 +431,12 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
         workers = max(1, -(-options.workers // parts))
         crawl = _Crawl(options, frontier, warc, summary, notice, budget=hooks.budget if hooks else None,
                        linked=hooks is not None)
+        crawl.fetched_start = start_fetched
+        crawl.queued_start = state.counts()["queued"]
+        if hooks is None and options.progress != "none":
+            from ccrawl.crawl.progress import Ticker
+
+            ticker = Ticker(options.progress, options.max_pages)
         config = FetchConfig(delay=0.0, robots=False, follow_redirects=False, concurrency=workers,
                              timeout=options.timeout, max_body=options.max_body, user_agent=options.user_agent,
                              resolve=dict(options.resolve), allow_private_addresses=options.allow_private_addresses)
@@ -426,6 +447,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
                     loop.add_signal_handler(sig, crawl.halt)
         started = time.perf_counter()
         session = None
+        ticking: asyncio.Task[None] | None = None
         try:
             if options.robots:
                 # the pages' rules for robots.txt too: names resolving to private space, and IP literals
@@ -438,10 +460,13 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
                                            ttl=86400.0, unreachable_ttl=600.0, max_entries=50_000)
                 crawl.agent = crawl.robots.agent
             extra = [hooks.attach(crawl)] if hooks is not None else []
+            ticking = loop.create_task(_tick(ticker, crawl)) if ticker is not None else None
             async with Fetcher(config) as fetcher:
                 await asyncio.gather(crawl.dispatch(workers), *(crawl.worker(fetcher) for _ in range(workers)),
                                      *extra)
         finally:
+            if ticking is not None:
+                ticking.cancel()
             if session is not None:
                 await session.close()
             if hooks is None:
@@ -460,9 +485,24 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
         summary.queued, summary.seen = counts["queued"] + counts["outbox"], counts["seen"]
         summary.finished = not crawl.stop and counts["queued"] == 0
         summary.fetched = frontier.fetched - start_fetched
+        if ticker is not None:
+            from ccrawl.crawl import progress
+
+            ticker.tick({**progress.counts(crawl), "queued": summary.queued}, final=True)
         return summary
     finally:
+        if ticker is not None:
+            ticker.close()
         state.close()
+
+
+async def _tick(ticker: Any, crawl: _Crawl) -> None:
+    """A tick at once (the run's start), then one every ``tick_seconds``."""
+    from ccrawl.crawl.progress import counts
+
+    while True:
+        ticker.tick(counts(crawl))
+        await asyncio.sleep(crawl.o.tick_seconds)
 
 
 def crawl_run(options: CrawlOptions, seeds: Iterable[str], notice: Notice | None = None) -> CrawlSummary:

@@ -153,6 +153,7 @@ def crawl_run(
     notice: Injected[Notice | None] = None,
     fetchers: Limit[int | None] = None,
     allow_private_addresses: Network[bool] = False,
+    progress: Injected[str] = "none",
 ) -> Iterator[Record]:
     """``max_depth`` None is :data:`ccrawl.crawl.run.DEFAULT_MAX_DEPTH`, and the run says so."""
     from ccrawl.crawl.run import BLOCKED_ADDRESS, DEFAULT_MAX_DEPTH, TOO_MANY_REDIRECTS, CrawlOptions
@@ -167,6 +168,7 @@ def crawl_run(
         same_host=same_host, robots=robots, warc_size=warc_size, prefix=prefix, shard=shard, shards=shards,
         workers=workers, timeout=timeout, resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT,
         fetchers=fetchers, max_redirects=max_redirects, allow_private_addresses=allow_private_addresses,
+        progress=progress,
     )
     say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
     scope = "the seeds' hosts" if same_host else "any host"

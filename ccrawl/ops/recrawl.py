@@ -31,7 +31,7 @@ CAPS: dict[str, tuple[Cap, ...] | tuple[Cap, Bounds]] = {
     **{name: (Cap.LIMIT,) for name in ("delay", "extractors", "shard_size", "writers", "fetch_writes", "batch",
                                        "queue_mb", "workers", "fetchers", "dns_lookups", "robots_timeout", "timeout",
                                        "max_body", "max_redirects", "tick_seconds", "start_timeout",
-                                       "stall_timeout")},
+                                       "stall_timeout", "waiting_after")},
     **{name: (Cap.NETWORK,) for name in ("metrics_addr", "resolve", "nameservers", "user_agent", "verify_tls",
                                          "allow_private_addresses")},
     **{name: (Cap.INJECTED,) for name in ("progress", "profile_name", "command_line", "handle_signals")},

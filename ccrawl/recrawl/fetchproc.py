@@ -289,6 +289,8 @@ async def serve(
             stats["sched_backoffs"] = sched.backoffs
             stats["sched_host_wait_s"] = host_wait
             stats["sched_dropped"] = dropped
+            if writes:
+                stats["written"] = outbox.rows  # rows in this process's open shard too (progress, not durability)
             events.put(FetchReport(idx, credit, stats, final, done_since_credit))
             credit = done_since_credit = 0
             last_report = time.monotonic()

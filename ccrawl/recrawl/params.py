@@ -86,6 +86,10 @@ class RunParams:
     profile_name: str = "recrawl"
     """File name stem of the profiles, so two runs can be told apart and diffed."""
     tick_seconds: float = 2.0
+    """Seconds between progress ticks (the live line, ``--progress json``, the journal, the gauges)."""
+    waiting_after: float = 10.0
+    """``--waiting-after``: when no counter (done, fetched, rendered, written) has moved this long, the
+    ticks name which stage waits on what (``waiting``); a run is not failed for it (see ``stall_timeout``)."""
     start_timeout: float = 30.0
     """``--start-timeout``: a pipeline process that has not reported ready this long after its start
     is named and the run fails (exit 75)."""
@@ -123,6 +127,8 @@ class RunParams:
             (self.robots_timeout > 0, "--robots-timeout must be > 0"),
             (self.start_timeout > 0, "--start-timeout must be > 0"),
             (self.stall_timeout > 0, "--stall-timeout must be > 0"),
+            (self.waiting_after > 0, "--waiting-after must be > 0"),
+            (self.tick_seconds > 0, "tick_seconds must be > 0"),
             (self.max_body > 0, "max_body must be > 0"),
             (self.max_redirects >= 0, "--max-redirects must be >= 0 (0 = do not follow redirects)"),
             (self.extractors is None or self.extractors >= 1, "--extractors must be at least 1"),

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ccrawl.errors import CcrawlError, TemporaryFailure, UsageError
+from ccrawl.progress import Moved, Window, eta_seconds, human_bytes, percent
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, save_checkpoint
 from ccrawl.recrawl.diskfail import crash_error, release_rings
 from ccrawl.recrawl.feeder import FeedCounts, Routed
@@ -211,6 +212,8 @@ class Pipeline:
         stem: str,
         provenance: dict[str, str],
         telemetry: Telemetry,
+        total_rows: int = 0,
+        rows_before: int = 0,
     ) -> None:
         self.p = params
         self.tracker = tracker
@@ -243,6 +246,15 @@ class Pipeline:
         self.failure = ""
         """Why the run failed (a child lost, stalled or never started), for the journal."""
         self._checked = 0.0
+        self.total_rows = total_rows
+        """Rows of the work list (every part): the ``total`` of the progress."""
+        self.rows_before = rows_before
+        """Rows of the work list before the checkpoint's position: done before this run started."""
+        self.feeding_done = False
+        now = time.monotonic()
+        self._fetch_rate = Window(now)
+        self._done_rate = Window(now)
+        self._moved = Moved(now)
 
     # -- start ----------------------------------------------------------------------------------
     def start(self) -> None:
@@ -412,6 +424,7 @@ class Pipeline:
             self.start()
             self.tel.event("start", workers=p.workers, fetchers=p.fetchers, extractors=p.extractors if p.extracting
                            else 0, writers=p.writers, queue_bound_bytes=self.queue_bound)
+            self._tick()  # done and total from the start: nothing has moved yet, but the list's size is known
             self._loop()
         except BaseException:
             self.procs.kill()
@@ -425,6 +438,7 @@ class Pipeline:
         for out in {id(o): o for o in self.procs.inboxes + self.procs.controls}.values():
             out.close()
         self._late_stats()
+        self._tick(final=True)
         self.parent_cpu_s = time.process_time() - cpu0
         summary = summarize(self, time.monotonic() - started)
         if self.profile is not None:
@@ -459,6 +473,7 @@ class Pipeline:
                     held = next(self.feed_iter, None)
                     if held is None:
                         self.stop_reason, feeding = self.stop_reason or "end", False
+                        self.feeding_done = True
                         break
                 k, item = held
                 if credits[k] < item.cost:
@@ -695,20 +710,135 @@ class Pipeline:
         self._write_checkpoint(done=done)
 
     # -- reporting ------------------------------------------------------------------------------
-    def _tick(self) -> None:
+    @property
+    def written(self) -> int:
+        """Rows handed to the sinks this run, the open files' included (durable or not yet)."""
+        if self.p.fetch_writes:
+            return sum(max(int(self.fetch_stats.get(k, {}).get("written", 0)),
+                           int(self.writer_stats.get(k, {}).get("rows", 0))) for k in range(len(self.procs.fetch)))
+        return sum(int(s.get("rows", 0)) for s in self.writer_stats.values())
+
+    def _held_urls(self) -> int:
+        dropped = sum(int(s.get("sched_dropped", 0) or 0) for s in self.fetch_stats.values())
+        return max(0, sum(self.items_out.values()) - dropped)
+
+    def progress(self, now: float) -> dict[str, Any]:
+        """The progress fields of a tick (docs/recrawl.md, "Progress"), from the children's latest reports."""
         f = aggregate_fetch(list(self.fetch_stats.values()))
+        fetched = f["ok"] + f["failed"]
+        written = self.written
+        c = self.counts
+        if self.p.max_pages:
+            total_of = "max_pages"
+            total = min(self.p.max_pages, max(0, self.total_rows - self.rows_before))
+            done = min(written, total)
+        else:
+            total_of = "worklist"
+            total = self.total_rows
+            # every row walked past that needed no fetch, and every row written: the rest is in the pipeline
+            done = min(self.rows_before + c.rows_read - (c.issued - written), total)
+        extracted = sum(int(s.get("rows", 0)) for s in self.extract_stats.values())
+        self._moved.see(now, done=done, fetched=fetched, written=written, extracted=extracted)
+        rate = self._fetch_rate.add(now, fetched)
+        done_rate = self._done_rate.add(now, done)
+        quiet = self._moved.quiet(now)
+        finished = done >= total > 0 or (self.feeding_done and not self._held_urls() and written >= c.issued)
+        waiting = [] if finished else self._waiting(now)
+        return {
+            "done": done,
+            "total": total,
+            "total_of": total_of,
+            "percent": percent(done, total),
+            "rate": round(rate, 1),
+            "eta_s": eta_seconds(done, total, done_rate),
+            "fetched": fetched,
+            "ok": f["ok"],
+            "failed": f["failed"],
+            "not_modified": f["not_modified"],
+            "written": written,
+            "durable": self.durable_rows,
+            "extracted": extracted,
+            "bytes": f["body_bytes"],
+            "errors": {k: v for k, v in sorted(f["errors"].items()) if v},
+            "held": self._held_urls(),
+            "quiet_s": round(quiet, 1),
+            "waiting": waiting,
+        }
+
+    def _waiting(self, now: float) -> list[str]:
+        """Each stage that has not moved for ``--waiting-after``, downstream first, and what it waits on.
+
+        Read off the rings (bytes queued for each stage), the URLs each fetch process holds, and
+        each child's last word; a child that has said nothing for a few seconds is named. A stage
+        with nothing left to do (the work list handed out and nothing held) is not listed.
+        """
+        moved, after = self._moved, self.p.waiting_after
+        out = []
+        rings = self.counters  # [writer rings, extract rings] when the run has rings
+
+        def silent(role: str) -> str:
+            names = []
+            for c in self.children.values():
+                if c.role != role or c.finished:
+                    continue
+                if not c.ready:
+                    names.append(f"cc-{role}-{c.idx} not ready after {now - c.launched:.0f} s")
+                elif now - c.heard >= SILENT_S:
+                    names.append(f"cc-{role}-{c.idx} (pid {c.proc.pid}) silent {now - c.heard:.0f} s")
+            return f" ({'; '.join(names)})" if names else ""
+
+        def queue(counter: StageCounter) -> tuple[int, str, bool]:
+            held = counter.held()
+            cap = sum(r.capacity for r in counter.rings)
+            full = any(r.held() >= 0.9 * r.capacity for r in counter.rings)
+            return held, f"queue {human_bytes(held)} of {human_bytes(cap)}" if held else "queue 0 B", full
+
+        urls = self._held_urls()
+        fetch_done = self.feeding_done and not urls
+        if not self.p.fetch_writes and rings and moved.since("written", now) >= after:
+            held, text, _ = queue(rings[0])
+            if held:
+                out.append(f"writers: {text}, 0 written in {moved.since('written', now):.0f} s" + silent("writer"))
+            elif not (fetch_done and (not self.p.extracting or not rings[1].held())):  # upstream has more to come
+                upstream = "extract" if self.p.extracting else "fetch"
+                out.append(f"writers waiting on {upstream} ({text})" + silent("writer"))
+        if self.p.extracting and len(rings) > 1 and moved.since("extracted", now) >= after:
+            held, text, _ = queue(rings[1])
+            _, wtext, wfull = queue(rings[0])
+            if held and wfull:
+                out.append(f"extract waiting on writers ({wtext})" + silent("extract"))
+            elif held:
+                out.append(f"extract: {text}, 0 rendered in {moved.since('extracted', now):.0f} s" + silent("extract"))
+            elif not fetch_done:
+                out.append(f"extract waiting on fetch ({text})" + silent("extract"))
+        since = moved.since("fetched", now)
+        if since >= after and not fetch_done:
+            if not urls:
+                out.append("fetch waiting on the work list (0 URLs held)" + silent("fetch"))
+            elif rings and queue(rings[-1])[2]:
+                to = "extract" if self.p.extracting else "writers"
+                out.append(f"fetch waiting on {to} ({queue(rings[-1])[1]}): {urls} URLs held" + silent("fetch"))
+            else:
+                waits = sum(int(s.get("sched_waiting", 0) or 0) for s in self.fetch_stats.values())
+                out.append(f"fetch: {urls} URLs held ({min(waits, urls)} waiting for their host's turn, "
+                           f"{max(0, urls - waits)} in flight), 0 done in {since:.0f} s" + silent("fetch"))
+        return out
+
+    def _tick(self, final: bool = False) -> None:
         part, row = self.tracker.position()
         held = sum(c.held() for c in self.counters)
         self.tel.tick(
-            fetched=f["ok"] + f["failed"],
-            durable=self.durable_rows,
-            failed=f["failed"],
-            bytes=f["body_bytes"],
+            **self.progress(time.monotonic()),
             part=part,
             row=row,
             queue_bytes=held,
             files=len(self.sealed_files),
+            final=final,
         )
+
+
+#: A child that has said nothing this long is named in the ``waiting`` of a quiet run (each reports every second).
+SILENT_S = 3.0
 
 
 def _main_thread() -> bool:

@@ -146,6 +146,7 @@ def _run_locked(params: RunParams, worklist: WorkList, *, default_state: bool = 
     stem = f"{params.prefix}{shard_part}-{run_id}"
     prov = _provenance(params, identity_digest(identity), run_id, extractor)
     telemetry = Telemetry(progress=params.progress, journal=params.journal, metrics_addr=params.metrics_addr)
+    sizes = [p.rows for p in worklist.parts()]
     try:
         pipe = Pipeline(
             params,
@@ -156,6 +157,8 @@ def _run_locked(params: RunParams, worklist: WorkList, *, default_state: bool = 
             stem=stem,
             provenance=_warcinfo_fields(prov) if params.format == "warc" else prov,
             telemetry=telemetry,
+            total_rows=sum(sizes),
+            rows_before=sum(sizes[: start[0]]) + (start[1] if start[0] < len(sizes) else 0),
         )
         pipe.set_base_fetched(cp.fetched)
         summary = pipe.run()

@@ -1,7 +1,9 @@
 """What a running recrawl tells the outside: progress on stderr, a JSONL journal, Prometheus metrics.
 
-``--progress text`` prints one line per tick, ``json`` one JSON object per tick, ``none``
-nothing. ``--journal FILE`` appends one JSON object per event (``start``, ``shard_sealed``,
+``--progress text`` draws a live line on a terminal (tqdm, :class:`ccrawl.progress.LiveLine`) and
+prints one line per tick elsewhere, ``json`` one JSON object per tick, ``none`` nothing. The
+fields of a tick are documented in docs/recrawl.md ("Progress"); the gauges carry the same.
+``--journal FILE`` appends one JSON object per event (``start``, ``shard_sealed``,
 ``checkpoint``, ``tick``, ``end``), each with ``ts`` (unix seconds) and ``event``.
 ``--metrics-addr host:port`` serves the counters through prometheus_client on its own
 registry, so two runs in one process never collide, and on the same port a read-only status page
@@ -16,6 +18,28 @@ import time
 from typing import Any, TextIO
 
 from ccrawl.errors import UsageError
+from ccrawl.progress import LiveLine, errors_text, human_bytes, human_seconds, is_terminal
+
+#: The numeric tick fields served as ``ccrawl_recrawl_<name>`` gauges (``errors`` is a labelled one).
+GAUGES = (
+    ("done", "Work-list rows done (before this run, walked past, or written this run); see total_of"),
+    ("total", "Rows the run is to do: the work list's, or --max-pages"),
+    ("percent", "done / total, in percent"),
+    ("rate", "Fetches per second over the last minute"),
+    ("eta_s", "Seconds left at the last minute's pace (-1 while unknown)"),
+    ("rows", "Rows durably written this run"),
+    ("written", "Rows handed to the writers this run, the open files' included"),
+    ("fetched", "Fetch attempts finished this run"),
+    ("failed", "Fetch attempts that failed"),
+    ("body_bytes", "Body bytes fetched"),
+    ("held", "URLs held by the fetch processes"),
+    ("queue_bytes", "Bytes held in the stage queues"),
+    ("quiet_s", "Seconds since any counter last moved"),
+    ("waiting", "Stages reported waiting (the ticks' waiting list, 0 while the run moves)"),
+    ("files", "Output files sealed"),
+    ("part", "Checkpoint part"),
+    ("row", "Checkpoint row offset"),
+)
 
 
 class Telemetry:
@@ -33,6 +57,7 @@ class Telemetry:
         self._last: tuple[float, int] = (self._started, 0)
         self._metrics: dict[str, Any] = {}
         self._server: Any = None
+        self._live: LiveLine | None = None
         from ccrawl.recrawl.statuspage import History
 
         self.history = History()
@@ -48,17 +73,10 @@ class Telemetry:
         if not port.isdigit():
             raise UsageError(f"--metrics-addr must be host:port or :port (got {addr!r})")
         registry = CollectorRegistry()
-        for name, doc in (
-            ("rows", "Rows durably written this run"),
-            ("fetched", "Fetch attempts finished this run"),
-            ("failed", "Fetch attempts that failed"),
-            ("body_bytes", "Body bytes fetched"),
-            ("queue_bytes", "Bytes held in the stage queues"),
-            ("files", "Output files sealed"),
-            ("part", "Checkpoint part"),
-            ("row", "Checkpoint row offset"),
-        ):
+        for name, doc in GAUGES:
             self._metrics[name] = Gauge(f"ccrawl_recrawl_{name}", doc, registry=registry)
+        self._metrics["errors"] = Gauge("ccrawl_recrawl_errors", "Failed fetches by error class", ["class"],
+                                        registry=registry)
         try:
             self._server = StatusServer(host or "127.0.0.1", int(port), self.history.snapshot,
                                         metrics=lambda: generate_latest(registry))
@@ -78,26 +96,51 @@ class Telemetry:
         self._last = (now, fields["durable"])
         fields["pages_per_s"] = round(rate, 1)
         fields["elapsed_s"] = round(now - self._started, 1)
-        for key in ("fetched", "failed", "files", "part", "row", "queue_bytes"):
-            if key in self._metrics:
-                self._metrics[key].set(fields[key])
-        if "rows" in self._metrics:
-            self._metrics["rows"].set(fields["durable"])
-            self._metrics["body_bytes"].set(fields["bytes"])
+        self._gauges(fields)
         self.history.add(fields)
         self.event("tick", **fields)
         if self.progress == "json":
             print(json.dumps({"event": "tick", **fields}), file=self.stream, flush=True)
         elif self.progress == "text":
-            print(
-                f"recrawl: {fields['elapsed_s']:.0f}s {fields['durable']} written, {fields['fetched']} fetched "
-                f"({fields['failed']} failed), {rate:.0f} pages/s, queue {fields['queue_bytes'] / 1048576:.1f} MB, "
-                f"{fields['files']} files, at part {fields['part']} row {fields['row']}",
-                file=self.stream,
-                flush=True,
-            )
+            self._text(fields)
+
+    def _gauges(self, fields: dict[str, Any]) -> None:
+        if not self._metrics:
+            return
+        values = {**fields, "rows": fields["durable"], "body_bytes": fields["bytes"],
+                  "waiting": len(fields.get("waiting") or ()),
+                  "eta_s": -1 if fields.get("eta_s") is None else fields["eta_s"],
+                  "percent": fields.get("percent") or 0}
+        for name, _ in GAUGES:
+            if name in values:
+                self._metrics[name].set(values[name])
+        for cls, n in (fields.get("errors") or {}).items():
+            self._metrics["errors"].labels(cls).set(n)
+
+    def _text(self, f: dict[str, Any]) -> None:
+        """The progress line: live on a terminal, one line per tick elsewhere."""
+        files = f"{f['files']} file{'s' * (f['files'] != 1)}"
+        rest = (f"{f['rate']:.0f}/s, ETA {human_seconds(f['eta_s'])}, {human_bytes(f['bytes'])}, "
+                f"{errors_text(f['errors'])}, {f['written']} written ({f['durable']} durable, {files})")
+        note = "recrawl: waiting: " + "; ".join(f["waiting"]) if f.get("waiting") else ""
+        if self._live is None and is_terminal(self.stream) and not f.get("final"):
+            self._live = LiveLine(self.stream, "recrawl", f["total"], "url")
+        if self._live is not None:
+            self._live.show(f["done"], f["total"], rest, note)
+            if f.get("final"):
+                self._live.close()
+                self._live = None
+            return
+        pct = f"{f['percent']:.1f}%" if f.get("percent") is not None else "?%"
+        print(f"recrawl: {f['elapsed_s']:.0f}s {f['done']}/{f['total']} ({pct}), {rest}", file=self.stream,
+              flush=True)
+        if note:
+            print(note, file=self.stream, flush=True)
 
     def close(self) -> None:
+        if self._live is not None:
+            self._live.close()
+            self._live = None
         if self._journal is not None:
             self._journal.close()
             self._journal = None
