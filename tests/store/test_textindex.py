@@ -176,7 +176,7 @@ def test_a_line_with_a_lone_surrogate_is_repaired_and_indexed_not_the_end_of_the
     r = _ccrawl("index", "build", "--dir", str(tmp_path / "idx"), "--input", str(src), "-o", "json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["documents"] == 3
-    assert "input line 2: lone surrogates in text, title replaced by U+FFFD" in r.stderr, r.stderr
+    assert "docs.jsonl line 2: lone surrogates in text, title replaced by U+FFFD" in r.stderr, r.stderr
     r = _ccrawl("index", "search", "zebra", "--dir", str(tmp_path / "idx"), "-o", "jsonl")
     rows = [json.loads(x) for x in r.stdout.splitlines()]
     assert [row["url"] for row in rows] == ["http://bad.test/"]
