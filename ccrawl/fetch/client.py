@@ -410,6 +410,10 @@ class Fetcher:
         result.last_modified = ""
         result.unchanged = False
 
+    def recent(self) -> dict[str, Any]:
+        """The slowest hosts and the failures since the last call (:meth:`FetchStats.take_recent`)."""
+        return self._stats.take_recent()
+
     def stats(self) -> dict[str, Any]:
         """Counts and phase totals for the run summary (plain data, JSON-ready)."""
         out = self._stats.as_dict()

@@ -291,6 +291,7 @@ async def serve(
             stats["sched_dropped"] = dropped
             if writes:
                 stats["written"] = outbox.rows  # rows in this process's open shard too (progress, not durability)
+            stats.update(fetcher.recent())  # slowest hosts and last failures of the last second: the status page
             events.put(FetchReport(idx, credit, stats, final, done_since_credit))
             credit = done_since_credit = 0
             last_report = time.monotonic()

@@ -227,6 +227,8 @@ class Pipeline:
         self.events: Any = self.ctx.Queue()
         self.procs = _Procs()
         self.fetch_stats: dict[int, dict[str, Any]] = {}
+        self.slow_hosts: dict[int, list[list[Any]]] = {}  # per fetch process, its last second's slowest hosts
+        self.new_errors: list[dict[str, Any]] = []  # failures reported since the last tick (the status page)
         self.extract_stats: dict[int, dict[str, Any]] = {}
         self.writer_stats: dict[int, dict[str, Any]] = {}
         self.sealed_files: list[str] = []
@@ -544,6 +546,7 @@ class Pipeline:
             case FetchReport(fetcher=k, nbytes=n, stats=stats, final=final, items=items):
                 credits[k] += n
                 self.items_out[k] = self.items_out.get(k, 0) - items
+                self._recent(k, stats)
                 self.fetch_stats[k] = stats
                 self._heard("fetch", k, finished=final and not self.p.fetch_writes)
             case ExtractReport(extractor=k, stats=stats, final=final):
@@ -592,6 +595,7 @@ class Pipeline:
                 return
             match ev:
                 case FetchReport(fetcher=k, stats=stats):
+                    self._recent(k, stats)
                     self.fetch_stats[k] = stats
                 case ExtractReport(extractor=k, stats=stats):
                     self.extract_stats[k] = stats
@@ -824,9 +828,19 @@ class Pipeline:
                            f"{max(0, urls - waits)} in flight), 0 done in {since:.0f} s" + silent("fetch"))
         return out
 
+    def _recent(self, k: int, stats: dict[str, Any]) -> None:
+        """Take a fetch report's slowest hosts and last failures out of its stats (they are no summary's)."""
+        slow = stats.pop("slow_hosts", None)
+        if slow:
+            self.slow_hosts[k] = slow
+        self.new_errors.extend(stats.pop("last_errors", None) or ())
+        del self.new_errors[:-20]
+
     def _tick(self, final: bool = False) -> None:
         part, row = self.tracker.position()
         held = sum(c.held() for c in self.counters)
+        slow = sorted((h for hosts in self.slow_hosts.values() for h in hosts), key=lambda h: -h[1])[:5]
+        errors, self.new_errors = self.new_errors, []
         self.tel.tick(
             **self.progress(time.monotonic()),
             part=part,
@@ -834,6 +848,8 @@ class Pipeline:
             queue_bytes=held,
             files=len(self.sealed_files),
             final=final,
+            slow_hosts=slow,
+            last_errors=errors,
         )
 
 

@@ -99,6 +99,7 @@ def test_a_real_browser_shows_a_running_recrawls_numbers_as_they_change(
 ) -> None:
     # 12 hosts, each answer 0.3 s late and 0.5 s between a host's requests: ~20 s of crawling
     urls = [f"http://site{i % 12}.test:{web.port}/fault/slow-ttfb?s=0.3&n={i}" for i in range(480)]
+    urls[5::40] = [f"http://site{i % 12}.test:{web.port}/fault/reset?n={i}" for i in range(12)]  # some fail
     wl = write_worklist(tmp_path / "wl", urls, parts=1)
     port = _port()
     journal = tmp_path / "journal.jsonl"
@@ -133,6 +134,10 @@ def test_a_real_browser_shows_a_running_recrawls_numbers_as_they_change(
     assert 0 < first < second, (first, second)
     assert "/" in _card(second_dom, "done") or _card(second_dom, "done") == str(second)
     assert "running" in second_dom
+    # the run's own slowest hosts and failures, as the fetch processes reported them
+    hosts = re.findall(r"<td>(site\d+\.test)</td>", second_dom)
+    assert hosts and all(h.startswith("site") for h in hosts)
+    assert "/fault/reset" in second_dom, "a failed fetch is listed among the last errors"
     assert shot.exists() and shot.stat().st_size > 10_000 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     if os.environ.get("CCRAWL_STATUS_SCREENSHOT"):  # how docs/img/status-page.png is made
         shutil.copyfile(shot, os.environ["CCRAWL_STATUS_SCREENSHOT"])
