@@ -52,6 +52,13 @@ def _locations(run: Run, source: str) -> Iterator[Any]:
             stream.close()
 
 
+def _keep(run: Run, command: str, keep: bool, keep_parquet: bool) -> bool:
+    """``--keep``, or its deprecated spelling ``--keep-parquet`` (still honoured, with one line saying so)."""
+    if keep_parquet:
+        run.warn(f"{command}: --keep-parquet is deprecated; use --keep (the same flag as every publish command)")
+    return keep or keep_parquet
+
+
 def _client(run: Run) -> dict[str, Any]:
     from ccrawl.net.client import client_options
 
@@ -108,7 +115,10 @@ def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
               help="Commit to the dataset repo (default); --push=false builds locally only")
 @click.option("--repo", default="", help="Dataset repo to commit to, owner/name")
 @click.option("--commit-batch", type=int, default=10, help="Shards per commit (default 10)")
-@click.option("--keep-parquet", is_flag=True, help="Keep local shards after they are committed")
+@click.option("--keep", "keep", is_flag=True,
+              help="Keep the local shards after upload; by default each is deleted once its commit lands")
+@click.option("--keep-parquet", "keep_parquet", is_flag=True, hidden=True,
+              help="Deprecated spelling of --keep")
 @click.option("--min-free-gb", type=float, default=0.0, help="Pause new shards while free disk is under this")
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
@@ -121,8 +131,9 @@ def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
 def export(run: Run, shards: str, task: str | None, tasks: int | None, source_kind: str | None, extractor: str,
            lang: str, min_lang_confidence: float,
            dedup_digest: bool, locations: str | None, part_size: int, gap: str, max_span: str, parallel: int,
-           workers: int, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool,
-           min_free_gb: float, ledger: Path | None, skip_errors: bool, executor: str, ray_address: str) -> None:
+           workers: int, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep: bool,
+           keep_parquet: bool, min_free_gb: float, ledger: Path | None, skip_errors: bool, executor: str,
+           ray_address: str) -> None:
     import shlex
 
     from ccrawl.markdown.export import COLUMNS, Exporter, ExportOptions, open_export_repo
@@ -138,8 +149,9 @@ def export(run: Run, shards: str, task: str | None, tasks: int | None, source_ki
         extractor=extractor, lang=lang, min_lang_confidence=min_lang_confidence, dedup_digest=dedup_digest,
         locations=_locations(run, locations) if locations is not None else None, part_size=part_size,
         gap=_size("--gap", gap), max_span=_size("--max-span", max_span), parallel=parallel, workers=workers,
-        limit=limit, push=push, repo=repo, commit_batch=commit_batch, keep_parquet=keep_parquet,
-        min_free_gb=min_free_gb, ledger=ledger, skip_errors=skip_errors,
+        limit=limit, push=push, repo=repo, commit_batch=commit_batch,
+        keep_parquet=_keep(run, "markdown export", keep, keep_parquet), min_free_gb=min_free_gb, ledger=ledger,
+        skip_errors=skip_errors,
         journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
         client_options=_client(run), executor=executor, ray_address=ray_address,
     )
@@ -154,6 +166,8 @@ def export(run: Run, shards: str, task: str | None, tasks: int | None, source_ki
         for line in exporter.language_lines():
             run.info(line)
         run.info(exporter.summary_line())
+        if exporter.deleted_line():
+            run.info(exporter.deleted_line())
     s = exporter.stats
     if locations is not None and not s.units:
         from ccrawl.errors import NothingMatched
@@ -188,14 +202,17 @@ markdown.add_command(export)
               help="Commit to the dataset repo (default); --push=false builds locally only")
 @click.option("--repo", default="", help="Dataset repo to commit to, owner/name")
 @click.option("--commit-batch", type=int, default=10, help="Shards per commit (default 10)")
-@click.option("--keep-parquet", is_flag=True, help="Keep local shards after they are committed")
+@click.option("--keep", "keep", is_flag=True,
+              help="Keep the local shards after upload; by default each is deleted once its commit lands")
+@click.option("--keep-parquet", "keep_parquet", is_flag=True, hidden=True,
+              help="Deprecated spelling of --keep")
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
 @click.option("--skip-errors", is_flag=True, help="Report a shard that fails and go on")
 def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidence: float, fetch_workers: int,
             fetch_only: bool, rate: str, timeout: str, max_redirects: int, warc_cache_dir: Path | None,
-            no_warc_cache: bool, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep_parquet: bool,
-            ledger: Path | None, skip_errors: bool) -> None:
+            no_warc_cache: bool, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep: bool,
+            keep_parquet: bool, ledger: Path | None, skip_errors: bool) -> None:
     import shlex
 
     from ccrawl.cli.publish import _seconds
@@ -209,7 +226,8 @@ def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidenc
     opts = ExportOptions(
         out=out, crawl=str(run.settings.crawl or ""), shards=shards, source_kind="warc", extractor=extractor,
         lang=lang, min_lang_confidence=min_lang_confidence, limit=limit, push=push, repo=repo,
-        commit_batch=commit_batch, keep_parquet=keep_parquet, ledger=ledger, skip_errors=skip_errors,
+        commit_batch=commit_batch, keep_parquet=_keep(run, "markdown refetch", keep, keep_parquet), ledger=ledger,
+        skip_errors=skip_errors,
         journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
         client_options=_client(run),
     )
@@ -227,6 +245,8 @@ def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidenc
         for line in [*refetcher.phase_lines(), *refetcher.language_lines()]:
             run.info(line)
         run.info(refetcher.summary_line())
+        if refetcher.deleted_line():
+            run.info(refetcher.deleted_line())
 
 
 markdown.add_command(refetch)

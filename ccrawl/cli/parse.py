@@ -22,10 +22,10 @@ def _echo(message: str) -> None:
 @click.option("--mime", help="Media type prefix to keep, e.g. text/html")
 @click.option("--lang", help="ISO 639-3 language to keep, e.g. eng")
 @click.option("--url", help="Keep target URIs containing this (a glob when it has *)")
-@click.option("--text", "content", flag_value="text", help="Add the page text")
-@click.option("--markdown", "content", flag_value="markdown", help="Add the page as Markdown")
-@click.option("--links", "content", flag_value="links", help="Add the page's outlinks")
-@click.option("--meta", "content", flag_value="meta", help="Add title, description, canonical, declared language")
+@click.option("--text", is_flag=True, help="Add the page text (content flags combine: each adds its fields)")
+@click.option("--markdown", is_flag=True, help="Add the page as Markdown")
+@click.option("--links", is_flag=True, help="Add the page's outlinks")
+@click.option("--meta", is_flag=True, help="Add title, description, canonical, declared language")
 @click.option("--skip-bad-records", is_flag=True, help="Report bad records on stderr and carry on")
 @click.option("--verify-digests", is_flag=True, help="Treat a record whose sha1 digest does not match as bad")
 def parse(
@@ -37,7 +37,10 @@ def parse(
     mime: str | None,
     lang: str | None,
     url: str | None,
-    content: str | None,
+    text: bool,
+    markdown: bool,
+    links: bool,
+    meta: bool,
     skip_bad_records: bool,
     verify_digests: bool,
 ) -> None:
@@ -45,6 +48,7 @@ def parse(
     from ccrawl.ops.parse import detect_format
 
     op = ops.get("warc.parse")
+    content = tuple(k for k, on in (("text", text), ("markdown", markdown), ("links", links), ("meta", meta)) if on)
     records = op(
         files=files, format=fmt, types=types, status=status, mime=mime, lang=lang, url=url, content=content,
         skip_bad_records=skip_bad_records, verify_digests=verify_digests, notice=_echo,
@@ -53,15 +57,18 @@ def parse(
                                             wet=fmt == "wet" or any(detect_format(f) == "wet" for f in files)))
 
 
-def parse_columns(base: tuple[str, ...], *, content: str | None, lang: str | None, wet: bool) -> tuple[str, ...]:
-    """The columns of this run: the record's, then what the flags add (every format shows them), then
-    ``info`` (what a warcinfo record is, which has no URL or status)."""
-    from ccrawl.ops.parse import CONTENT_COLUMNS
+def parse_columns(base: tuple[str, ...], *, content: tuple[str, ...], lang: str | None, wet: bool) -> tuple[str, ...]:
+    """The columns of this run: the record's, then what each content flag adds (they add up; every
+    format shows them), then ``note`` and ``info`` (what a warcinfo record is, which has no URL or status)."""
+    from ccrawl.ops.parse import CONTENT_COLUMNS, content_kinds
 
     extra: list[str] = []
     if wet or lang:
         extra.append("content_language")
     if wet:
         extra.append("text")
-    extra += CONTENT_COLUMNS.get(content or "", ())
+    for kind in content_kinds(content):
+        extra += [c for c in CONTENT_COLUMNS[kind] if c != "note"]
+    if content:
+        extra.append("note")
     return tuple(dict.fromkeys([*base, *extra, "info"]))

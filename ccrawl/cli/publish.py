@@ -27,7 +27,8 @@ def _seconds(flag: str, value: str) -> float:
         raise UsageError(f"{flag} {value!r}: {exc}; give {_DURATION}") from exc
 
 
-@command("publish", help="Commit closed capture shards to a dataset repo as they land, with the ledger and card.")
+@command("publish", help="Commit closed capture shards to a dataset repo as they land, with the ledger and card. "
+                         "Each local shard is deleted once its commit lands (stderr says how many); --keep keeps them.")
 @click.option("--dir", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Capture directory to publish from, the same one recrawl run writes into")
 @click.option("--repo", default="", help="Dataset repo to publish to, default the open-index repo for --kind")
@@ -43,7 +44,8 @@ def _seconds(flag: str, value: str) -> float:
 @click.option("--commit-every", type=int, default=4, help="Shards per HuggingFace commit, default 4")
 @click.option("--watch", default="0",
               help="Keep watching the directory and publish shards as they close, 0 makes one pass")
-@click.option("--keep", is_flag=True, help="Keep local shards after commit instead of deleting them")
+@click.option("--keep", is_flag=True,
+              help="Keep the local shards after upload; by default each is deleted once its commit lands")
 @click.option("--private", is_flag=True, help="Create the dataset repo private")
 @click.option("--no-push", is_flag=True, help="Stage and report but skip the upload")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,

@@ -122,13 +122,38 @@ class FetchConfig:
         return self
 
 
-def parse_resolve(entries: Iterable[str]) -> dict[str, str]:
+def parse_resolve(entries: Iterable[str], name: str = "--resolve") -> dict[str, str]:
     """``["*.test=127.0.0.1", "a.example=10.0.0.1"]`` as a resolver override table."""
     table: dict[str, str] = {}
     for entry in entries:
+        if not isinstance(entry, str):
+            raise UsageError(f"{name} {entry!r}: each entry is a string PATTERN=IP, e.g. '*.test=127.0.0.1'")
         pattern, sep, ip = entry.partition("=")
         if not sep or not pattern.strip() or not ip.strip():
-            raise UsageError(f"--resolve {entry!r}: write it as PATTERN=IP, e.g. --resolve '*.test=127.0.0.1'")
+            example = "--resolve '*.test=127.0.0.1'" if name == "--resolve" else "'*.test=127.0.0.1'"
+            raise UsageError(f"{name} {entry!r}: write it as PATTERN=IP, e.g. {example}")
         table[pattern.strip().lower()] = ip.strip()
-    check_resolve(table)
+    check_resolve(table, name)
     return table
+
+
+def resolve_table(value: Mapping[str, str] | Iterable[str] | str | None, name: str = "resolve") -> dict[str, str]:
+    """A resolver override in any of the forms a caller writes: a mapping ``{"*.test": "127.0.0.1"}``, the
+    CLI's list ``["*.test=127.0.0.1"]``, or one such string. A malformed entry is a :class:`UsageError`."""
+    if value is None:
+        return {}
+    if isinstance(value, Mapping):
+        table: dict[str, str] = {}
+        for pattern, ip in value.items():
+            if not isinstance(pattern, str) or not isinstance(ip, str) or not pattern.strip() or not ip.strip():
+                raise UsageError(f"{name} {pattern!r}: {ip!r}: map a host pattern to an IP, "
+                                 "e.g. {'*.test': '127.0.0.1'}")
+            table[pattern.strip().lower()] = ip.strip()
+        check_resolve(table, name)
+        return table
+    if isinstance(value, str):
+        return parse_resolve([value], name)
+    if isinstance(value, Iterable):
+        return parse_resolve(list(value), name)
+    raise UsageError(f"{name} {value!r}: give a dict {{'*.test': '127.0.0.1'}}, a list ['*.test=127.0.0.1'] "
+                     "or one 'PATTERN=IP' string")

@@ -192,6 +192,7 @@ class ExportStats:
     errors: int = 0
     kept: int = 0
     dropped: int = 0
+    deleted: int = 0
     detected: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
@@ -246,6 +247,9 @@ def card(repo_id: str) -> str:
 
 class Exporter:
     """One ``markdown export`` run (see the module docstring)."""
+
+    #: the command's name in its stderr lines
+    command = "markdown export"
 
     def __init__(self, opts: ExportOptions, repo: Any = None, *, log: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
@@ -500,8 +504,9 @@ class Exporter:
             for f in built.files:
                 yield self._record(built, f, "committed" if f.repo_path in uploaded else "exists",
                                    commit if f.repo_path in uploaded else None)
-                if not self.opts.keep_parquet:
+                if not self.opts.keep_parquet and f.local.exists():
                     f.local.unlink(missing_ok=True)
+                    self.stats.deleted += 1
 
     # -- the run ---------------------------------------------------------------------------------
 
@@ -670,6 +675,13 @@ class Exporter:
             mix = " ".join(f"{lang}={n}" for lang, n in top)
             lines.append(f"language: detected {mix}{' ...' if len(s.detected) > len(top) else ''}")
         return lines
+
+    def deleted_line(self) -> str:
+        """What the run deleted after uploading it (the default), and how to keep it; "" when nothing."""
+        if not self.stats.deleted:
+            return ""
+        return (f"{self.command}: deleted {self.stats.deleted} local file(s) after upload; "
+                "--keep keeps them")
 
     def summary_line(self) -> str:
         """The final line of a run."""

@@ -86,6 +86,8 @@ class Phases:
 class Refetcher(Exporter):
     """``markdown export``'s run with a live fetch as the build."""
 
+    command = "markdown refetch"
+
     def __init__(self, opts: ExportOptions, refetch: RefetchOptions, repo: Any = None, *,
                  log: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         opts.source_kind = "warc"

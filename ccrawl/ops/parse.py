@@ -13,6 +13,10 @@ depends on the format and the content flag:
   metadata records: the links Common Crawl extracted);
 * ``content="meta"``: ``title``, ``description``, ``canonical``, ``declared_language``.
 
+``content`` is one kind, a comma list or a sequence of kinds, and the kinds add up: ``["markdown",
+"meta"]`` gives ``title``, ``markdown``, ``description``, ``canonical`` and ``declared_language``
+(every combination is allowed; one rendering of the page serves them all).
+
 Filters: ``types`` (WARC-Type, a comma list), ``status`` (HTTP status), ``mime`` (a prefix of the
 payload's media type), ``lang`` (ISO 639-3: a WET record's identified languages, else the language
 ccrawl.extract detects in the page text), ``url`` (a substring of the target URI, or a glob with
@@ -67,79 +71,79 @@ def _text_of(record: Record) -> str:
         return payload.decode("utf-8", errors="replace")
 
 
-def _html_content(record: Record, kind: str) -> Row:
+def _html_content(record: Record, kinds: Sequence[str]) -> Row:
     decoded = decode_body(record)  # at most the crawler's cap: a compression bomb stops there
-    row = _html_rendered(decoded.data, record, kind)
+    row = _html_rendered(decoded.data, record, kinds)
     if decoded.note:
         row["note"] = decoded.note
     return row
 
 
-def _html_rendered(html: bytes, record: Record, kind: str) -> Row:
+def _html_rendered(html: bytes, record: Record, kinds: Sequence[str]) -> Row:
+    """The fields ``kinds`` ask for, from one rendering of the page (the fields add up)."""
     url = record.url or ""
     try:
         from ccrawl.extract.engines import get_extractor
     except ImportError:
-        return _selectolax_content(html, url, kind)
+        return _selectolax_content(html, url, kinds)
     out = get_extractor("h2m").extract(html, url, content_type=record.http_header("Content-Type"))
-    if kind == "text":
-        return {"title": out.title, "text": out.text}
-    if kind == "markdown":
-        return {"title": out.title, "markdown": out.markdown}
-    if kind == "links":
-        return {"links": list(out.outlinks)}
-    return {
-        "title": out.title,
-        "description": out.description,
-        "canonical": out.canonical,
-        "declared_language": out.declared_language,
-    }
+    row: Row = {}
+    if "text" in kinds:
+        row.update(title=out.title, text=out.text)
+    if "markdown" in kinds:
+        row.update(title=out.title, markdown=out.markdown)
+    if "links" in kinds:
+        row["links"] = list(out.outlinks)
+    if "meta" in kinds:
+        row.update(title=out.title, description=out.description, canonical=out.canonical,
+                   declared_language=out.declared_language)
+    return row
 
 
-def _selectolax_content(html: bytes, url: str, kind: str) -> Row:
+def _selectolax_content(html: bytes, url: str, kinds: Sequence[str]) -> Row:
     from selectolax.lexbor import LexborHTMLParser
 
+    if "markdown" in kinds:
+        raise UsageError("--markdown needs ccrawl.extract, which did not import; use --text instead")
     tree = LexborHTMLParser(html.decode("utf-8", errors="replace"))
     title_node = tree.css_first("title")
     title = title_node.text(strip=True) if title_node is not None else ""
-    if kind == "links":
+    row: Row = {}
+    if "links" in kinds:
         seen: dict[str, None] = {}
         for a in tree.css("a[href]"):
             href = (a.attributes.get("href") or "").strip()
             if href and not href.startswith(("javascript:", "mailto:", "#")):
                 seen.setdefault(urljoin(url, href), None)
-        return {"links": list(seen)}
-    if kind == "markdown":
-        raise UsageError("--markdown needs ccrawl.extract, which did not import; use --text instead")
-    if kind == "meta":
+        row["links"] = list(seen)
+    if "meta" in kinds:
 
         def attr(selector: str, name: str) -> str:
             node = tree.css_first(selector)
             return (node.attributes.get(name) or "") if node is not None else ""
 
-        return {
-            "title": title,
-            "description": attr('meta[name="description"]', "content"),
-            "canonical": attr('link[rel="canonical"]', "href"),
-            "declared_language": attr("html", "lang"),
-        }
-    tree.strip_tags(["script", "style", "template", "noscript"])
-    body = tree.body
-    return {"title": title, "text": body.text(separator="\n", strip=True) if body is not None else ""}
+        row.update(title=title, description=attr('meta[name="description"]', "content"),
+                   canonical=attr('link[rel="canonical"]', "href"), declared_language=attr("html", "lang"))
+    if "text" in kinds:
+        tree.strip_tags(["script", "style", "template", "noscript"])
+        body = tree.body
+        row.update(title=title, text=body.text(separator="\n", strip=True) if body is not None else "")
+    return row
 
 
-def _wat_content(record: Record, kind: str) -> Row:
+def _wat_content(record: Record, kinds: Sequence[str]) -> Row:
     try:
         envelope = json.loads(record.payload)["Envelope"]
     except (ValueError, KeyError, TypeError):
         return {}
     html_meta = envelope.get("Payload-Metadata", {}).get("HTTP-Response-Metadata", {}).get("HTML-Metadata", {})
-    if kind == "links":
+    row: Row = {}
+    if "links" in kinds:
         base = record.url or ""
-        return {"links": [urljoin(base, link.get("url", "")) for link in html_meta.get("Links", []) if link.get("url")]}
-    if kind == "meta":
-        return {"title": html_meta.get("Head", {}).get("Title", "")}
-    return {}
+        row["links"] = [urljoin(base, link.get("url", "")) for link in html_meta.get("Links", []) if link.get("url")]
+    if "meta" in kinds:
+        row["title"] = html_meta.get("Head", {}).get("Title", "")
+    return row
 
 
 def _detected_language(record: Record) -> str:
@@ -147,7 +151,7 @@ def _detected_language(record: Record) -> str:
         from ccrawl.extract.lang import detect_language
     except ImportError:
         return ""
-    text = _html_content(record, "text").get("text", "")
+    text = _html_content(record, ("text",)).get("text", "")
     return detect_language(str(text))[0]
 
 
@@ -183,7 +187,19 @@ def warcinfo_summary(record: Record) -> str:
     return f"{head}: {', '.join(parts)}" if parts else head
 
 
-def _row(record: Record, fmt: str, content: str | None, lang_of: str | None) -> Row:
+def content_kinds(content: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The content kinds asked for, in :data:`CONTENT_KINDS` order: ``content`` is one kind, a comma
+    list (``"markdown,meta"``) or a sequence of kinds; a kind not known is a :class:`UsageError`."""
+    items = [content] if isinstance(content, str) else list(content or ())
+    asked = {k.strip().lower() for item in items for k in str(item).split(",") if k.strip()}
+    unknown = sorted(asked.difference(CONTENT_KINDS))
+    if unknown:
+        raise UsageError(f"content {', '.join(map(repr, unknown))}: use any of text, markdown, links, meta "
+                         "(--text, --markdown, --links, --meta)")
+    return tuple(k for k in CONTENT_KINDS if k in asked)
+
+
+def _row(record: Record, fmt: str, kinds: Sequence[str], lang_of: str | None) -> Row:
     row: Row = {
         "file": record.filename,
         "offset": record.offset,
@@ -202,12 +218,12 @@ def _row(record: Record, fmt: str, content: str | None, lang_of: str | None) -> 
         row["text"] = _text_of(record)
     elif lang_of:
         row["content_language"] = lang_of
-    if content is None:
+    if not kinds:
         return row
     if fmt == "wat" and record.warc_type == "metadata":
-        row.update(_wat_content(record, content))
+        row.update(_wat_content(record, kinds))
     elif record.warc_type in ("response", "resource") and record.mime in _HTML:
-        row.update(_html_content(record, content))
+        row.update(_html_content(record, kinds))
     return row
 
 
@@ -220,7 +236,7 @@ def warc_parse(
     mime: Value[str | None] = None,
     lang: Value[str | None] = None,
     url: Value[str | None] = None,
-    content: Value[str | None] = None,
+    content: Value[Sequence[str] | None] = None,
     skip_bad_records: Value[bool] = False,
     verify_digests: Value[bool] = False,
     notice: Injected[Callable[[str], None] | None] = None,
@@ -228,8 +244,7 @@ def warc_parse(
     """Every record of ``files`` (``-`` is stdin) passing the filters, with the content asked for."""
     if format is not None and format not in FORMATS:
         raise UsageError(f"--format {format!r}: use warc, wat or wet")
-    if content is not None and content not in CONTENT_KINDS:
-        raise UsageError(f"content {content!r}: use one of --text, --markdown, --links, --meta")
+    kinds = content_kinds(content)
     if not files:
         raise UsageError("parse needs a file, or - to read stdin")
     say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
@@ -252,7 +267,7 @@ def warc_parse(
                 if lang.lower() not in langs:
                     continue
             kept += 1
-            row = _row(record, fmt, content, found_lang)
+            row = _row(record, fmt, kinds, found_lang)
             if row.get("note"):
                 say(f"parse: {record.filename}@{record.offset}: {row['note']}")
             yield row
@@ -271,4 +286,7 @@ CONTENT_COLUMNS = {
     "meta": ("title", "description", "canonical", "declared_language", "note"),
 }
 
-__all__ = ["COLUMNS", "CONTENT_COLUMNS", "CONTENT_KINDS", "FORMATS", "detect_format", "warc_parse", "warcinfo_summary"]
+__all__ = [
+    "COLUMNS", "CONTENT_COLUMNS", "CONTENT_KINDS", "FORMATS", "content_kinds", "detect_format", "warc_parse",
+    "warcinfo_summary",
+]

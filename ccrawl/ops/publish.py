@@ -76,6 +76,13 @@ def recrawl_publish(
     publisher = Publisher(opts, target, log=logger.info)
     yield from publisher.run()
     logger.info(summary_line(publisher.stats, no_push=no_push))
+    if publisher.stats.deleted:
+        logger.info(deleted_line(publisher.stats.deleted))
+
+
+def deleted_line(deleted: int) -> str:
+    """The line saying the default deletion happened, and how to opt out of it."""
+    return f"recrawl publish: deleted {deleted} local file(s) after upload; --keep keeps them"
 
 
 def summary_line(stats: Any, *, no_push: bool) -> str:

@@ -7,7 +7,7 @@ which builds a :class:`RunParams`; so every limit the CLI honours is a keyword o
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ccrawl.errors import UsageError
@@ -74,8 +74,9 @@ class RunParams:
     progress: str = "none"
     journal: str | None = None
     metrics_addr: str | None = None
-    resolve: Mapping[str, str] = field(default_factory=dict)
-    """Resolver override for the fetch processes (tests point ``*.test`` at loopback)."""
+    resolve: Mapping[str, str] | Sequence[str] | str = field(default_factory=dict)
+    """Resolver override for the fetch processes (tests point ``*.test`` at loopback): a dict
+    ``{"*.test": "127.0.0.1"}``, the CLI's list ``["*.test=127.0.0.1"]`` or one such string; a dict once built."""
     nameservers: tuple[str, ...] = ()
     user_agent: str | None = None
     verify_tls: bool = True
@@ -139,11 +140,11 @@ class RunParams:
         for ok, message in checks:
             if not ok:
                 raise UsageError(message)
-        from ccrawl.fetch.config import check_resolve, check_user_agent
+        from ccrawl.fetch.config import check_user_agent, resolve_table
 
         if self.user_agent is not None:
             check_user_agent(self.user_agent)
-        check_resolve(self.resolve)
+        self.resolve = resolve_table(self.resolve)
         _check_paths(self)
         from ccrawl.recrawl.sizing import stage_processes  # the counts from the machine: docs/recrawl.md
 

@@ -382,7 +382,7 @@ class Pipeline:
 
     def fetch_config(self, per_fetcher: int) -> FetchConfig:
         """The :class:`FetchConfig` every fetch process gets (sent as the object, validated here)."""
-        from ccrawl.fetch.config import FetchConfig
+        from ccrawl.fetch.config import FetchConfig, resolve_table
 
         p = self.p
         config = FetchConfig(
@@ -393,7 +393,7 @@ class Pipeline:
             robots=p.robots,
             robots_timeout=p.robots_timeout,
             dns_lookups=max(1, -(-(p.dns_lookups or 16) // (p.fetchers or 1))),
-            resolve=dict(p.resolve),
+            resolve=resolve_table(p.resolve),
             nameservers=tuple(p.nameservers),
             concurrency=per_fetcher,
             verify_tls=p.verify_tls,

@@ -27,6 +27,7 @@ from ccrawl.errors import TemporaryFailure, UsageError
 from ccrawl.recrawl.checkpoint import Checkpoint, ProgressTracker, load_checkpoint
 from ccrawl.recrawl.diskfail import disk_failure
 from ccrawl.recrawl.feeder import FeedCounts, feed
+from ccrawl.recrawl.mainguard import check_main_guard
 from ccrawl.recrawl.outlock import OutputLock
 from ccrawl.recrawl.params import RunParams, default_state_path
 from ccrawl.recrawl.pipeline import Pipeline
@@ -64,7 +65,12 @@ def _warcinfo_fields(prov: dict[str, str]) -> dict[str, str]:
 
 
 def run_recrawl(source: str, **kwargs: Any) -> RunSummary:
-    """Run one recrawl of ``source`` (``--from``); keywords are the fields of :class:`RunParams`."""
+    """Run one recrawl of ``source`` (``--from``); keywords are the fields of :class:`RunParams`.
+
+    Called from a script, it must run under ``if __name__ == "__main__":`` (the pipeline's processes
+    are spawned and re-import the script); a call outside it is refused here, once, before anything starts.
+    """
+    check_main_guard("recrawl run")
     try:
         params = RunParams(source=source, **kwargs)
     except TypeError as exc:

@@ -350,3 +350,25 @@ def test_no_push_rehearses_offline_when_the_hub_cannot_be_reached(tmp_path: Path
     assert [r["action"] for r in records] == ["staged"]
     assert any("rehearsing without it" in m for m in logs)
     assert time.monotonic() - started < 20
+
+
+def test_cli_says_on_stderr_how_many_local_files_it_deleted_and_how_to_keep_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ccrawl.cli.main import main
+
+    cap = tmp_path / "cap"
+    _shards(cap, 2)
+    args = ["recrawl", "publish", "--dir", str(cap), "--repo", "fleet/recrawl", "--server", "s1",
+            "--hub", str(tmp_path / "hub"), "-o", "jsonl"]
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "recrawl publish: deleted 2 local file(s) after upload; --keep keeps them" in err.splitlines()
+    assert not list(cap.glob("*.parquet"))
+    _shards(cap, 1, start=5)
+    assert main([*args, "--keep"]) == 0
+    assert "deleted" not in capsys.readouterr().err and len(list(cap.glob("*.parquet"))) == 1
+    # the default deletion is said in --help too
+    assert main(["recrawl", "publish", "--help"]) == 0
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "deleted once its commit lands" in help_text and "--keep" in help_text

@@ -82,8 +82,33 @@ def test_keep_parquet_and_no_token(cc_env: dict[str, str], tmp_path: Path, monke
         assert main(args) == 4
         assert "HF_TOKEN" in capsys.readouterr().err and not out.exists()
         monkeypatch.setenv("HF_TOKEN", TOKEN)
-        assert main([*args, "--keep-parquet"]) == 0
+        assert main([*args, "--keep"]) == 0
         assert (out / "data" / f"crawl={CRAWL}" / "000000.parquet").exists()
+        assert "deleted" not in capsys.readouterr().err
+
+
+def test_keep_is_the_one_name_and_keep_parquet_a_hidden_deprecated_alias(
+    cc_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `recrawl publish --keep` and `markdown export --keep-parquet` were two names for one thing.
+    monkeypatch.setenv("CCRAWL_HUB", str(tmp_path / "hub"))
+    shard = Path("data") / f"crawl={CRAWL}" / "000000.parquet"
+    args = ["-c", CRAWL, "markdown", "export", "--shards", "0", "--repo", "org/md"]
+    assert main([*args, "--out", str(tmp_path / "a")]) == 0
+    err = capsys.readouterr().err
+    assert "markdown export: deleted 1 local file(s) after upload; --keep keeps them" in err.splitlines()
+    assert not (tmp_path / "a" / shard).exists()
+    assert main([*args, "--out", str(tmp_path / "b"), "--keep-parquet"]) == 0
+    err = capsys.readouterr().err
+    assert (tmp_path / "b" / shard).exists() and "deleted" not in err
+    assert [line for line in err.splitlines() if "deprecated" in line] == [
+        "ccrawl: warning: markdown export: --keep-parquet is deprecated; use --keep (the same flag as every "
+        "publish command)"]
+    for command in (["markdown", "export"], ["markdown", "refetch"], ["recrawl", "publish"]):
+        assert main([*command, "--help"]) == 0
+        shown = capsys.readouterr().out
+        assert "--keep " in shown and "--keep-parquet" not in shown, command
+        assert "deleted once its commit lands" in " ".join(shown.split()), command
 
 
 def test_a_unit_committed_but_not_ledgered_is_not_uploaded_again(cc_env: dict[str, str], tmp_path: Path,

@@ -52,11 +52,12 @@ def test_a_script_with_the_spawn_guard_runs_the_pipeline_through_the_operation(
 
 
         def main():
+            # resolve= in the CLI's list form, and as one string (a dict works too)
             summary = run_recrawl({str(wl)!r}, column="url", out={str(tmp_path / "a")!r}, delay=0, workers=4,
-                                  resolve={{"*.test": "127.0.0.1"}}, no_extract=True)
+                                  resolve=["*.test=127.0.0.1"], no_extract=True)
             record = next(iter(ops.get("recrawl.run")(source={str(wl)!r}, column="url",
                                                        out={str(tmp_path / "b")!r}, delay=0, workers=4,
-                                                       resolve={{"*.test": "127.0.0.1"}})))
+                                                       resolve="*.test=127.0.0.1")))
             print(json.dumps({{"api": summary.fetched, "op": record["fetched"], "done": record["done"]}}))
 
 
@@ -80,3 +81,70 @@ def test_a_script_without_the_guard_fails_saying_what_to_write(tmp_path: Path, w
     assert proc.returncode != 0
     assert 'if __name__ == "__main__":' in proc.stderr
     assert "leaked shared_memory" not in proc.stderr, "the rings are unlinked when the run fails"
+
+
+def test_a_script_without_the_guard_is_refused_once_before_any_process_starts(
+    tmp_path: Path, write_worklist: Any
+) -> None:
+    # It used to print four tracebacks: one per spawned process re-importing the script, then the parent's.
+    wl = write_worklist(tmp_path / "wl", ["http://127.0.0.1:9/x"], parts=1)
+    script = tmp_path / "noguard.py"
+    script.write_text(textwrap.dedent(f"""
+        from ccrawl.recrawl import run_recrawl
+
+        def crawl():
+            return run_recrawl({str(wl)!r}, column="url", out={str(tmp_path / "out")!r}, delay=0, workers=2,
+                               timeout=2, extractors=1)
+
+        crawl()
+    """))
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.count("Traceback") == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last == ("ccrawl.errors.UsageError: recrawl run is called at the top level of noguard.py (line 8): the "
+                    "recrawl pipeline's processes are spawned and re-import the script, so call it under "
+                    '`if __name__ == "__main__":` (see docs/recrawl.md)')
+    assert "died with exit code" not in proc.stderr and not (tmp_path / "out").exists()
+
+
+def test_the_guard_check_reads_the_script_as_python() -> None:
+    from ccrawl.recrawl.mainguard import line_is_guarded
+
+    source = textwrap.dedent("""
+        import x
+        x.run()
+        if __name__ == "__main__":
+            x.run()
+        if "__main__" != __name__:
+            pass
+        else:
+            x.run()
+    """)
+    assert [line_is_guarded(source, n) for n in (3, 5, 9)] == [False, True, True]
+    assert line_is_guarded("def (", 1) is None
+
+
+def test_resolve_takes_a_dict_the_cli_list_or_one_string_and_names_a_malformed_entry(tmp_path: Path) -> None:
+    import pytest
+
+    from ccrawl.errors import UsageError
+
+    def table(value: Any) -> Any:
+        return RunParams(source=str(tmp_path), resolve=value).resolve
+
+    want = {"*.test": "127.0.0.1", "a.example": "::1"}
+    assert table({"*.test": "127.0.0.1", "A.example": "::1"}) == want
+    assert table(["*.test=127.0.0.1", "a.example=::1"]) == want
+    assert table(("*.test=127.0.0.1",)) == {"*.test": "127.0.0.1"}
+    assert table("*.test=127.0.0.1") == {"*.test": "127.0.0.1"}
+    assert table([]) == {} and table({}) == {}
+    for bad, says in [(["*.test"], "resolve '*.test': write it as PATTERN=IP"),
+                      ("*.test=localhost", "'localhost' is not an IP address"),
+                      ([("*.test", "127.0.0.1")], "each entry is a string PATTERN=IP"),
+                      ({"*.test": 1}, "map a host pattern to an IP"),
+                      (7, "give a dict")]:
+        with pytest.raises(UsageError) as caught:
+            table(bad)
+        assert says in str(caught.value) and "\n" not in str(caught.value), (bad, str(caught.value))

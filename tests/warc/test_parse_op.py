@@ -209,3 +209,66 @@ def test_bad_records_inside_a_warc_are_reported_without_their_bytes(tmp_path: Pa
         notes: list[str] = []
         list(ops.get("warc.parse")(files=[str(path)], skip_bad_records=True, notice=notes.append))
         assert notes and not any("SECRET" in n or "TOKEN" in n for n in notes), notes
+
+
+# --- content flags combine (issue #37 item 7): each flag adds its fields; none hides another's ---
+
+_FLAG_FIELDS = {
+    "--text": {"title": "Budget 2024", "text": "senate budget"},
+    "--markdown": {"title": "Budget 2024", "markdown": "# Budget"},
+    "--links": {"links": "https://other.org/x"},
+    "--meta": {"title": "Budget 2024", "description": "the budget", "canonical": "https://example.com/budget",
+               "declared_language": "en"},
+}
+_COMBINATIONS = [combo for n in range(1, 5) for combo in __import__("itertools").combinations(_FLAG_FIELDS, n)]
+
+
+@pytest.mark.parametrize("flags", _COMBINATIONS, ids=["+".join(f[2:] for f in c) for c in _COMBINATIONS])
+def test_every_combination_of_content_flags_prints_the_fields_of_each(
+    warc: Path, flags: tuple[str, ...], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # `--markdown --meta` used to print the meta fields alone, `--markdown --text` the text alone.
+    want: dict[str, str] = {}
+    for flag in flags:
+        want.update(_FLAG_FIELDS[flag])
+    others = {k for f, fields in _FLAG_FIELDS.items() if f not in flags for k in fields} - set(want)
+    assert main(["parse", str(warc), "--status", "200", *flags, "-o", "jsonl"]) == 0
+    out, err = capsys.readouterr()
+    (row,) = [json.loads(line) for line in out.splitlines()]
+    for key, part in want.items():
+        value = row[key]
+        assert part in (value if isinstance(value, str) else " ".join(value)), (key, value)
+    assert not others & set(row), sorted(others & set(row))
+    assert err == ""
+    # the columns of a table output name every field asked for, in the flags' fixed order
+    assert main(["parse", str(warc), "--status", "200", *flags, "-o", "csv"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split(",")
+    assert set(want) <= set(header) and not others & set(header)
+    assert header.index(next(iter(want))) < header.index("info")
+
+
+def test_content_flags_combine_in_any_order_into_the_same_record(
+    warc: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["parse", str(warc), "--status", "200", "--meta", "--markdown", "-o", "jsonl"]) == 0
+    one = capsys.readouterr().out
+    assert main(["parse", str(warc), "--status", "200", "--markdown", "--meta", "-o", "jsonl"]) == 0
+    assert capsys.readouterr().out == one
+
+
+def test_the_op_takes_content_as_a_list_or_a_comma_list_and_names_an_unknown_kind(warc: Path) -> None:
+    (a,) = warc_parse([str(warc)], status=200, content=["markdown", "meta"])
+    (b,) = warc_parse([str(warc)], status=200, content="meta,markdown")
+    assert a == b and "Budget" in a["markdown"] and a["description"] == "the budget"
+    with pytest.raises(UsageError, match=r"'html'.*text, markdown, links, meta"):
+        list(warc_parse([str(warc)], content=["text", "html"]))
+
+
+def test_wat_metadata_records_take_links_and_meta_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    envelope = {"Envelope": {"Payload-Metadata": {"HTTP-Response-Metadata": {"HTML-Metadata": {
+        "Head": {"Title": "Budget 2024"}, "Links": [{"url": "/next"}, {"url": "https://other.org/x"}]}}}}}
+    path = tmp_path / "x.warc.wat"
+    path.write_bytes(_record("metadata", "https://example.com/budget", json.dumps(envelope).encode()))
+    assert main(["parse", str(path), "--links", "--meta", "--text", "-o", "jsonl"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert row["title"] == "Budget 2024" and row["links"] == ["https://example.com/next", "https://other.org/x"]

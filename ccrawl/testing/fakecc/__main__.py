@@ -1,15 +1,32 @@
-"""``python -m ccrawl.testing.fakecc``: serve a fake Common Crawl on loopback until interrupted."""
+"""``python -m ccrawl.testing.fakecc``: serve a fake Common Crawl on loopback until interrupted.
+
+SIGINT or SIGTERM stops it and removes its temporary bucket (``--root`` is the caller's and is kept).
+CC-NEWS months are made from the shared corpus: ``$CCRAWL_CORPUS``, else ``../shared/corpus`` beside
+the checkout; stderr says at start whether they are served, and without the corpus every CC-NEWS
+request answers 424 naming what is missing.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import FrameType
 
 from ccrawl.testing.fakecc.server import FakeCCServer
 from ccrawl.testing.fakecc.site import SiteSpec
+
+
+class _Stop(Exception):
+    """SIGINT or SIGTERM: unwind, so the temporary bucket is removed on the way out."""
+
+
+def _stop(signum: int, _frame: FrameType | None) -> None:
+    raise _Stop(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,19 +38,32 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=3, help="WARC files in the newest crawl")
     parser.add_argument("--latency", type=float, default=0.0, help="seconds every request waits")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="fakecc-") as tmp:
-        root = args.root or Path(tmp)
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        _serve(args)
+    except _Stop:
+        pass
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> None:
+    from ccrawl.testing.fakecc.news import find_corpus
+
+    with contextlib.ExitStack() as stack:
+        root = args.root or Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="fakecc-")))
         server = FakeCCServer(root, SiteSpec(records=args.records, files=args.files), host=args.host, port=args.port)
         server.faults.latency = args.latency
         with server:
             print(server.url, flush=True)
             print(f"fakecc: serving {root} with crawls {', '.join(server.site.crawls)}", file=sys.stderr, flush=True)
-            try:
-                while True:
-                    time.sleep(3600)
-            except KeyboardInterrupt:
-                pass
-    return 0
+            corpus, missing = find_corpus()
+            print(f"fakecc: CC-NEWS months from the shared corpus at {corpus}" if corpus is not None
+                  else f"fakecc: no CC-NEWS (its requests answer 424): {missing}", file=sys.stderr, flush=True)
+            while True:
+                time.sleep(3600)
 
 
 if __name__ == "__main__":

@@ -16,8 +16,11 @@ without a ``WARC-Payload-Digest``, and one file per month (the month's third) th
 of its last record, as a file cut short on upload would.
 
 The fake Common Crawl app serves these through :func:`add_news_routes`: the first request under
-``/crawl-data/CC-NEWS/`` builds the bucket (when the corpus is there; else 404s), later ones are
-plain ranged file reads.
+``/crawl-data/CC-NEWS/`` builds the bucket, later ones are plain ranged file reads. The corpus is
+found the way the tests find it (:func:`find_corpus`): ``$CCRAWL_CORPUS``, else ``shared/corpus``
+beside the checkout (``../shared/corpus`` from the repo root) or beside the current directory. When it
+is not there every CC-NEWS request answers ``424 Failed Dependency`` whose reason names what is missing
+and how to supply it, not a 404 that would read as a month Common Crawl does not have.
 """
 
 from __future__ import annotations
@@ -34,7 +37,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aiohttp import web
 
 PREFIX = "crawl-data/CC-NEWS"
 TRUTH = f"{PREFIX}/news-truth.jsonl"
@@ -67,16 +73,45 @@ class NewsSite:
                 and (month is None or r["filename"].startswith(f"{PREFIX}/{month}/"))]
 
 
+CORPUS_ENV = "CCRAWL_CORPUS"
+_PAGES = Path("html-eval") / "pages"
+
+
+def corpus_candidates() -> list[Path]:
+    """Where the shared corpus is looked for without ``$CCRAWL_CORPUS``, in order: ``shared/corpus``
+    inside, beside (``../shared/corpus``, as the tests look) and above the checkout this module is in,
+    then the same around the current directory (a ccrawl installed elsewhere, run from a checkout)."""
+    checkout = Path(__file__).resolve().parents[3]
+    cwd = Path.cwd().resolve()
+    out: list[Path] = []
+    for base in (checkout, cwd):
+        for c in (base / "shared" / "corpus", base.parent / "shared" / "corpus",
+                  base.parent.parent / "shared" / "corpus"):
+            if c not in out:
+                out.append(c)
+    return out
+
+
+def find_corpus() -> tuple[Path | None, str]:
+    """(the shared corpus, "") when found, else (None, one line saying what is missing and how to give it).
+
+    ``$CCRAWL_CORPUS`` wins; set and without ``html-eval/pages`` it is that error (no silent fallback)."""
+    env = os.environ.get(CORPUS_ENV)
+    if env:
+        if (Path(env) / _PAGES).is_dir():
+            return Path(env), ""
+        return None, (f"{CORPUS_ENV}={env} holds no {_PAGES.as_posix()}: point it at the shared corpus "
+                      "(the directory holding html-eval/)")
+    for c in corpus_candidates():
+        if (c / _PAGES).is_dir():
+            return c, ""
+    return None, (f"the shared corpus ({_PAGES.as_posix()}) was not found: set {CORPUS_ENV}=/path/to/corpus "
+                  "or place it at ../shared/corpus beside the checkout")
+
+
 def default_corpus() -> Path | None:
-    """``$CCRAWL_CORPUS`` or ``shared/corpus`` near the checkout, when it holds the HTML pages."""
-    env = os.environ.get("CCRAWL_CORPUS")
-    here = Path(__file__).resolve()
-    candidates = [Path(env)] if env else []
-    candidates += [p / "shared" / "corpus" for p in here.parents[3:6]]
-    for c in candidates:
-        if (c / "html-eval" / "pages").is_dir():
-            return c
-    return None
+    """The shared corpus (see :func:`find_corpus`), or None."""
+    return find_corpus()[0]
 
 
 def _pages(corpus: Path) -> list[tuple[str, bytes]]:
@@ -173,9 +208,10 @@ def build_news(root: Path | str, spec: NewsSpec | None = None, corpus: Path | No
     """Write the fake CC-NEWS under ``root`` (idempotent for one spec) and return what it holds."""
     spec = spec or NewsSpec()
     root = Path(root)
-    corpus = corpus or default_corpus()
     if corpus is None:
-        raise FileNotFoundError("the shared corpus (html-eval/pages) is needed to build the fake CC-NEWS")
+        corpus, missing = find_corpus()
+        if corpus is None:
+            raise FileNotFoundError(f"the fake CC-NEWS needs the shared corpus: {missing}")
     marker = root / _MARKER
     if marker.is_file() and marker.read_text() == spec.key():
         return load_news(root)
@@ -258,14 +294,29 @@ def ensure_news(root: Path, spec: NewsSpec | None = None) -> NewsSite | None:
             return None
 
 
+def no_corpus_response(key: str) -> web.Response:
+    """``424 Failed Dependency``: the fake cannot make CC-NEWS without the corpus (its reason says what is
+    missing; the client prints it). Not 404: that would read as a month Common Crawl does not have."""
+    from xml.sax.saxutils import escape
+
+    from aiohttp import web
+
+    missing = find_corpus()[1] or "the shared corpus could not be read"
+    reason = f"fakecc has no CC-NEWS: {missing}"
+    xml = ('<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoCorpus</Code>'
+           f"<Message>{escape(reason)}</Message><Key>{escape(key)}</Key></Error>")
+    return web.Response(status=424, reason=reason, text=xml, content_type="application/xml")
+
+
 def add_news_routes(app: Any, root: Path, serve_file: Callable[[Any], Awaitable[Any]]) -> None:
     """Serve CC-NEWS under ``/crawl-data/CC-NEWS/``, building it on the first request."""
     import asyncio
 
-    from aiohttp import web
 
     async def news_file(request: web.Request) -> web.StreamResponse:
-        await asyncio.get_running_loop().run_in_executor(None, ensure_news, root)
+        site = await asyncio.get_running_loop().run_in_executor(None, ensure_news, root)
+        if site is None:
+            return no_corpus_response(request.match_info["key"])
         response: web.StreamResponse = await serve_file(request)
         return response
 
