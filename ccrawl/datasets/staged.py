@@ -27,7 +27,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -223,17 +223,24 @@ class StagedPublisher(Generic[R, L]):
 
     def drain(self, jobs: Iterable[J], submit: Callable[[J], Future[X]],
               accept: Callable[[J, X], tuple[R | None, Record | None]], ready: list[R], *,
-              unit: str, slots: int | None = None) -> Iterator[Record]:
+              unit: str, slots: int | None = None, total: int | None = None) -> Iterator[Record]:
         """Run ``jobs`` and commit what they seal; ``ready`` holds shards sealed before (a killed run's).
 
         ``submit`` starts one job; ``accept`` turns its result into a sealed shard or a failure record
         (or raises to end the run). ``jobs`` is pulled lazily, only when a worker is free and the disk
         is not low, so it may be a stream. ``slots`` jobs run at once (default ``--workers``; an
-        executor on a cluster keeps one per CPU of the cluster in flight).
+        executor on a cluster keeps one per CPU of the cluster in flight). A line says how far it got
+        as jobs end (:class:`ccrawl.progress.UnitProgress`; ``total``, when known, gives the percentage
+        and the ETA; ``len(jobs)`` is taken when it has one).
         """
+        from ccrawl.progress import UnitProgress
+
+        if total is None and isinstance(jobs, Sized):
+            total = len(jobs)
+        progress = UnitProgress(self.what, f"{unit}s", total, self.log) if total != 0 else None
         inflight: dict[Future[X], J] = {}
         try:
-            yield from self._drain(jobs, submit, accept, ready, inflight, unit=unit, slots=slots)
+            yield from self._drain(jobs, submit, accept, ready, inflight, unit=unit, slots=slots, progress=progress)
         except Exception:
             self._linger(inflight)
             raise
@@ -251,7 +258,8 @@ class StagedPublisher(Generic[R, L]):
 
     def _drain(self, jobs: Iterable[J], submit: Callable[[J], Future[X]],
                accept: Callable[[J, X], tuple[R | None, Record | None]], ready: list[R],
-               inflight: dict[Future[X], J], *, unit: str, slots: int | None) -> Iterator[Record]:
+               inflight: dict[Future[X], J], *, unit: str, slots: int | None,
+               progress: Any = None) -> Iterator[Record]:
         every = self.upkeep.commit_every
         source = iter(jobs)
         exhausted = False
@@ -286,6 +294,8 @@ class StagedPublisher(Generic[R, L]):
             for fut in [f for f in inflight if f in done]:  # in submission order
                 job = inflight.pop(fut)
                 item, failure = accept(job, fut.result())
+                if progress is not None:
+                    progress.advance(failed=failure is not None and item is None)
                 if failure is not None:
                     yield failure
                 if item is not None:

@@ -587,7 +587,11 @@ class Exporter:
 
     def _drive(self, submit: Callable[[Unit], Future[Built]], slots: int, pool: Any) -> Iterator[dict[str, Any]]:
         """Keep ``slots`` units building, account and commit each as it finishes (any executor)."""
-        units = self._todo(self._plan())
+        from ccrawl.progress import UnitProgress
+
+        todo = list(self._todo(self._plan()))  # the shards are a list already: their count is the total
+        units = iter(todo)
+        progress = UnitProgress("markdown export", "shards", len(todo), self.log)
         waiting: list[Built] = []
         failure: BaseException | None = None
         running: dict[Future[Built], Unit] = {}
@@ -611,10 +615,12 @@ class Exporter:
                         self._check_visible(built)
                     except (CcrawlError, OSError) as exc:
                         self._failed(unit, exc)
+                        progress.advance(failed=True)
                         if not self.opts.skip_errors and failure is None:
                             failure = exc
                         continue
                     self._account(built)
+                    progress.advance()
                     waiting.append(built)
                     if len(waiting) >= self.opts.commit_batch:
                         yield from self._flush(waiting)

@@ -298,11 +298,12 @@ def run_fleet(opts: FleetOptions, *, log: Callable[[str], None] | None = None) -
             pool = stack.enter_context(ThreadPoolExecutor(max_workers=opts.shards, thread_name_prefix="fleet"))
         say(f"recrawl fleet: {opts.shards} shard(s) of {opts.source} on {opts.executor}, publishing to {opts.repo}; "
             f"logs and checkpoints under {opts.work}/shard-<i>of{opts.shards}/")
-        if opts.status_addr:
-            from ccrawl.scale.fleetpage import FleetPage
+        from ccrawl.scale.fleetpage import FleetPage
 
-            page = FleetPage([Path(s.directory) for s in specs], opts.status_addr)
-            stack.callback(page.close)
+        # the shards' journals, summed: a progress line every 30 s (and as shards end), and the page
+        page = FleetPage([Path(s.directory) for s in specs], opts.status_addr, say=say)
+        stack.callback(page.close)
+        if page.server is not None:
             say(f"recrawl fleet: status page on {page.server.url}")
         running: dict[Future[ShardOutcome], ShardSpec] = {pool.submit(run_shard, s): s for s in specs}
         finished = 0

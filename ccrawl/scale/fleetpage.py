@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,22 +62,31 @@ class JournalTail:
 
 
 class FleetPage:
-    """Aggregates the shards' journals into a :class:`History` and serves it."""
+    """Aggregates the shards' journals into a :class:`History`, serves it when given an address, and
+    says a progress line through ``say`` every ``say_every`` seconds (and when a shard ends)."""
 
-    def __init__(self, directories: list[Path], addr: str, *, every: float = 2.0) -> None:
+    def __init__(self, directories: list[Path], addr: str | None, *, every: float = 2.0,
+                 say: Callable[[str], None] | None = None, say_every: float = 30.0) -> None:
         from ccrawl.errors import UsageError
+        from ccrawl.progress import Window
 
         self.tails = [JournalTail(d / "journal.jsonl") for d in directories]
         self.history = History()
-        host, _, port = addr.rpartition(":")
-        if not port.isdigit():
-            raise UsageError(f"--status-addr must be host:port or :port (got {addr!r})")
-        try:
-            self.server = StatusServer(host or "127.0.0.1", int(port), self.history.snapshot,
-                                       title=f"ccrawl recrawl fleet ({len(directories)} shards)")
-        except (OSError, OverflowError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise UsageError(f"--status-addr {addr}: cannot listen there ({reason}); pick a free port") from None
+        self.server: StatusServer | None = None
+        self.say, self.say_every = say, say_every
+        self._said = time.monotonic()
+        self._ended = 0
+        self._rate = Window(time.monotonic())
+        if addr is not None:
+            host, _, port = addr.rpartition(":")
+            if not port.isdigit():
+                raise UsageError(f"--status-addr must be host:port or :port (got {addr!r})")
+            try:
+                self.server = StatusServer(host or "127.0.0.1", int(port), self.history.snapshot,
+                                           title=f"ccrawl recrawl fleet ({len(directories)} shards)")
+            except (OSError, OverflowError) as exc:
+                reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+                raise UsageError(f"--status-addr {addr}: cannot listen there ({reason}); pick a free port") from None
         self.every = every
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, name="ccrawl-fleet-page", daemon=True)
@@ -109,10 +119,34 @@ class FleetPage:
         totals["state"] = "ended" if all(t.ended for t in self.tails) else "running"
         return totals
 
+    def line(self, fields: dict[str, Any]) -> str:
+        """``recrawl fleet: 1,234 fetched, 3 failed, 24.7% of the work list, ETA 1m07s; shards 2 running, 1 ended``."""
+        from collections import Counter
+
+        from ccrawl.progress import eta_seconds, human_seconds
+
+        rate = self._rate.add(time.monotonic(), float(fields["done"]))
+        groups = Counter("quiet" if row["state"].startswith("quiet") else row["state"]
+                         for row in fields["stages"].values())
+        counts = ", ".join(f"{n} {state}" for state, n in sorted(groups.items()))
+        pct = fields.get("percent")
+        where = f", {pct:.1f}% of the work list" if pct is not None else ""
+        eta = ""
+        if fields.get("total"):
+            eta = f", ETA {human_seconds(eta_seconds(fields['done'], fields['total'], rate))}"
+        return f"recrawl fleet: {fields['fetched']:,} fetched, {fields['failed']:,} failed{where}{eta}; shards {counts}"
+
     def _loop(self) -> None:
         while not self.stop.wait(self.every):
-            self.history.add(self.aggregate())
+            fields = self.aggregate()
+            self.history.add(fields)
+            ended = sum(1 for row in fields["stages"].values() if row["state"] == "ended")
+            now = time.monotonic()
+            if self.say is not None and (now - self._said >= self.say_every or ended != self._ended):
+                self._said, self._ended = now, ended
+                self.say(self.line(fields))
 
     def close(self) -> None:
         self.stop.set()
-        self.server.shutdown()
+        if self.server is not None:
+            self.server.shutdown()

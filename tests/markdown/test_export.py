@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,8 @@ def test_export_writes_the_seed_schema_and_layout_zstd_with_provenance(cc_env: d
     assert "markdown export" in prov["ccrawl.command"]
     captured = capsys.readouterr()
     assert "markdown export: 2 of 2 shards written, 0 already done, 0 failed; 7 rows" in captured.err
+    # how far it got, as shards end (the last one always): done/total, percentage, rate, ETA
+    assert re.search(r"markdown export: 2/2 shards \(100\.0%\), [0-9.]+/min, ETA 0s, \S+ elapsed", captured.err)
     assert "language: detected " in captured.err and "vie=2" in captured.err
 
 

@@ -7,6 +7,7 @@ into a local hub, and the search, triple and DuckDB tests read it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
 os.environ["HF_HUB_DISABLE_XET"] = "1"
@@ -60,6 +61,7 @@ class Published:
     month: str
     records: list[dict[str, Any]]
     stats: dict[str, int]
+    notices: list[str] = dataclasses.field(default_factory=list)
 
     @property
     def snapshot(self) -> Path:
@@ -75,11 +77,12 @@ def published(news_server: FakeCCServer, tmp_path_factory: pytest.TempPathFactor
 
     tmp = tmp_path_factory.mktemp("published")
     stats: dict[str, int] = {}
+    notices: list[str] = []
     records = list(news_publish(
         months=MONTH, repo=REPO, hub=str(tmp / "hub"), staging=str(tmp / "staging"), commit_every=10, workers=2,
-        client_options=client_options(news_server, tmp), notice=lambda _m: None, stats=stats,
+        client_options=client_options(news_server, tmp), notice=notices.append, stats=stats,
     ))
-    return Published(tmp / "hub", REPO, MONTH, records, stats)
+    return Published(tmp / "hub", REPO, MONTH, records, stats, notices)
 
 
 def run_cli(args: list[str], env_extra: dict[str, str], *, stdin: bytes | None = None,

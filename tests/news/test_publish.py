@@ -300,3 +300,13 @@ def test_an_archive_that_fails_is_named_and_the_run_exits_1(news_server: FakeCCS
     assert sorted(a for n, a in actions.items() if n != bad) == ["committed", "committed"]
     snap = LocalRepo(tmp_path / "hub", "t/news").snapshot_dir()
     assert _csv(snap / "stats.csv")[0]["files"] == "2"
+
+
+def test_publishing_says_how_far_it_got_as_archives_end(published: Published, news_site: NewsSite) -> None:
+    import re
+
+    lines = [n for n in published.notices if re.match(r"news publish: \d+/\d+ archives", n)]
+    assert lines, published.notices
+    total = len(news_site.months[MONTH])  # one archive a job: the month's WARC files
+    assert re.fullmatch(rf"news publish: {total}/{total} archives \(100\.0%\), [0-9.]+/min, ETA 0s, \S+ elapsed",
+                        lines[-1]), lines[-1]

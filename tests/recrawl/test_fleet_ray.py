@@ -12,6 +12,7 @@ import csv
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -126,6 +127,9 @@ def test_local_fleet_crawls_and_publishes_every_shard_once(web: SynthWeb, hub: F
     rows = [json.loads(line) for line in out.splitlines()]
     assert sorted(r["shard"] for r in rows) == [0, 1, 2] and {r["attempt"] for r in rows} == {1}
     assert "recrawl fleet: 3 shard(s)" in err and "(3 of 3 done)" in err and "status page on" in err
+    # the shards' progress, summed, said as shards end: fetched, failed and where the shards are
+    progress = re.findall(r"recrawl fleet: ([\d,]+) fetched, ([\d,]+) failed.*; shards (.*)", err)
+    assert progress and int(progress[-1][0].replace(",", "")) > 0, err
     assert_published_exactly_once(hub, urls)
     # one page for every shard: each shard has a row, and the sums are the shards' own counts
     ticked = [t for t in seen if t.get("stages")]
