@@ -129,3 +129,14 @@ def test_binding_refuses_configuration_bounds_and_escapes(probe: ops.Operation, 
     # the server's configuration fills what a client may not set; the front end's own parameters too
     kwargs = bind(probe, {"url": "u"}, defaults={"endpoint": "http://hub.test/", "timeout": 5.0})
     assert kwargs == {"url": "u", "endpoint": "http://hub.test/", "timeout": 5.0}
+
+
+def test_every_interface_leaves_the_host_to_the_token_and_loopback_names_itself() -> None:
+    from ccrawl.serve.guard import Guard
+
+    for host in ("", "0.0.0.0", "::"):
+        assert Guard.for_address(host, loopback=False, token="t" * 20).hosts is None
+    assert Guard.for_address("0.0.0.0", loopback=False, extra=("crawl.example",)).hosts == {"crawl.example"}
+    local = Guard.for_address("127.0.0.1", loopback=True)
+    assert local.hosts is not None and {"localhost", "127.0.0.1", "::1"} <= local.hosts
+    assert Guard.for_address("10.1.2.3", loopback=False, token="t" * 20).hosts == {"10.1.2.3"}

@@ -47,7 +47,7 @@ class Guard:
         names = {_host_name(n) for n in extra if n.strip()}
         if loopback:
             names |= LOOPBACK_NAMES | {_host_name(host)}
-        elif host:
+        elif host not in ("", "0.0.0.0", "::"):
             names.add(_host_name(host))
         elif not names:
             return cls(None, token)  # every interface and no names listed: the token is the check

@@ -130,8 +130,11 @@ def _wait_for_tick(tmp: Path, test: Any, timeout: float) -> dict[str, Any]:
     raise AssertionError(f"no tick as wanted in {timeout} s: {[e for e in _journal(tmp) if e['event'] == 'tick']}")
 
 
-def _frozen_run(web: SynthWeb, tmp: Path, write_worklist: Any, role: str) -> tuple[int, dict[str, Any], str]:
-    """Freeze ``cc-<role>`` mid-run until a tick names a waiting stage; continue it; the run then ends well."""
+def _frozen_run(web: SynthWeb, tmp: Path, write_worklist: Any, role: str,
+                also: tuple[str, ...] = ()) -> tuple[int, dict[str, Any], str]:
+    """Freeze ``cc-<role>`` mid-run until a tick names it (and, for each of ``also``, a waiting line starting
+    so: the stages downstream fall quiet a moment later on a loaded machine); continue it; the run then
+    ends well."""
     wl = write_worklist(tmp / "wl", web.page_urls(), parts=1)
     # 12 hosts at 1 s a host: the list takes about 12 s; the stall detector's 120 s never comes
     cmd = _cmd(wl, tmp, "--progress", "json", "--delay", "1s", "--waiting-after", "2s", "--stall-timeout", "120s")
@@ -141,7 +144,8 @@ def _frozen_run(web: SynthWeb, tmp: Path, write_worklist: Any, role: str) -> tup
         _wait_for_tick(tmp, lambda t: t["written"] > 0, 60)
         os.kill(pid, signal.SIGSTOP)
         try:
-            tick = _wait_for_tick(tmp, lambda t: any(f"cc-{role} (pid {pid}) silent" in w for w in t["waiting"]), 30)
+            tick = _wait_for_tick(tmp, lambda t: any(f"cc-{role} (pid {pid}) silent" in w for w in t["waiting"])
+                                  and all(any(w.startswith(a) for w in t["waiting"]) for a in also), 30)
         finally:
             os.kill(pid, signal.SIGCONT)
         _, err = proc.communicate(timeout=120)
@@ -156,7 +160,8 @@ def _frozen_run(web: SynthWeb, tmp: Path, write_worklist: Any, role: str) -> tup
 def test_a_frozen_fetch_process_is_named_in_the_ticks_with_the_urls_it_holds_and_the_stages_waiting_on_it(
     web: SynthWeb, tmp_path: Path, write_worklist: Any
 ) -> None:
-    pid, tick, err = _frozen_run(web, tmp_path, write_worklist, "fetch-0")
+    pid, tick, err = _frozen_run(web, tmp_path, write_worklist, "fetch-0",
+                                 also=("writers waiting on extract", "extract waiting on fetch"))
     waiting = tick["waiting"]
     assert "writers waiting on extract (queue 0 B)" in waiting, waiting
     assert "extract waiting on fetch (queue 0 B)" in waiting, waiting
@@ -172,7 +177,7 @@ def test_a_frozen_fetch_process_is_named_in_the_ticks_with_the_urls_it_holds_and
 def test_a_frozen_extract_process_is_named_in_the_ticks_while_fetch_goes_on(
     web: SynthWeb, tmp_path: Path, write_worklist: Any
 ) -> None:
-    pid, tick, _ = _frozen_run(web, tmp_path, write_worklist, "extract-0")
+    pid, tick, _ = _frozen_run(web, tmp_path, write_worklist, "extract-0", also=("writers waiting on extract",))
     waiting = tick["waiting"]
     assert "writers waiting on extract (queue 0 B)" in waiting, waiting
     extract = next(w for w in waiting if w.startswith("extract"))

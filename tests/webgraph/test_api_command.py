@@ -45,12 +45,12 @@ def _start(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str],
     raise AssertionError("api did not start: " + "".join(lines) + proc.stderr.read())
 
 
-def _get(port: int, paths: list[str]) -> list[tuple[int, Any]]:
+def _get(port: int, paths: list[str], headers: dict[str, str] | None = None) -> list[tuple[int, Any]]:
     async def main() -> list[tuple[int, Any]]:
         async with aiohttp.ClientSession() as s:
             out = []
             for path in paths:
-                r = await s.get(f"http://127.0.0.1:{port}{path}")
+                r = await s.get(f"http://127.0.0.1:{port}{path}", headers=headers)
                 out.append((r.status, await r.json()))
             return out
 
@@ -76,12 +76,19 @@ def test_api_loads_the_host_store_from_the_web_graph_and_serves_search(graph_cc:
         assert proc.wait(15) == 0
 
 
-def test_api_warns_off_loopback_and_a_failed_host_load_is_fatal(graph_cc: FakeCCServer, tmp_path: Path) -> None:
+def test_api_off_loopback_needs_a_token_and_a_failed_host_load_is_fatal(graph_cc: FakeCCServer,
+                                                                         tmp_path: Path) -> None:
     port = free_port()
-    proc, err = _start(["--addr", f"0.0.0.0:{port}", "--max-hosts", "2"], _env(graph_cc, tmp_path))
+    done = subprocess.run([sys.executable, "-m", "ccrawl", "api", "--addr", f"0.0.0.0:{port}", "--max-hosts", "2"],
+                          env=_env(graph_cc, tmp_path), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "--token" in done.stderr and done.stderr.strip().count("\n") == 0
+    token = "an-api-token-of-enough-length"
+    proc, err = _start(["--addr", f"0.0.0.0:{port}", "--max-hosts", "2", "--token", token], _env(graph_cc, tmp_path))
     try:
         assert "beyond this machine" in err
         [(status, body)] = _get(port, ["/v2/search?q=x"])
+        assert status == 401  # every route but /v2/health wants the token
+        [(status, body)] = _get(port, ["/v2/search?q=x"], headers={"Authorization": f"Bearer {token}"})
         assert status == 503 and "--index-dir" in body["error"]
     finally:
         proc.send_signal(signal.SIGTERM)
