@@ -49,7 +49,12 @@ def main() -> int:
     from ccrawl.cli.main import main as cli_main
 
     install_redacting_hooks()
-    return cli_main()
+    code = cli_main()
+    from ccrawl.arrowpool import exit_without_teardown, python_files_handed
+
+    if python_files_handed():  # Arrow read Parquet over Python bytes: skip the teardown it can abort in
+        exit_without_teardown(code)
+    return code
 
 
 def run() -> None:

@@ -93,3 +93,46 @@ def arrow_owned(data: bytes | bytearray | memoryview) -> Any:
     if len(view):
         memoryview(buf).cast("B")[:] = view
     return buf
+
+
+#: set once this process has handed Arrow a Python file object (a ranged read over HTTP): Arrow then
+#: holds buffers over Python ``bytes`` that its own threads may release during the interpreter's teardown
+_PYTHON_FILES = False
+
+
+def python_file_handed_to_arrow() -> None:
+    """Say that Arrow reads a Python file object in this process (see :func:`exit_without_teardown`)."""
+    global _PYTHON_FILES
+    _PYTHON_FILES = True
+
+
+def python_files_handed() -> bool:
+    return _PYTHON_FILES
+
+
+def exit_without_teardown(code: int) -> None:
+    """End the process as the interpreter would, but without its teardown.
+
+    An Arrow thread that drops the last reference to a buffer over Python ``bytes`` takes the GIL; when
+    that happens after the interpreter has finalised, the process aborts with "terminate called without
+    an active exception" (exit 134) after printing a good answer (issue #36: 1 run in 25-100). Closing the
+    readers made it rare, not impossible: Arrow's I/O pool can still hold such a buffer. So a command that
+    read Parquet through a Python file object ends here: non-daemon threads joined, ``atexit`` run
+    (temporary files, multiprocessing's cleanup, logging), standard streams flushed, then ``os._exit``:
+    the module teardown, where the abort lives, never runs.
+    """
+    import atexit
+    import contextlib
+    import os
+    import sys
+    import threading
+
+    main = threading.main_thread()
+    for thread in threading.enumerate():
+        if thread is not main and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said on it
+            stream.flush()
+    os._exit(code)

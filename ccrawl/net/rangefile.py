@@ -47,6 +47,9 @@ class RangeFile(io.RawIOBase):
         block_size: int = 0,
         on_bytes: Callable[[int], None] | None = None,
     ) -> None:
+        from ccrawl.arrowpool import python_file_handed_to_arrow
+
+        python_file_handed_to_arrow()  # Arrow will hold buffers over this object's bytes
         super().__init__()
         self._fetch_fn = fetch
         self.size = size

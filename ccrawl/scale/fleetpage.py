@@ -147,6 +147,12 @@ class FleetPage:
                 self.say(self.line(fields))
 
     def close(self) -> None:
+        """Stop reading; say the last line (every shard's final counts) and stop serving."""
         self.stop.set()
+        self.thread.join(5)
+        fields = self.aggregate()
+        self.history.add(fields)
+        if self.say is not None:
+            self.say(self.line(fields))
         if self.server is not None:
             self.server.shutdown()
