@@ -139,6 +139,7 @@ def serve(run: Run, addr: str, allow_writes: bool, max_body_mb: int, token: str 
           root: str | None, max_seconds: float, max_memory_mb: int, max_running: int,
           allow_private_addresses: bool) -> None:
     from ccrawl import ops
+    from ccrawl.serve.binding import Policy
     from ccrawl.serve.ops_http import exposed, make_app
     from ccrawl.serve.runner import parse_addr, serve_forever
     from ccrawl.serve.worker import Runner
@@ -153,7 +154,8 @@ def serve(run: Run, addr: str, allow_writes: bool, max_body_mb: int, token: str 
     runner.warm()
     app = make_app(registry, allow_writes=allow_writes, root=folder, defaults=defaults, injected=_injected(run),
                    max_body=max_body_mb << 20, runner=runner, guard=guard)
-    offered = exposed(registry, allow_writes=allow_writes, defaults=defaults)
+    policy = Policy(allow_writes=allow_writes, root=Path(folder) if folder else None)  # as make_app's
+    offered = exposed(registry, allow_writes=allow_writes, policy=policy, defaults=defaults)
     hidden = sum(1 for op in registry.values() if op.writes) if not allow_writes else 0
     run.info(f"serve: {len(offered)} operations" + (f" ({hidden} write operations hidden; --allow-writes shows them)"
                                                     if hidden else "")
