@@ -41,6 +41,11 @@ _STATE_TOKENS = re.compile(
     r"template|theme|lang|js|view|layout)-\S*"
 )
 _BEM_MODIFIER = re.compile(r"--[\w-]*")
+# The post itself (hAtom's ``hentry``, which WordPress's post_class adds; TypePad's
+# ``entry-type-post``) names its author among its taxonomy classes ("hentry post author-matt",
+# "entry-author-john_turri entry-type-post entry"): there ``author-...`` is not a byline.
+_POST_ENTRY = re.compile(r"(?:^|\s)(?:hentry|entry-type-post)(?:\s|$)")
+_POST_AUTHOR = re.compile(r"(?:^|\s)(?:entry-)?author-\S*")
 _HIDDEN_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
 
 
@@ -128,6 +133,8 @@ def _names_furniture(words: str) -> bool:
     if _CUE.search(words) is None:
         return False
     if "-" in words:
+        if _POST_ENTRY.search(words) is not None:
+            words = _POST_AUTHOR.sub(" ", words)
         words = _STATE_TOKENS.sub(" ", words)
         if "--" in words:
             words = _BEM_MODIFIER.sub("", words)

@@ -37,7 +37,7 @@ from ccrawl.extract.urls import Resolver
 #: backslash and "!" right before a link no longer turns the link into an image. 3: precision
 #: (issue 21): teaser cards, headings and short label lines at the document's edges pruned.
 #: 4: with links="text" images are dropped too (they were their alt words alone, which the text lacks).
-ENGINE_VERSION = "4"
+ENGINE_VERSION = "5"
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
 _STRIP = ["script", "style", "template", "svg"]
@@ -185,7 +185,7 @@ class HtmlExtractor:
     """The in-house HTML engines (``h2m``, ``readability``, ``raw``): one pipeline, three policies.
 
     ``links="text"`` renders a link as its text alone (no ``[text](url)``): the label then says
-    so (``h2m@4+textlinks``), since the Markdown differs. The text column is the same either way.
+    so (``h2m@5+textlinks``), since the Markdown differs. The text column is the same either way.
     """
 
     def __init__(self, name: str, links: str = "keep") -> None:

@@ -186,3 +186,36 @@ def test_image_marks_go_with_the_lines_and_breaks_they_emptied() -> None:
         (M, "", "p"),
     ]
     assert drop_image_marks(blocks) == [("a\\\n1\\. b\\\nc d", "t", "p"), ("- x\n- y", "t", "list")]
+
+
+# Comments and a sidebar: furniture, each under half of the container, together over half of it.
+COMMENTS = (
+    "<div id='comments'>" + "".join(f"<p>Comment {i}: {PARA}</p>" for i in range(2)) + "</div>"
+    f"<div class='sidebar'><p>Sidebar: {PARA}</p></div>"
+)
+
+
+@pytest.mark.parametrize(
+    "post",
+    [
+        "<div class='post-7 post hentry author-matt category-news' id='post-7'>",  # WordPress (hAtom)
+        "<div class='entry-author-john_turri entry-type-post entry' id='entry-6a00d8'>",  # TypePad
+    ],
+)
+def test_a_post_naming_its_author_in_its_classes_is_not_a_byline(text_of: Any, post: str) -> None:
+    # The post's classes name its author ("author-matt"): taxonomy, as "category-news" is. It
+    # used to read as a byline box and, under half the container's text, went whole.
+    html = f"<div id='content'>{post}<h2>Quay opens</h2><p>{PARA}</p><p>{PARA}</p></div>{COMMENTS}</div>"
+    text = text_of(html)
+    assert "Quay opens" in text and "doubling" in text and "Comment 1" not in text
+
+
+def test_author_boxes_and_related_posts_stay_furniture(text_of: Any) -> None:
+    html = (
+        f"<div id='content'><div class='post hentry author-matt'><h2>Quay opens</h2><p>{PARA}</p><p>{PARA}</p>"
+        "<div class='author-bio'>Matt writes about harbours and ships for the paper.</div></div>"
+        "<div class='post hentry related-story'><p>Ferry fares rise again as operators blame fuel.</p></div>"
+        f"{COMMENTS}</div>"
+    )
+    text = text_of(html)
+    assert "doubling" in text and "harbours and ships" not in text and "Ferry fares" not in text

@@ -27,7 +27,7 @@ def _text(rng: random.Random, words: int = 140) -> str:
 def _row(i: int, markdown: str) -> dict[str, Any]:
     return {"doc_id": f"d{i}", "url": f"https://example.com/{i}", "host": "example.com", "crawl_date": 0,
             "warc_record_id": f"<urn:uuid:{i}>", "html_length": 0, "markdown_length": len(markdown.encode()),
-            "markdown": markdown, "language": "eng", "language_confidence": 1.0, "extractor": "h2m@4",
+            "markdown": markdown, "language": "eng", "language_confidence": 1.0, "extractor": "h2m@5",
             "simhash": simhash_or_none(markdown)}
 
 

@@ -18,7 +18,7 @@ from tests.markdown.conftest import VIE
 def _row(i: int, markdown: str, *, date: int | None = 4_102_444_800_000, simhash: int | None = -5) -> dict[str, Any]:
     return {"doc_id": f"d{i}", "url": f"https://example.com/{i}", "host": "example.com", "crawl_date": date,
             "warc_record_id": f"<urn:uuid:{i}>", "html_length": 10 * i, "markdown_length": len(markdown.encode()),
-            "markdown": markdown, "language": "vie", "language_confidence": 0.75, "extractor": "h2m@4",
+            "markdown": markdown, "language": "vie", "language_confidence": 0.75, "extractor": "h2m@5",
             "simhash": simhash}
 
 
