@@ -26,7 +26,7 @@ cleaneval  CleanEval 2007 final set (Baroni et al.), 681 pages with blogs, forum
            gold text; CleanPortalEval (70 pages of 4 portals)       personal pages
            scored alongside as ``cleanportaleval``
 dragnet    1,381 news and blog pages of 2012 (Peters & Lecocq,      news and blogs
-           dragnet), gold text without comments
+           dragnet), gold text up to its comments marker
 htmltotext 28 pages labelled by hand (leogao2/htmltotext-benchmark) non-English (de, hr, zh:
            in en, de, hr, zh: blogs, forums, news                   13 pages) and forums
 readability Mozilla Readability's test pages (source and the        documentation, product
@@ -107,7 +107,8 @@ CORPORA: tuple[Corpus, ...] = (
            "gold text with <p>/<h>/<l> block marks and a URL line"),
     Corpus("cleanportaleval", "portal news and blogs", MERGED, ("CleanPortalEval-master/",),
            "gold text as CleanEval's"),
-    Corpus("dragnet", "news and blogs", MERGED, ("dragnet_data/",), "gold text (content, no comments)"),
+    Corpus("dragnet", "news and blogs", MERGED, ("dragnet_data/",),
+           "gold text up to the comments marker line (!@#$%^&*() COMMENTS)"),
     Corpus("htmltotext", "non-English (de, hr, zh) and English blogs, forums, news", HTMLTOTEXT, ("benchmarkdata/",),
            "text written by hand"),
     Corpus("readability", "documentation, product and non-English pages", MERGED, ("readability/",),
@@ -298,6 +299,7 @@ _BLOCK = re.compile(
     r"|figure|figcaption|hr)\b)",
     re.IGNORECASE,
 )
+_COMMENTS = re.compile(r"^[!@#$%^&*() \t]*COMMENTS[ \t]*$", re.MULTILINE)
 _MARK = re.compile(r"<\s*/?\s*[phl]\s*>", re.IGNORECASE)
 
 
@@ -382,8 +384,8 @@ def _load_all(corpus: Corpus, base: Path) -> list[Page]:
                 text = html_text(_decode(raw), ("x-nc-sel1", "x-nc-sel2"))
             elif name == "readability":
                 text = html_text(raw)
-            else:
-                text = _decode(raw)
+            else:  # dragnet: the content, then (on 416 pages) a marker line and the comments
+                text = _COMMENTS.split(_decode(raw), 1)[0]
             body = html.read_bytes()
             if name == "readability" and (len(body) < 10_000 or len(_words(text)) < 50):
                 continue  # a unit-test fixture, not a page
