@@ -31,7 +31,7 @@ from ccrawl.extract.corpora import (
     MANIFEST,
     CorporaUnavailable,
     cache_dir,
-    fetch_corpus,
+    fetch_corpora,
     find_snapshot,
     is_complete,
     load,
@@ -75,9 +75,12 @@ def main() -> int:
                   f"[{c.repo.name}@{c.repo.commit[:12]}, licence: {c.repo.licence}]")
         return 0
     failed = 0
+    results = fetch_corpora(chosen, root, snapshots=snaps, timeout=args.timeout)
     for c in chosen:
+        how = results[c.name]
         try:
-            how = fetch_corpus(c, root, snapshots=snaps, timeout=args.timeout)
+            if isinstance(how, CorporaUnavailable):
+                raise how
             pages = load(c.name, root, verify=False)
         except CorporaUnavailable as exc:
             failed += 1

@@ -10,7 +10,8 @@ scripts/fetch_corpora.py`` copies the pinned files into ``~/.cache/ccrawl/corpor
 * a local snapshot of the repository (a git directory or a checkout) named by
   ``--snapshot owner/name=PATH`` or found under ``$CCRAWL_CORPORA_SNAPSHOTS``
   (``<dir>/<owner>+<name>/repo`` or ``<dir>/<owner>+<name>``), read at the pinned commit; else
-* the commit's tarball over HTTPS (``codeload.github.com``), on a machine that can reach GitHub.
+* the commit's tarball over HTTPS (``codeload.github.com``, or ``$CCRAWL_CORPORA_TARBALLS``), on a
+  machine that can reach GitHub.
 
 A corpus that neither gives is skipped with the reason (the gate tests skip the same way).
 
@@ -190,8 +191,8 @@ def _from_checkout(root: Path, paths: list[str]) -> Iterable[tuple[str, bytes]]:
 
 def _from_https(repo: Repo, paths: list[str], timeout: float) -> Iterable[tuple[str, bytes]]:
     """The wanted members of the commit's tarball, streamed (never the whole archive in memory)."""
-    owner, name = repo.name.split("/")
-    url = f"https://codeload.github.com/{owner}/{name}/tar.gz/{repo.commit}"
+    base = os.environ.get("CCRAWL_CORPORA_TARBALLS", "https://codeload.github.com").rstrip("/")
+    url = f"{base}/{repo.name}/tar.gz/{repo.commit}"
     wanted = set(paths)
     with urllib.request.urlopen(url, timeout=timeout) as resp, tarfile.open(fileobj=resp, mode="r|gz") as tar:
         for member in tar:
@@ -230,11 +231,14 @@ def fetch_corpus(
     *,
     snapshots: dict[str, Path] | None = None,
     timeout: float = 30.0,
+    https: bool = True,
 ) -> str:
     """Copy a corpus's pinned files into ``root/<name>/``, each checked against its sha256; idempotent.
 
     Returns how it was satisfied (``cached``, ``snapshot <path>``, ``https``); raises
     CorporaUnavailable saying why when no source gives every pinned file with its pinned hash.
+    ``https=False`` tries the cache and a snapshot only (``fetch_corpora`` then reads each
+    repository's tarball once for all the corpora it holds).
     """
     root = root or cache_dir()
     pins = manifest().get(corpus.name)
@@ -254,29 +258,81 @@ def fetch_corpus(
             sources.append((f"snapshot {snap}", lambda: _from_checkout(snap, paths)))
     else:
         reasons.append(f"no local snapshot of {corpus.repo.name} (--snapshot or $CCRAWL_CORPORA_SNAPSHOTS)")
-    sources.append(("https", lambda: _from_https(corpus.repo, paths, timeout)))
-    dest = root / corpus.name
+    if https:
+        sources.append(("https", lambda: _from_https(corpus.repo, paths, timeout)))
     for label, read in sources:
-        got: set[str] = set()
         try:
-            for path, data in read():
-                digest = _sha(data)
-                if digest != pins[path]:
-                    raise CorporaUnavailable(f"{corpus.repo.name}:{path} has sha256 {digest}, pinned {pins[path]}")
-                out = dest / path
-                out.parent.mkdir(parents=True, exist_ok=True)
-                out.write_bytes(data)
-                got.add(path)
+            _store({corpus.name: pins}, root, read())
         except (OSError, tarfile.TarError) as exc:
             reasons.append(f"{label}: {exc}")
             continue
-        missing = len(pins) - len(got)
-        if missing:
-            reasons.append(f"{label}: {missing} of {len(pins)} pinned files missing at {corpus.repo.commit[:12]}")
-            continue
-        (dest / ".complete").write_text(_pins_digest(pins) + "\n")
-        return label
+        if _complete(corpus, root, pins, label, reasons):
+            return label
     raise CorporaUnavailable(f"{corpus.name}: " + "; ".join(reasons))
+
+
+def _store(pins: dict[str, dict[str, str]], root: Path, items: Iterable[tuple[str, bytes]]) -> None:
+    """Write each ``(path, data)`` into every corpus that pins that path, refusing a wrong hash."""
+    for path, data in items:
+        digest = _sha(data)
+        for name, files in pins.items():
+            if path not in files:
+                continue
+            if digest != files[path]:
+                raise CorporaUnavailable(f"{name}: {path} has sha256 {digest}, pinned {files[path]}")
+            out = root / name / path
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(data)
+
+
+def _complete(corpus: Corpus, root: Path, pins: dict[str, str], label: str, reasons: list[str]) -> bool:
+    """Mark the corpus complete when every pinned file is there with its hash; else say what is missing."""
+    base = root / corpus.name
+    missing = [p for p, d in pins.items() if not (base / p).is_file() or _sha((base / p).read_bytes()) != d]
+    if missing:
+        reasons.append(f"{label}: {len(missing)} of {len(pins)} pinned files missing at {corpus.repo.commit[:12]}")
+        return False
+    (base / ".complete").write_text(_pins_digest(pins) + "\n")
+    return True
+
+
+def fetch_corpora(
+    corpora: Iterable[Corpus],
+    root: Path | None = None,
+    *,
+    snapshots: dict[str, Path] | None = None,
+    timeout: float = 30.0,
+) -> dict[str, str | CorporaUnavailable]:
+    """``fetch_corpus`` for several corpora, reading a repository's tarball at most once for all of them.
+
+    Returns, per corpus, how it was satisfied or the CorporaUnavailable saying why not.
+    """
+    root = root or cache_dir()
+    out: dict[str, str | CorporaUnavailable] = {}
+    pending: dict[Repo, list[Corpus]] = {}
+    for c in corpora:
+        try:
+            out[c.name] = fetch_corpus(c, root, snapshots=snapshots, timeout=timeout, https=False)
+        except CorporaUnavailable as exc:
+            out[c.name] = exc
+            pending.setdefault(c.repo, []).append(c)
+    pins = manifest()
+    for repo, group in pending.items():
+        wanted = {c.name: pins.get(c.name, {}) for c in group}
+        paths = sorted({p for files in wanted.values() for p in files})
+        try:
+            _store(wanted, root, _from_https(repo, paths, timeout))
+        except (OSError, tarfile.TarError, CorporaUnavailable) as exc:
+            for c in group:
+                out[c.name] = CorporaUnavailable(f"{out[c.name]}; https: {exc}")
+            continue
+        for c in group:
+            reasons: list[str] = []
+            if _complete(c, root, wanted[c.name], "https", reasons):
+                out[c.name] = "https"
+            else:
+                out[c.name] = CorporaUnavailable(f"{out[c.name]}; {reasons[0]}")
+    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -484,6 +540,7 @@ __all__ = [
     "Repo",
     "cache_dir",
     "corpus_digest",
+    "fetch_corpora",
     "fetch_corpus",
     "load",
     "manifest",

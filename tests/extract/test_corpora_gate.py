@@ -145,3 +145,58 @@ def test_gold_readers() -> None:
     )
     assert html_text(annotated, ("x-nc-sel1", "x-nc-sel2")).split() == ["Head", "line", "Body", "textnested"]
     assert html_text("<p><span>W</span>hale</p><p>two</p><script>x()</script>").split() == ["Whale", "two"]
+
+
+def test_fetch_falls_back_to_the_commit_tarball_and_reads_it_once_for_its_corpora(tmp_path: Path) -> None:
+    """No snapshot: the tarball of the pinned commit, served on loopback as codeload serves it."""
+    import http.server
+    import io
+    import tarfile
+    import threading
+
+    from ccrawl.extract.corpora import cache_dir, fetch_corpora
+
+    name = "htmltotext"
+    c = BY_NAME[name]
+    try:
+        pages = load(name)
+    except CorporaUnavailable as exc:
+        pytest.skip(f"corpus {name} unavailable (the test builds its tarball from it): {exc}")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for path in sorted(manifest()[name]):
+            data = (cache_dir() / name / path).read_bytes()
+            info = tarfile.TarInfo(f"htmltotext-benchmark-{c.repo.commit}/{path}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    blob = buf.getvalue()
+    served: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            served.append(self.path)
+            ok = self.path == f"/{c.repo.name}/tar.gz/{c.repo.commit}"
+            self.send_response(200 if ok else 404)
+            self.send_header("Content-Length", str(len(blob) if ok else 0))
+            self.end_headers()
+            if ok:
+                self.wfile.write(blob)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        mp = pytest.MonkeyPatch()
+        mp.setenv("CCRAWL_CORPORA_TARBALLS", f"http://127.0.0.1:{server.server_address[1]}")
+        mp.delenv("CCRAWL_CORPORA_SNAPSHOTS", raising=False)
+        root = tmp_path / "cache"
+        got = fetch_corpora([c, BY_NAME["aeb"]], root, snapshots={}, timeout=5)
+        mp.undo()
+    finally:
+        server.shutdown()
+    assert got[name] == "https"
+    assert isinstance(got["aeb"], CorporaUnavailable) and "404" in str(got["aeb"])
+    assert served.count(f"/{c.repo.name}/tar.gz/{c.repo.commit}") == 1
+    assert [p.gold for p in load(name, root)] == [p.gold for p in pages]
