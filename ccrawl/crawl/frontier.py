@@ -24,7 +24,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import blake3
+import numpy as np
 
+from ccrawl.crawl.seen import crash_point, url_keys
 from ccrawl.crawl.state import StateFile
 from ccrawl.errors import InputError
 from ccrawl.url.canon import canonicalize
@@ -70,11 +72,21 @@ class FrontierConfig:
     window: int = 32
     max_active: int = 4096
     flush_every: int = 2000
+    host_budget: int = 5000
+    """Trap budget: pages a host may have admitted per registered domain linking to it (a seed counts
+    as one), ``host_budget * (1 + in-degree)``; 0 turns the budgets off. See :meth:`Frontier.flush`."""
+    domain_budget: int = 20000
+    """The same for all the hosts of a registered domain together, over the domain's in-degree."""
 
 
 def url_key(canonical: str) -> bytes:
-    """The seen-set key: the first 10 bytes of blake3 of the canonical URL."""
-    return blake3.blake3(canonical.encode("utf-8")).digest()[:10]
+    """The seen-set key: the first 8 bytes of blake3 of the canonical URL (little-endian uint64 in the store)."""
+    return blake3.blake3(canonical.encode("utf-8")).digest(length=8)
+
+
+def _edge_key(source: str, target: str, kind: str) -> str:
+    """What the seen set holds for "registered domain ``source`` links to host (``h``) or domain (``d``) ``target``"."""
+    return f"\x00edge {kind} {source} {target}"
 
 
 def place(host: str, shards: int, parts: int) -> tuple[int, int]:
@@ -117,7 +129,9 @@ class Frontier:
         self.fetched = int(state.get("fetched", "0"))
         self.in_flight = 0
         self.admitted = 0
-        self.dropped = {"seen": 0, "depth": 0, "shard": 0, "host": 0, "url": 0}
+        self.dropped = {"seen": 0, "depth": 0, "shard": 0, "host": 0, "url": 0, "trap": 0}
+        self.seen = state.seen
+        self._edges: set[tuple[str, str, str]] = set()  # (source domain, target host, target domain) not yet flushed
         self._seed_hosts: set[str] = {r[0] for r in state.db.execute("SELECT host FROM seed_hosts")}
         self._fill_at = 0.0
         # links owned by another partition go out through the outbox (a table, so a kill keeps them)
@@ -136,10 +150,12 @@ class Frontier:
 
     # -- admission ---------------------------------------------------------------------------
 
-    def add(self, url: str, depth: int, *, seed: bool = False, hops: int = 0) -> bool:
+    def add(self, url: str, depth: int, *, seed: bool = False, hops: int = 0, source: str | None = None) -> bool:
         """Queue ``url`` (canonicalised) unless a filter drops it; duplicates go at the next flush.
 
-        ``hops``: redirects followed to reach it (a redirect target carries its chain's count)."""
+        ``hops``: redirects followed to reach it (a redirect target carries its chain's count).
+        ``source``: the registered domain of the page linking to it (a link from another registered
+        domain raises the target's trap budget once per linking domain)."""
         if depth > self.config.max_depth:
             self.dropped["depth"] += 1
             return False
@@ -161,6 +177,11 @@ class Frontier:
                 if len(self._adds) + len(self._marks) + len(self._routed) >= cfg.flush_every:
                     self.flush()
                 return True
+        if cfg.host_budget and (seed or source is not None):
+            domain = shard_key(host)
+            src = "" if seed else source
+            if src != domain:
+                self._edges.add((src or "", host, domain))
         return self.admit(canonical, depth, host=host, seed=seed, hops=hops)
 
     def admit(self, canonical: str, depth: int, *, host: str = "", seed: bool = False, hops: int = 0) -> bool:
@@ -177,8 +198,10 @@ class Frontier:
             self.flush()
         return True
 
-    def add_many(self, urls: Iterable[str], depth: int) -> int:
-        return sum(1 for u in urls if self.add(u, depth))
+    def add_many(self, urls: Iterable[str], depth: int, *, source_host: str | None = None) -> int:
+        """Queue the links of a page; ``source_host``: the page's host (its registered domain votes for the targets)."""
+        source = shard_key(source_host) if source_host is not None else None
+        return sum(1 for u in urls if self.add(u, depth, source=source))
 
     # -- handing out -------------------------------------------------------------------------
 
@@ -283,26 +306,7 @@ class Frontier:
             self._sent_upto[owner] = self._oseq
         for owner, upto in self._acked.items():
             db.execute("DELETE FROM outbox WHERE part=? AND id<=?", (owner, upto))
-        admitted_hosts: dict[str, int] = {}
-        first: dict[str, int] = {}
-        for canonical, depth, host, prio, hops in self._adds:
-            if db.execute("INSERT OR IGNORE INTO seen VALUES(?)", (url_key(canonical),)).rowcount != 1:
-                self.dropped["seen"] += 1
-                continue
-            self._seq += 1
-            db.execute("INSERT INTO queue(seq, host, prio, url, depth, hops) VALUES(?,?,?,?,?,?)",
-                       (self._seq, host, prio, canonical, depth, hops))
-            admitted_hosts[host] = admitted_hosts.get(host, 0) + 1
-            first.setdefault(host, self._seq)
-            self.admitted += 1
-        for host, n in admitted_hosts.items():
-            db.execute("INSERT INTO hosts(host, pending, rank) VALUES(?, ?, ?) "
-                       "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending", (host, n, first[host]))
-            known = self._hosts.get(host)
-            if known is not None and known.exhausted:
-                known.exhausted = False
-                if not known.busy:
-                    heapq.heappush(self._heap, (known.next_at, known.rank, host))
+        self._admit_batch(db)
         for file, item in self._marks:
             if file:
                 db.execute("UPDATE queue SET state=1, file=? WHERE seq=?", (file, item.seq))
@@ -313,17 +317,109 @@ class Frontier:
             db.execute("UPDATE hosts SET next_at=?, delay=? WHERE host=?", (next_at, delay, host))
         self.state.put("seq", self._seq)
         self.state.put("fetched", self.fetched)
+        self.state.put("seen", self.seen.count)
         if written:
             self.state.put("oseq", self._oseq)
         db.execute("COMMIT")
+        crash_point("frontier-committed")
         self._adds.clear()
+        self._edges.clear()
         self._marks.clear()
         self._clocks.clear()
         self._routed.clear()
         self._acked.clear()
         owed, self._acks_taken = self._acks_taken, {}
+        self.seen.settle()
+        self.state.edges.settle()
         if self.on_commit is not None and (written or owed):
             self.on_commit(written, owed)
+
+    def _admit_batch(self, db: object) -> None:
+        """The buffered admissions, in one batch: seen-set check, trap budgets, queue and host rows.
+
+        Trap budgets (IRLbot's STAR/BEAST idea): a host may have ``host_budget * (1 + in-degree)``
+        URLs admitted, its registered domain ``domain_budget * (1 + in-degree)``, where the in-degree
+        counts the other registered domains whose pages linked to it (a seed is one vote). The edges
+        are deduplicated in the seen set itself. A URL over budget is dropped (``trap``) and not marked
+        seen, so it is admitted when found again once more domains link to its host."""
+        import sqlite3
+
+        assert isinstance(db, sqlite3.Connection)
+        adds = self._adds
+        edges = sorted(self._edges)
+        if not adds and not edges:
+            return
+        cfg = self.config
+        keys = url_keys([a[0] for a in adds])
+        new = self.seen.check(keys)
+        n = len(adds)
+        e = len(edges)
+        ekeys = url_keys([_edge_key(src, host, "h") for src, host, _ in edges]
+                         + [_edge_key(src, dom, "d") for src, _, dom in edges])
+        enew = self.state.edges.check(ekeys)
+        self.state.edges.log(ekeys[enew])
+        budgets = bool(cfg.host_budget)
+        hosts_in = sorted({a[2] for a in adds})
+        host_row: dict[str, list[int]] = {}  # host -> [admitted, indeg]
+        dom_row: dict[str, list[int]] = {}
+        if budgets:
+            for i in range(0, len(hosts_in), 500):
+                part = hosts_in[i:i + 500]
+                q = f"SELECT host, admitted, indeg FROM hosts WHERE host IN ({','.join('?' * len(part))})"
+                for h, adm, deg in db.execute(q, part):
+                    host_row[str(h)] = [int(adm), int(deg)]
+            doms = sorted({shard_key(h) for h in hosts_in})
+            for i in range(0, len(doms), 500):
+                part = doms[i:i + 500]
+                q = f"SELECT domain, admitted, indeg FROM domains WHERE domain IN ({','.join('?' * len(part))})"
+                for d, adm, deg in db.execute(q, part):
+                    dom_row[str(d)] = [int(adm), int(deg)]
+            for j, (_, host, dom) in enumerate(edges):
+                if enew[j]:
+                    host_row.setdefault(host, [0, 0])[1] += 1
+                if enew[e + j]:
+                    dom_row.setdefault(dom, [0, 0])[1] += 1
+        take = new.copy()
+        queue_rows = []
+        admitted_hosts: dict[str, int] = {}
+        first: dict[str, int] = {}
+        dom_of: dict[str, str] = {}
+        for i in np.flatnonzero(new[:n]).tolist():
+            canonical, depth, host, prio, hops = adds[i]
+            if budgets:
+                dom = dom_of.get(host) or dom_of.setdefault(host, shard_key(host))
+                hr = host_row.setdefault(host, [0, 0])
+                dr = dom_row.setdefault(dom, [0, 0])
+                if hr[0] >= cfg.host_budget * (1 + hr[1]) or dr[0] >= cfg.domain_budget * (1 + dr[1]):
+                    take[i] = False
+                    self.dropped["trap"] += 1
+                    continue
+                hr[0] += 1
+                dr[0] += 1
+            self._seq += 1
+            queue_rows.append((self._seq, host, prio, canonical, depth, hops))
+            admitted_hosts[host] = admitted_hosts.get(host, 0) + 1
+            first.setdefault(host, self._seq)
+        self.dropped["seen"] += int(n - np.count_nonzero(new[:n]))
+        self.admitted += len(queue_rows)
+        self.seen.log(keys[take])
+        db.executemany("INSERT INTO queue(seq, host, prio, url, depth, hops) VALUES(?,?,?,?,?,?)", queue_rows)
+        db.executemany("INSERT INTO hosts(host, pending, rank) VALUES(?, ?, ?) "
+                       "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending",
+                       [(h, k, first[h]) for h, k in admitted_hosts.items()])
+        if budgets:
+            db.executemany("INSERT INTO hosts(host, admitted, indeg) VALUES(?, ?, ?) ON CONFLICT(host) DO UPDATE "
+                           "SET admitted=excluded.admitted, indeg=excluded.indeg",
+                           [(h, r[0], r[1]) for h, r in host_row.items()])
+            db.executemany("INSERT INTO domains(domain, admitted, indeg) VALUES(?, ?, ?) ON CONFLICT(domain) "
+                           "DO UPDATE SET admitted=excluded.admitted, indeg=excluded.indeg",
+                           [(d, r[0], r[1]) for d, r in dom_row.items()])
+        for host in admitted_hosts:
+            known = self._hosts.get(host)
+            if known is not None and known.exhausted:
+                known.exhausted = False
+                if not known.busy:
+                    heapq.heappush(self._heap, (known.next_at, known.rank, host))
 
     # -- links between partitions ------------------------------------------------------------
 

@@ -84,6 +84,11 @@ class CrawlOptions:
     """Fetch (pages and robots.txt) from loopback, private and link-local addresses too; names pinned
     by ``resolve`` are fetched either way (:mod:`ccrawl.fetch.addresses`)."""
     max_active_hosts: int = 4096
+    host_budget: int = 5000
+    """Trap budget: URLs a host may have admitted per registered domain linking to it, plus one (a
+    seed's vote); 0: no budgets (:meth:`ccrawl.crawl.frontier.Frontier._admit_batch`)."""
+    domain_budget: int = 20000
+    """The same for all the hosts of a registered domain together."""
     fetchers: int | None = None
     """Fetch processes, each crawling its partition of the registered domains (:mod:`ccrawl.crawl.parts`);
     None: the count the state file was started with, else one per core up to one per 16 workers."""
@@ -103,6 +108,8 @@ class CrawlOptions:
             raise UsageError(f"--shard {self.shard} is outside 0..{self.shards - 1} (--shards {self.shards})")
         if self.delay < 0:
             raise UsageError("--delay must be >= 0 (0 turns spacing off)")
+        if self.host_budget < 0 or self.domain_budget < 0:
+            raise UsageError("the trap budgets must be >= 0 (0 turns them off)")
         if self.max_depth < 0 or self.max_pages < 0:
             raise UsageError("--max-depth and --max-pages must be >= 0")
         if not 0 <= self.max_redirects <= MAX_REDIRECTS:
@@ -355,7 +362,7 @@ class _Crawl:
             links = page_links(body, result.url, self.o.max_outlinks)
         except Exception:  # a page the parser rejects has no links to follow, and that is all
             return
-        self.frontier.add_many(links, item.depth + 1)
+        self.frontier.add_many(links, item.depth + 1, source_host=item.host)
 
 
 def load_seeds(frontiers: list[Frontier], seeds: Iterable[str]) -> None:
@@ -386,7 +393,8 @@ def load_seeds(frontiers: list[Frontier], seeds: Iterable[str]) -> None:
 def frontier_config(options: CrawlOptions, part: int = 0, parts: int = 1) -> FrontierConfig:
     return FrontierConfig(delay=options.delay, max_depth=options.max_depth, same_host=options.same_host,
                           shard=options.shard, shards=options.shards, part=part, parts=parts,
-                          max_active=options.max_active_hosts)
+                          max_active=options.max_active_hosts, host_budget=options.host_budget,
+                          domain_budget=options.domain_budget)
 
 
 @dataclass(slots=True)

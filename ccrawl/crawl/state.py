@@ -2,22 +2,28 @@
 
 Tables (``docs/crawl.md`` has the same)::
 
-    meta(k, v)                        fetched count, seeds_loaded, the run's settings
-    seen(key BLOB PK) WITHOUT ROWID   10 bytes of blake3 of each canonical URL ever admitted
+    meta(k, v)                        fetched count, seeds_loaded, the run's settings, the seen set's
+                                      manifest (``seen_runs``) and count (``seen``)
+    seen_log(id PK, keys BLOB)        the seen keys admitted since the last spill to a run
+                                      (:mod:`ccrawl.crawl.seen`; the runs are in ``<state>.seen/``)
+    edges_log(id PK, keys BLOB)       the same for the (linking domain, target) pairs of the trap
+                                      budgets (runs in ``<state>.edges/``)
     queue(seq PK, host, prio, url, depth, state, file, hops)  appended in admission order; a partial
         index (host, prio, seq) WHERE state = 0 is each host's waiting line
         state 0: waiting; state 1: fetched into WARC file ``file``, which is not sealed yet
         hops: redirects followed to reach the URL (0 unless it is a redirect target; ``--max-redirects``)
-    hosts(host PK, next_at, delay, pending, rank)  politeness clock (unix seconds), robots
+    hosts(host PK, next_at, delay, pending, rank, admitted, indeg)  politeness clock (unix seconds), robots
         Crawl-delay, count of waiting URLs, admission order of the host's first URL (a seed list in
-        rank order keeps that order); partial index on (next_at, rank) where pending > 0
+        rank order keeps that order), URLs admitted and linking registered domains (trap budget);
+        partial index on (next_at, rank) where pending > 0
+    domains(domain PK, admitted, indeg)  the same trap-budget counts per registered domain
     seed_hosts(host PK)               the hosts the seeds named (for --same-host)
     outbox(id PK, part, url, depth, hops)  links this partition found for another (``--fetchers`` > 1),
         kept until the owner says it committed them; a restart sends them all again
 
 A row leaves ``queue`` when its fetch failed (nothing to archive) or when the WARC file holding
-its page is sealed, so the queue holds only URLs not yet safely on disk, and ``seen`` is the only
-table that grows with the crawl: about 30 bytes per URL on disk with B-tree overhead. Only one
+its page is sealed, so the queue holds only URLs not yet safely on disk, and the seen set is what
+grows with the crawl: 8 bytes per URL in sorted runs beside the file (:mod:`ccrawl.crawl.seen`). Only one
 process may open a state file (``flock`` on ``<state>.lock``).
 """
 
@@ -30,11 +36,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from ccrawl.crawl.seen import MEM_KEYS, SeenStore
 from ccrawl.errors import UsageError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS seen(key BLOB PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS queue(
     seq INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL, url TEXT NOT NULL,
     depth INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, file TEXT, hops INTEGER NOT NULL DEFAULT 0);
@@ -42,15 +48,23 @@ CREATE INDEX IF NOT EXISTS queue_waiting ON queue(host, prio, seq) WHERE state =
 CREATE INDEX IF NOT EXISTS queue_file ON queue(file) WHERE file IS NOT NULL;
 CREATE TABLE IF NOT EXISTS hosts(
     host TEXT PRIMARY KEY, next_at REAL NOT NULL DEFAULT 0, delay REAL NOT NULL DEFAULT 0,
-    pending INTEGER NOT NULL DEFAULT 0, rank INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+    pending INTEGER NOT NULL DEFAULT 0, rank INTEGER NOT NULL DEFAULT 0,
+    admitted INTEGER NOT NULL DEFAULT 0, indeg INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS hosts_ready ON hosts(next_at, rank) WHERE pending > 0;
+CREATE TABLE IF NOT EXISTS domains(domain TEXT PRIMARY KEY, admitted INTEGER NOT NULL DEFAULT 0,
+    indeg INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS seed_hosts(host TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY, part INTEGER NOT NULL, url TEXT NOT NULL,
     depth INTEGER NOT NULL, hops INTEGER NOT NULL DEFAULT 0);
 """
 
 #: columns added since a table was first written: a state file from an older ccrawl gets them on open
-ADDED_COLUMNS = (("queue", "hops", "INTEGER NOT NULL DEFAULT 0"), ("outbox", "hops", "INTEGER NOT NULL DEFAULT 0"))
+ADDED_COLUMNS = (("queue", "hops", "INTEGER NOT NULL DEFAULT 0"), ("outbox", "hops", "INTEGER NOT NULL DEFAULT 0"),
+                 ("hosts", "admitted", "INTEGER NOT NULL DEFAULT 0"), ("hosts", "indeg", "INTEGER NOT NULL DEFAULT 0"))
+
+SEEN_FORMAT = 2
+"""The seen set's layout: 1 was a ``seen`` table of 10-byte keys in the state file, 2 the sorted runs
+of :mod:`ccrawl.crawl.seen` (a file of format 1 is migrated on open)."""
 
 
 def lock_file(path: Path, *, wait: float, what: str) -> int:
@@ -94,9 +108,38 @@ class StateFile:
                 have = {str(r[1]) for r in self.db.execute(f"PRAGMA table_info({table})")}
                 if column not in have:
                     self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {decl}")
+            fmt = int(self.get("seen_format", "0") or 0)
+            if fmt > SEEN_FORMAT:
+                raise UsageError(f"--state {self.path}: written by a newer ccrawl (seen-set format {fmt}, this one "
+                                 f"reads {SEEN_FORMAT}); finish the crawl with that version")
+            # CCRAWL_SEEN_MEM_KEYS: keys kept in memory before a spill (tests make it small to spill and merge often)
+            mem = int(os.environ.get("CCRAWL_SEEN_MEM_KEYS") or 0) or MEM_KEYS
+            self.seen = SeenStore(self.db, Path(str(self.path) + ".seen"), mem_keys=mem)
+            self.edges = SeenStore(self.db, Path(str(self.path) + ".edges"), mem_keys=1 << 20, name="edges")
+            if fmt < SEEN_FORMAT:
+                self._migrate_seen()
         except sqlite3.DatabaseError as exc:
             os.close(self._lock_fd)
             raise UsageError(f"--state {self.path}: not a crawl state file ({exc})") from None
+        except BaseException:
+            os.close(self._lock_fd)
+            raise
+
+    def _migrate_seen(self) -> None:
+        """A state file of seen-set format 1 (a ``seen`` table of 10-byte blake3 keys): its keys' first
+        8 bytes are the new keys (blake3's output is a prefix of the longer one), written as runs, then
+        one transaction names them and drops the table. A kill before that commit leaves the file as it
+        was (the runs are orphans, deleted at the next open)."""
+        db = self.db
+        has_table = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='seen'").fetchone()
+        if has_table:
+            self.seen.import_keys(db.execute("SELECT key FROM seen"))
+        else:
+            db.execute("BEGIN IMMEDIATE")
+        db.execute("DROP TABLE IF EXISTS seen")
+        self.put("seen_format", SEEN_FORMAT)
+        self.put("seen", self.seen.count)
+        db.execute("COMMIT")
 
     def get(self, key: str, default: str = "") -> str:
         row = self.db.execute("SELECT v FROM meta WHERE k=?", (key,)).fetchone()
@@ -134,7 +177,7 @@ class StateFile:
     def counts(self) -> dict[str, int]:
         one = self.db.execute
         return {
-            "seen": int(one("SELECT count(*) FROM seen").fetchone()[0]),
+            "seen": self.seen.count,
             "queued": int(one("SELECT count(*) FROM queue WHERE state=0").fetchone()[0]),
             "unsealed": int(one("SELECT count(*) FROM queue WHERE state=1").fetchone()[0]),
             "hosts": int(one("SELECT count(*) FROM hosts").fetchone()[0]),
@@ -144,6 +187,8 @@ class StateFile:
 
     def close(self) -> None:
         try:
+            self.seen.close()
+            self.edges.close()
             self.db.close()
         finally:
             os.close(self._lock_fd)
@@ -183,7 +228,8 @@ def frontier_status(path: Path | str, *, now: float | None = None) -> dict[str, 
                 meta0 = meta
                 parts = max(1, int(meta.get("parts") or 1))
             totals["fetched"] += int(meta.get("fetched") or 0)
-            totals["seen"] += int(one("SELECT count(*) FROM seen").fetchone()[0])
+            old = one("SELECT 1 FROM sqlite_master WHERE type='table' AND name='seen'").fetchone()
+            totals["seen"] += int(one("SELECT count(*) FROM seen").fetchone()[0]) if old else int(meta.get("seen") or 0)
             totals["queued"] += int(one("SELECT count(*) FROM queue WHERE state=0").fetchone()[0])
             totals["unsealed"] += int(one("SELECT count(*) FROM queue WHERE state=1").fetchone()[0])
             totals["hosts"] += int(one("SELECT count(*) FROM hosts").fetchone()[0])

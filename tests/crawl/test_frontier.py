@@ -26,13 +26,13 @@ def _drain(f: Frontier, now: float) -> list[Item]:
         out.append(got)
 
 
-def test_seen_keys_are_ten_bytes_of_blake3_of_the_canonical_url(tmp_path: Path) -> None:
-    f = _frontier(tmp_path)
+def test_seen_keys_are_eight_bytes_of_blake3_of_the_canonical_url(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, host_budget=0)
     assert f.add("HTTP://Example.COM:80/a/./b?utm_source=x&id=1#frag", 0, seed=True)
     assert f.add("http://example.com/a/b?id=1", 0, seed=True)  # same canonical URL: dropped at flush
     f.flush()
-    keys = [r[0] for r in f.state.db.execute("SELECT key FROM seen")]
-    assert keys == [url_key(canonicalize("http://example.com/a/b?id=1"))] and len(keys[0]) == 10
+    keys = [r[0] for r in f.state.db.execute("SELECT keys FROM seen_log")]
+    assert keys == [url_key(canonicalize("http://example.com/a/b?id=1"))] and len(keys[0]) == 8
     assert f.admitted == 1 and f.dropped["seen"] == 1
     assert not f.add("mailto:x@example.com", 0)
 

@@ -1,0 +1,341 @@
+"""The URL-seen set: DRUM's shape (IRLbot), fixed 8-byte keys, batched checks, sorted runs on disk.
+
+A key is the first 8 bytes of blake3 of the canonical URL, read as a little-endian ``uint64``
+(:func:`url_keys`). Keys live in three places:
+
+* **the log**: every key admitted since the last spill, one ``seen_log`` row (a blob of packed keys)
+  per frontier flush, written in the same SQLite transaction as the queue rows of those URLs, so the
+  state file's commit is the one point where a URL becomes seen and queued together;
+* **memory**: the same keys as a few sorted ``numpy`` arrays (a binary counter of sizes, so keeping
+  them sorted costs O(log) per key, not a re-sort per flush);
+* **runs**: sorted, duplicate-free files ``<state>.seen/run-N.u64`` of packed keys, with a fence file
+  ``run-N.fence`` (the first key of every 4 KB page, kept in memory: 2 MB per 100M keys).
+
+A batch of keys (one flush: seeds, links, redirect targets) is checked in one pass (:meth:`SeenStore.check`):
+deduplicated and sorted, tested against the memory arrays with ``searchsorted``, then against each
+run. For a run the fences name the page each key would be on; the pages needed are read in order,
+16 MB of the file's span at a time, one ``pread`` per stretch of consecutive pages: a small batch
+reads a page per key, a batch as large as the run reads the run once, sequentially (DRUM's merge
+pass). Reads go through ``pread``, not ``mmap``, so the process keeps no file page resident: memory is
+the in-memory keys (``mem_keys``, 8 bytes each) plus the fences, whatever the run sizes.
+
+When the memory keys pass ``mem_keys`` they are **spilled**: written sorted to a new run (a ``.tmp``
+file renamed into place), then one transaction names the run in the manifest (``meta`` key
+``seen_runs``) and deletes the log rows it holds. Runs are then **merged** while the one before the
+newest is at most ``ratio`` times its size: a streaming k-way merge into a new run (16 MB windows),
+one transaction swapping the manifest, then the old files unlinked. The manifest in the state file is
+the truth: at open, any file in the directory it does not name (a run written by a killed spill or
+merge, the inputs a killed merge had not unlinked yet, ``.tmp`` files) is deleted, and the log rows are
+loaded back into memory. A SIGKILL at any point of a spill or merge therefore loses no key and keeps
+none twice. Like the state file (``synchronous=NORMAL``) nothing is fsynced: a killed process loses
+nothing, a power cut may lose the last commits.
+
+Costs: 8 bytes a key on disk (plus 1/512 for fences), ``mem_keys`` x 8 bytes of memory (32 MB by
+default), a key rewritten about log_ratio(N / mem_keys) times over its life. 8-byte keys collide: with
+N keys, a new URL is wrongly taken as seen with probability N / 2^64 (5e-12 at 100M).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import blake3
+import numpy as np
+import numpy.typing as npt
+
+Keys = npt.NDArray[np.uint64]
+
+PAGE_KEYS = 512
+"""Keys per 4 KB page of a run; the fences hold the first key of every page."""
+WINDOW_KEYS = 1 << 21
+"""Keys per read window (16 MB) when a batch checks a run and when runs are merged."""
+MEM_KEYS = 1 << 22
+"""Keys kept in memory before a spill to a run (32 MB)."""
+RATIO = 4
+"""A run is merged into the newer one while it is at most this many times its size."""
+
+
+
+def crash_point(name: str) -> None:
+    """SIGKILL this process at the named point when ``CCRAWL_CRASH_AT`` names it (kill tests).
+
+    ``CCRAWL_CRASH_AT=name`` kills at the first pass, ``name:N`` at the N-th."""
+    want = os.environ.get("CCRAWL_CRASH_AT")
+    if not want:
+        return
+    point, _, nth = want.partition(":")
+    if point != name:
+        return
+    seen = _crash_counts.get(name, 0) + 1
+    _crash_counts[name] = seen
+    if seen >= int(nth or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+_crash_counts: dict[str, int] = {}
+
+
+def url_keys(canonicals: Sequence[str]) -> Keys:
+    """The seen keys of canonical URLs: 8 bytes of blake3 each, as little-endian uint64."""
+    packed = b"".join([blake3.blake3(u.encode("utf-8")).digest(length=8) for u in canonicals])
+    return np.frombuffer(packed, dtype="<u8").astype(np.uint64)
+
+
+def _sorted_unique(keys: Keys) -> Keys:
+    return np.unique(keys)
+
+
+class _Run:
+    """One sorted run on disk: its descriptor, key count and fences."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self.name = name
+        self.path = directory / f"{name}.u64"
+        self.fd = os.open(self.path, os.O_RDONLY)
+        self.count = os.fstat(self.fd).st_size // 8
+        self.fences: Keys = np.fromfile(directory / f"{name}.fence", dtype="<u8").astype(np.uint64)
+
+    def read(self, first: int, count: int) -> Keys:
+        """Keys ``first`` .. ``first + count`` of the run."""
+        raw = os.pread(self.fd, count * 8, first * 8)
+        return np.frombuffer(raw, dtype="<u8").astype(np.uint64, copy=False)
+
+    def contains(self, q: Keys) -> npt.NDArray[np.bool_]:
+        """For sorted unique ``q``: which keys the run holds."""
+        found = np.zeros(len(q), dtype=bool)
+        if not self.count or not len(q):
+            return found
+        page = np.searchsorted(self.fences, q, side="right").astype(np.int64) - 1
+        pages = len(self.fences)
+        window = WINDOW_KEYS // PAGE_KEYS
+        # one window of the file's span at a time: the keys whose pages fall in it, then its pages
+        lo = int(np.searchsorted(page, 0))
+        while lo < len(q):
+            w0 = int(page[lo])
+            hi = int(np.searchsorted(page, w0 + window))
+            need = np.unique(page[lo:hi])
+            # stretches of consecutive pages, one read each
+            breaks = np.flatnonzero(np.diff(need) != 1) + 1
+            parts = []
+            for stretch in np.split(need, breaks):
+                first = int(stretch[0]) * PAGE_KEYS
+                last = min(self.count, (int(stretch[-1]) + 1) * PAGE_KEYS)
+                parts.append(self.read(first, last - first))
+            have = parts[0] if len(parts) == 1 else np.concatenate(parts)
+            sub = q[lo:hi]
+            at = np.searchsorted(have, sub)
+            at[at >= len(have)] = len(have) - 1
+            found[lo:hi] = have[at] == sub
+            lo = hi
+            if w0 + window >= pages:
+                break
+        return found
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+class SeenStore:
+    """The seen set of one state file (see the module docstring). Spills and merges run in
+    :meth:`settle`, outside the frontier's transaction; :meth:`log` runs inside it."""
+
+    def __init__(self, db: sqlite3.Connection, directory: Path, *, mem_keys: int = MEM_KEYS,
+                 ratio: int = RATIO, name: str = "seen") -> None:
+        """``name``: the log table is ``<name>_log``, the manifest the meta key ``<name>_runs`` (the
+        state file has two stores: ``seen`` for URLs, ``edges`` for the trap budgets' linking domains)."""
+        self.db = db
+        self.table = f"{name}_log"
+        self.key = f"{name}_runs"
+        self.dir = directory
+        self.mem_keys = max(1, mem_keys)
+        self.ratio = max(2, ratio)
+        self.dir.mkdir(exist_ok=True)
+        db.execute(f"CREATE TABLE IF NOT EXISTS {self.table}(id INTEGER PRIMARY KEY, keys BLOB NOT NULL)")
+        self.runs: list[_Run] = []
+        names = [n for n in self._manifest() if n]
+        keep = {f"{n}.u64" for n in names} | {f"{n}.fence" for n in names}
+        for p in self.dir.iterdir():
+            if p.name not in keep:  # what a killed spill or merge left behind
+                p.unlink()
+        for name in names:
+            self.runs.append(_Run(self.dir, name))
+        self._next = 1 + max([int(n.split("-")[1]) for n in names] or [0])
+        self._mem: list[Keys] = []
+        self._mem_count = 0
+        self._log_hi = 0
+        rows = db.execute(f"SELECT id, keys FROM {self.table} ORDER BY id").fetchall()
+        if rows:
+            self._log_hi = int(rows[-1][0])
+            self._push(_sorted_unique(np.frombuffer(b"".join(r[1] for r in rows), dtype="<u8").astype(np.uint64)))
+
+    # -- the manifest ----------------------------------------------------------------------
+
+    def _manifest(self) -> list[str]:
+        row = self.db.execute("SELECT v FROM meta WHERE k=?", (self.key,)).fetchone()
+        return str(row[0]).split(",") if row and row[0] else []
+
+    def _set_manifest(self, names: list[str]) -> None:
+        self.db.execute("INSERT INTO meta(k, v) VALUES(?, ?) ON CONFLICT(k) DO UPDATE SET v=excluded.v",
+                        (self.key, ",".join(names)))
+
+    @property
+    def count(self) -> int:
+        """Keys held (runs and memory are disjoint)."""
+        return self._mem_count + sum(r.count for r in self.runs)
+
+    @property
+    def disk_bytes(self) -> int:
+        return sum(os.path.getsize(p) for p in self.dir.iterdir())
+
+    # -- checks and inserts ----------------------------------------------------------------
+
+    def check(self, keys: Keys) -> npt.NDArray[np.bool_]:
+        """Which of ``keys`` are new: not held, and the first of their value in the batch."""
+        if not len(keys):
+            return np.zeros(0, dtype=bool)
+        q, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        held = np.zeros(len(q), dtype=bool)
+        for arr in self._mem:
+            at = np.searchsorted(arr, q)
+            at[at >= len(arr)] = len(arr) - 1
+            held |= arr[at] == q
+        for run in self.runs:
+            rest = np.flatnonzero(~held)
+            if not len(rest):
+                break
+            held[rest] |= run.contains(q[rest])
+        new = np.zeros(len(keys), dtype=bool)
+        new[first[~held]] = True
+        del inverse
+        return new
+
+    def log(self, keys: Keys) -> None:
+        """Insert new keys (checked new by :meth:`check`): one log row, inside the caller's transaction."""
+        if not len(keys):
+            return
+        cur = self.db.execute(f"INSERT INTO {self.table}(keys) VALUES(?)", (keys.astype("<u8").tobytes(),))
+        self._log_hi = int(cur.lastrowid or 0)
+        self._push(np.sort(keys))
+
+    def _push(self, arr: Keys) -> None:
+        self._mem.append(arr)
+        self._mem_count += len(arr)
+        while len(self._mem) >= 2 and len(self._mem[-2]) <= 2 * len(self._mem[-1]):
+            b = self._mem.pop()
+            a = self._mem.pop()
+            self._mem.append(np.sort(np.concatenate((a, b)), kind="stable"))
+
+    # -- spills and merges -----------------------------------------------------------------
+
+    def settle(self, *, force: bool = False) -> None:
+        """After a commit: spill memory to a run when it is over ``mem_keys`` (or ``force``), then merge."""
+        if self._mem_count < self.mem_keys and not (force and self._mem_count):
+            return
+        arr = self._mem[0] if len(self._mem) == 1 else np.sort(np.concatenate(self._mem), kind="stable")
+        name = self._write(lambda out: out.write(arr.astype("<u8").tobytes()), arr[::PAGE_KEYS])
+        crash_point("seen-spill-written")
+        self.db.execute("BEGIN IMMEDIATE")
+        self._set_manifest([r.name for r in self.runs] + [name])
+        self.db.execute(f"DELETE FROM {self.table} WHERE id <= ?", (self._log_hi,))
+        self.db.execute("COMMIT")
+        crash_point("seen-spill-committed")
+        self.runs.append(_Run(self.dir, name))
+        self._mem = []
+        self._mem_count = 0
+        while len(self.runs) >= 2 and self.runs[-2].count <= self.ratio * self.runs[-1].count:
+            self._merge(self.runs[-2:])
+
+    def _write(self, body: object, fences: Keys) -> str:
+        """A new run from ``body(file)``, renamed into place (fences first); returns its name."""
+        name = f"run-{self._next:08d}"
+        self._next += 1
+        for suffix, fill in ((".fence", lambda out: out.write(fences.astype("<u8").tobytes())), (".u64", body)):
+            tmp = self.dir / f"{name}{suffix}.tmp"
+            with open(tmp, "wb") as out:
+                fill(out)  # type: ignore[operator]
+            os.replace(tmp, self.dir / f"{name}{suffix}")
+        return name
+
+    def _merge(self, runs: list[_Run]) -> None:
+        """Merge ``runs`` (the newest ones) into one: stream, swap the manifest, unlink the inputs."""
+        fences: list[Keys] = []
+        written = [0]
+
+        def body(out: object) -> None:
+            pos = [0] * len(runs)
+            bufs: list[Keys] = [np.zeros(0, dtype=np.uint64) for _ in runs]
+            while True:
+                for i, run in enumerate(runs):
+                    if len(bufs[i]) < WINDOW_KEYS // 2 and pos[i] < run.count:
+                        n = min(WINDOW_KEYS, run.count - pos[i])
+                        bufs[i] = np.concatenate((bufs[i], run.read(pos[i], n)))
+                        pos[i] += n
+                live = [i for i in range(len(runs)) if len(bufs[i])]
+                if not live:
+                    break
+                # everything up to the smallest last-buffered key of a run with more to read is final
+                open_ends = [bufs[i][-1] for i in live if pos[i] < runs[i].count]
+                cut = min(open_ends) if open_ends else None
+                take = []
+                for i in live:
+                    k = len(bufs[i]) if cut is None else int(np.searchsorted(bufs[i], cut, side="right"))
+                    take.append(bufs[i][:k])
+                    bufs[i] = bufs[i][k:]
+                merged = np.unique(np.concatenate(take))
+                start = written[0]
+                # fences: the first key of every page of the output
+                offs = (-start) % PAGE_KEYS
+                fences.append(merged[offs::PAGE_KEYS])
+                out.write(merged.astype("<u8").tobytes())  # type: ignore[attr-defined]
+                written[0] += len(merged)
+                crash_point("seen-merge-writing")
+
+        name = self._write(body, np.zeros(0, dtype=np.uint64))
+        # the fences are known only once the body is written: rewrite them (still unnamed by the manifest)
+        tmp = self.dir / f"{name}.fence.tmp"
+        with open(tmp, "wb") as out:
+            out.write(np.concatenate(fences).astype("<u8").tobytes() if fences else b"")
+        os.replace(tmp, self.dir / f"{name}.fence")
+        crash_point("seen-merge-written")
+        keep = [r for r in self.runs if r not in runs]
+        self.db.execute("BEGIN IMMEDIATE")
+        self._set_manifest([r.name for r in keep] + [name])
+        self.db.execute("COMMIT")
+        crash_point("seen-merge-committed")
+        for run in runs:
+            run.close()
+            run.path.unlink()
+            (self.dir / f"{run.name}.fence").unlink()
+            crash_point("seen-merge-unlinking")
+        self.runs = [*keep, _Run(self.dir, name)]
+
+    def import_keys(self, rows: Iterable[tuple[bytes]]) -> None:
+        """Keys of an older layout (blobs whose first 8 bytes are the key) written as runs, then a
+        transaction begun that names them: the caller finishes it (drops the old table) and commits."""
+        names: list[str] = []
+        chunk: list[bytes] = []
+
+        def spill() -> None:
+            arr = np.unique(np.frombuffer(b"".join(chunk), dtype="<u8").astype(np.uint64))
+            names.append(self._write(lambda out: out.write(arr.astype("<u8").tobytes()), arr[::PAGE_KEYS]))
+            chunk.clear()
+
+        for (key,) in rows:
+            chunk.append(bytes(key[:8]).ljust(8, b"\0"))
+            if len(chunk) >= self.mem_keys:
+                spill()
+        if chunk:
+            spill()
+        crash_point("seen-import-written")
+        self.db.execute("BEGIN IMMEDIATE")
+        self._set_manifest([r.name for r in self.runs] + names)
+        self.runs += [_Run(self.dir, n) for n in names]
+
+    def close(self) -> None:
+        for run in self.runs:
+            run.close()
+        self.runs = []

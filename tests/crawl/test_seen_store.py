@@ -1,0 +1,171 @@
+"""The URL-seen store on its own: batched checks against memory and sorted runs, spills, merges,
+reopening, the migration of a state file whose seen set was a SQLite table, and SIGKILLs at every
+phase of a spill and a merge (the store's process killed itself at a named point)."""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ccrawl.crawl.frontier import Frontier, FrontierConfig, url_key
+from ccrawl.crawl.seen import PAGE_KEYS, SeenStore, url_keys
+from ccrawl.crawl.state import SCHEMA, StateFile
+from ccrawl.errors import UsageError
+from ccrawl.url.canon import canonicalize
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _store(tmp_path: Path, **kw: int) -> tuple[sqlite3.Connection, SeenStore]:
+    db = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    db.execute("CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+    return db, SeenStore(db, tmp_path / "s.seen", **kw)
+
+
+def _add(db: sqlite3.Connection, store: SeenStore, keys: np.ndarray) -> np.ndarray:
+    new = store.check(keys)
+    db.execute("BEGIN")
+    store.log(keys[new])
+    db.execute("COMMIT")
+    store.settle()
+    return new
+
+
+def test_checks_match_a_set_through_spills_merges_and_a_reopen(tmp_path: Path) -> None:
+    rng = np.random.default_rng(7)
+    universe = rng.integers(0, 2**64, size=30_000, dtype=np.uint64)
+    db, store = _store(tmp_path, mem_keys=700, ratio=2)
+    held: set[int] = set()
+    for _ in range(60):
+        batch = universe[rng.integers(0, len(universe), size=rng.integers(1, 3000))]
+        new = _add(db, store, batch)
+        expect = []
+        seen_here: set[int] = set()
+        for k in batch.tolist():
+            expect.append(k not in held and k not in seen_here)
+            seen_here.add(k)
+        assert new.tolist() == expect
+        held |= seen_here
+    assert store.count == len(held) and len(store.runs) >= 2
+    # a run's pages: fences are the first key of every page
+    run = store.runs[0]
+    keys = run.read(0, run.count)
+    assert run.fences.tolist() == keys[::PAGE_KEYS].tolist() and np.all(np.diff(keys.astype(np.int64)) != 0)
+    store.close()
+    db.close()
+    db, again = _store(tmp_path, mem_keys=700, ratio=2)
+    assert again.count == len(held)
+    probe = universe[:5000]
+    assert (~again.check(probe)).tolist() == [k in held for k in probe.tolist()]
+    fresh = np.array([k for k in rng.integers(0, 2**64, size=100, dtype=np.uint64).tolist() if k not in held],
+                     dtype=np.uint64)
+    assert again.check(fresh).all()
+    held_arr = np.array(sorted(held), dtype=np.uint64)
+    assert not again.check(held_arr).any()
+
+
+def test_a_batch_as_large_as_the_run_reads_it_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import ccrawl.crawl.seen as seen
+
+    monkeypatch.setattr(seen, "WINDOW_KEYS", 2048)  # 4 pages a window: many windows, many stretches
+    db, store = _store(tmp_path, mem_keys=10)
+    keys = np.arange(1, 40_001, dtype=np.uint64) * 3
+    _add(db, store, keys)
+    assert store.count == 40_000 and len(store.runs) == 1
+    probe = np.arange(0, 130_000, dtype=np.uint64)
+    assert np.flatnonzero(~store.check(probe)).tolist() == (keys.astype(np.int64)).tolist()
+
+
+def test_url_keys_are_the_frontier_keys() -> None:
+    urls = ["http://example.com/a", "http://example.com/b?x=1"]
+    assert url_keys(urls).astype("<u8").tobytes() == b"".join(url_key(u) for u in urls)
+
+
+def test_a_state_file_with_the_old_seen_table_is_migrated(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA + "CREATE TABLE seen(key BLOB PRIMARY KEY) WITHOUT ROWID;")
+    import blake3
+
+    old = [canonicalize(f"http://h{i}.example/p{i}") for i in range(500)]
+    db.executemany("INSERT INTO seen VALUES(?)", [(blake3.blake3(u.encode()).digest()[:10],) for u in old])
+    db.commit()
+    db.close()
+    f = Frontier(StateFile(path), FrontierConfig(host_budget=0))
+    assert f.state.counts()["seen"] == 500
+    assert f.state.db.execute("SELECT 1 FROM sqlite_master WHERE name='seen'").fetchone() is None
+    for u in old[:10]:
+        f.add(u, 0, seed=True)
+    f.add("http://new.example/", 0, seed=True)
+    f.flush()
+    assert f.admitted == 1 and f.dropped["seen"] == 10
+    f.state.close()
+
+
+def test_a_state_file_from_a_newer_layout_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    StateFile(path).close()
+    db = sqlite3.connect(path)
+    db.execute("UPDATE meta SET v='9' WHERE k='seen_format'")
+    db.commit()
+    db.close()
+    with pytest.raises(UsageError, match="newer ccrawl"):
+        StateFile(path)
+
+
+_CHILD = r"""
+import sys
+from ccrawl.crawl.frontier import Frontier, FrontierConfig
+from ccrawl.crawl.state import StateFile
+f = Frontier(StateFile(sys.argv[1]), FrontierConfig(host_budget=0, flush_every=97))
+urls = open(sys.argv[2]).read().split()
+for u in urls:
+    f.add(u, 0, seed=True)
+f.flush()
+f.state.put("done", 1)
+f.state.close()
+"""
+
+POINTS = ["frontier-committed:3", "seen-spill-written:2", "seen-spill-committed:2", "seen-merge-writing:1",
+          "seen-merge-written:1", "seen-merge-committed:1", "seen-merge-unlinking:1", "seen-merge-unlinking:2"]
+
+
+@pytest.mark.parametrize("point", POINTS)
+def test_a_sigkill_at_every_phase_of_a_spill_and_a_merge_loses_and_repeats_nothing(tmp_path: Path,
+                                                                                   point: str) -> None:
+    rng = random.Random(point)
+    urls = [f"http://h{rng.randrange(50)}.example/p/{i}" for i in range(3000)]
+    urls += rng.sample(urls, 600)  # repeats, some across batches
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("\n".join(urls))
+    state = tmp_path / "state.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CCRAWL_SEEN_MEM_KEYS": "150", "CCRAWL_CRASH_AT": point}
+    killed = subprocess.run([sys.executable, "-c", _CHILD, str(state), str(seeds)], env=env, capture_output=True)
+    assert killed.returncode == -9, killed.stderr.decode()[-2000:]
+    st = StateFile(state)
+    try:
+        # whatever the kill point: a URL is queued exactly when it is seen
+        queued = [u for (u,) in st.db.execute("SELECT url FROM queue")]
+        assert len(queued) == len(set(queued)) and st.seen.count == len(queued) > 0
+        assert not st.seen.check(url_keys(queued)).any()
+        assert st.get("done") != "1"
+    finally:
+        st.close()
+    env.pop("CCRAWL_CRASH_AT")
+    subprocess.run([sys.executable, "-c", _CHILD, str(state), str(seeds)], env=env, check=True)
+    st = StateFile(state)
+    try:
+        queued = [u for (u,) in st.db.execute("SELECT url FROM queue")]
+        assert sorted(queued) == sorted({canonicalize(u) for u in urls})  # each once, none lost
+        assert st.seen.count == len(queued)
+        names = {p.name for p in st.seen.dir.iterdir()}
+        assert names == {f"{r.name}{s}" for r in st.seen.runs for s in (".u64", ".fence")}  # no orphan left
+    finally:
+        st.close()
