@@ -1,62 +1,178 @@
-"""The frontier's admission rate and on-disk bytes as the seen set grows.
+"""The frontier at scale: seed load from a file and link admission, rate and RSS against URLs held.
 
-    python bench/bench_frontier.py --urls 2000000 --step 500000 --out /tmp/bfront
+    python bench/bench_frontier.py --max-urls 10000000 --step 1000000 --out /tmp/bfront \
+        --plot docs/img/frontier.png
 
-Admits ``--urls`` distinct URLs over 10 000 hosts through ``Frontier.add`` + ``flush`` (canonicalise,
-10-byte blake3 key, seen-set insert, queue insert, host upsert), timing each ``--step``; then drops
-the queue (as sealing every page would), VACUUMs, and reports the state file's bytes per URL, which
-is what the seen set (plus the hosts table) costs a URL for good. Prints JSON.
+Writes a seed file of ``--max-urls`` distinct URLs over ``--hosts`` hosts (untimed), then loads it
+through ``Frontier.add`` + ``flush`` as ``crawl run`` loads seeds (read a line, canonicalise, 8-byte
+blake3 key, batched seen check, queue and host rows, one transaction per 20 000), timing each
+``--step``. After each step it times a burst of link admission (``--links`` links at depth 1, 90% of
+them already seen, from pages of other registered domains: edges and trap budgets included) and a
+burst of bare seen-set checks (``SeenStore.check`` on batches of 20 000 keys, half held). Reports per
+step: seeds/s, links/s, checks/s, the process's RSS and peak RSS, and at the end the state's bytes per
+queued URL (SQLite file) and per seen-only URL (the seen runs). Prints JSON; ``--plot`` draws rate
+and RSS against URLs held.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
+import resource
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import numpy as np
+
 from ccrawl.crawl.frontier import Frontier, FrontierConfig
+from ccrawl.crawl.seen import url_keys
 from ccrawl.crawl.state import StateFile
 
 
+def _url(i: int, hosts: int) -> str:
+    return f"http://h{i % hosts}.example.com/page/{i}?q={i * 7919 % 100003}"
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e3
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--urls", type=int, default=2_000_000)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("--max-urls", type=int, default=2_000_000, help="seed URLs to load (URLs held at the end)")
     parser.add_argument("--step", type=int, default=500_000)
     parser.add_argument("--hosts", type=int, default=10_000)
+    parser.add_argument("--links", type=int, default=200_000, help="links admitted after each step")
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--plot", type=Path, help="PNG of rate and RSS against URLs held")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
+    seeds = args.out / "seeds.txt"
+    if not seeds.is_file() or seeds.stat().st_size < args.max_urls * 40:
+        with open(seeds, "w") as f:
+            for i in range(0, args.max_urls, 100_000):
+                f.write("".join(_url(j, args.hosts) + "\n" for j in range(i, min(args.max_urls, i + 100_000))))
     path = args.out / "state.db"
+    import shutil
+
     for p in args.out.glob("state.db*"):
-        p.unlink()
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
     state = StateFile(path)
-    frontier = Frontier(state, FrontierConfig(max_depth=1, flush_every=20_000))
+    # seeds in batches of 200 000 as ``crawl run`` loads them (load_seeds), links in batches of 20 000
+    frontier = Frontier(state, FrontierConfig(max_depth=5, flush_every=200_000))
+    rng = random.Random(1)
     steps = []
-    start = time.perf_counter()
-    for i in range(args.urls):
-        frontier.add(f"http://h{i % args.hosts}.example.com/page/{i}?q={i * 7919 % 100003}", 0, seed=True)
-        if (i + 1) % args.step == 0:
-            frontier.flush()
-            now = time.perf_counter()
-            steps.append({"admitted": i + 1, "urls_per_s": round(args.step / (now - start)),
-                          "file_mb": round(path.stat().st_size / 1e6, 1)})
-            start = now
+    loaded = 0
+    link_no = 0
+    with open(seeds) as f:
+        start = time.perf_counter()
+        cpu = time.process_time()
+        for line in f:
+            frontier.add(line.rstrip("\n"), 0, seed=True)
+            loaded += 1
+            if loaded % args.step == 0 or loaded == args.max_urls:
+                frontier.flush()
+                seed_s = time.perf_counter() - start
+                seed_cpu = time.process_time() - cpu
+                n_step = args.step if loaded % args.step == 0 else loaded % args.step
+                # link admission: 90% already-seen URLs, 10% new ones, from pages of another domain
+                t0 = time.perf_counter()
+                c0 = time.process_time()
+                before = frontier.admitted
+                frontier.config.flush_every = 20_000
+                for k in range(args.links):
+                    if k % 10:
+                        url = _url(rng.randrange(loaded), args.hosts)
+                    else:
+                        link_no += 1
+                        url = f"http://h{link_no % args.hosts}.example.com/link/{link_no}"
+                    frontier.add(url, 1, source=f"src{k % 97}.example.org")
+                frontier.flush()
+                frontier.config.flush_every = 200_000
+                link_s = time.perf_counter() - t0
+                link_cpu = time.process_time() - c0
+                check_s = _time_checks(frontier, loaded, args.hosts, rng)
+                steps.append({
+                    "held": frontier.seen.count, "loaded": loaded,
+                    "seeds_per_s": round(n_step / seed_s), "seeds_per_cpu_s": round(n_step / seed_cpu),
+                    "links_per_s": round(args.links / link_s), "links_per_cpu_s": round(args.links / link_cpu),
+                    "links_admitted": frontier.admitted - before,
+                    "checks_per_s": round(check_s),
+                    "rss_mb": round(_rss_mb()), "peak_rss_mb": round(_peak_mb()),
+                    "state_mb": round(path.stat().st_size / 1e6, 1),
+                    "seen_mb": round(frontier.seen.disk_bytes / 1e6, 1), "runs": len(frontier.seen.runs),
+                })
+                print(json.dumps(steps[-1]), file=sys.stderr, flush=True)
+                start = time.perf_counter()
+                cpu = time.process_time()
     frontier.flush()
-    with_queue = path.stat().st_size
-    state.db.execute("DELETE FROM queue")
     state.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    state.db.execute("VACUUM")
-    seen_only = path.stat().st_size
+    queued = state.counts()["queued"]
+    with_queue = path.stat().st_size
+    seen_bytes = frontier.seen.disk_bytes
+    held = frontier.seen.count
     state.close()
-    print(json.dumps({
-        "urls": args.urls, "hosts": args.hosts, "steps": steps,
-        "bytes_per_url_with_queue": round(with_queue / args.urls, 1),
-        "bytes_per_url_seen_and_hosts": round(seen_only / args.urls, 1),
-    }, indent=1))
+    result = {
+        "max_urls": args.max_urls, "hosts": args.hosts, "steps": steps,
+        "queued": queued, "bytes_per_queued_url_state_file": round(with_queue / max(1, queued), 1),
+        "bytes_per_seen_url_runs": round(seen_bytes / max(1, held), 2),
+        "peak_rss_mb": round(_peak_mb()),
+    }
+    print(json.dumps(result, indent=1))
+    if args.plot:
+        _plot(steps, args.plot)
+
+
+def _time_checks(frontier: Frontier, loaded: int, hosts: int, rng: random.Random) -> float:
+    """Seen checks per second (``SeenStore.check`` alone) over 10 batches of 20 000 keys, half held."""
+    batches = []
+    for _ in range(10):
+        held = [_url(rng.randrange(loaded), hosts) for _ in range(10_000)]
+        fresh = [f"http://x{rng.random()}.example.net/" for _ in range(10_000)]
+        batches.append(url_keys(held + fresh))
+    t0 = time.perf_counter()
+    for keys in batches:
+        new = frontier.seen.check(keys)
+        assert not new[:10_000].any() and new[10_000:].all()
+    return sum(len(k) for k in batches) / (time.perf_counter() - t0)
+
+
+def _plot(steps: list[dict[str, float]], out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    held = np.array([s["held"] for s in steps]) / 1e6
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    ax.plot(held, [s["seeds_per_s"] / 1e3 for s in steps], "o-", label="seed load (k URLs/s, wall)")
+    ax.plot(held, [s["seeds_per_cpu_s"] / 1e3 for s in steps], "o:", label="seed load (k URLs per CPU s)")
+    ax.plot(held, [s["links_per_s"] / 1e3 for s in steps], "s-", label="link admission (k links/s, wall)")
+    ax.plot(held, [s["checks_per_s"] / 1e5 for s in steps], "^-", label="seen checks (100k/s)")
+    ax.set_xlabel("URLs held (millions)")
+    ax.set_ylabel("rate")
+    ax2 = ax.twinx()
+    ax2.plot(held, [s["rss_mb"] for s in steps], "k--", label="RSS (MB)")
+    ax2.set_ylabel("RSS (MB)")
+    ax2.set_ylim(bottom=0)
+    ax.set_ylim(bottom=0)
+    lines = ax.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], loc="lower left", fontsize=8)
+    ax.set_title("crawl frontier: bench/bench_frontier.py")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=100)
 
 
 if __name__ == "__main__":

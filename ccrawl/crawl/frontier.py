@@ -27,7 +27,7 @@ import blake3
 import numpy as np
 
 from ccrawl.crawl.seen import crash_point, url_keys
-from ccrawl.crawl.state import StateFile
+from ccrawl.crawl.state import SEG_BITS, SEG_MAX, StateFile, decode_segment, encode_segment
 from ccrawl.errors import InputError
 from ccrawl.url.canon import canonicalize
 from ccrawl.url.domain import fnv1a64, shard_key
@@ -54,6 +54,8 @@ class _Host:
     rank: int = 0
     """Admission order of the host's first URL: ties on the clock go to the earlier host."""
     items: deque[Item] = field(default_factory=deque)
+    loaded: dict[int, int] = field(default_factory=dict)
+    """Segment id -> index of the next URL not yet loaded into ``items`` (what this object loaded)."""
     busy: bool = False
     exhausted: bool = False
     """The state file had no more waiting URLs at the last refill (new admissions clear it)."""
@@ -107,6 +109,9 @@ Routed = tuple[int, int, str, int, int]
 
 
 def _host_of(canonical: str) -> str:
+    parts = canonical.split("/", 3)  # a canonical URL has a path: ['scheme:', '', host, path]
+    if len(parts) == 4 and "?" not in parts[2]:
+        return parts[2]
     rest = canonical.split("://", 1)[1]
     end = len(rest)
     for sep in "/?":
@@ -131,6 +136,7 @@ class Frontier:
         self.admitted = 0
         self.dropped = {"seen": 0, "depth": 0, "shard": 0, "host": 0, "url": 0, "trap": 0}
         self.seen = state.seen
+        self._domains: dict[str, str] = {}
         self._edges: set[tuple[str, str, str]] = set()  # (source domain, target host, target domain) not yet flushed
         self._seed_hosts: set[str] = {r[0] for r in state.db.execute("SELECT host FROM seed_hosts")}
         self._fill_at = 0.0
@@ -178,11 +184,20 @@ class Frontier:
                     self.flush()
                 return True
         if cfg.host_budget and (seed or source is not None):
-            domain = shard_key(host)
+            domain = self._domain(host)
             src = "" if seed else source
             if src != domain:
                 self._edges.add((src or "", host, domain))
         return self.admit(canonical, depth, host=host, seed=seed, hops=hops)
+
+    def _domain(self, host: str) -> str:
+        """The registered domain of ``host`` (its shard key), cached."""
+        dom = self._domains.get(host)
+        if dom is None:
+            if len(self._domains) > 200_000:
+                self._domains.clear()
+            dom = self._domains[host] = shard_key(host)
+        return dom
 
     def admit(self, canonical: str, depth: int, *, host: str = "", seed: bool = False, hops: int = 0) -> bool:
         """Queue a canonical URL this partition owns (links routed here by another one come in here)."""
@@ -252,16 +267,39 @@ class Frontier:
             self.flush()
 
     def _refill(self, host: _Host) -> bool:
+        """Load the host's next waiting URLs from its segments (by depth, then admission) into its window.
+
+        Items of a segment complete in the order they were loaded (one fetch per host at a time), so
+        a segment's next URL is its ``done`` count on disk plus its completions not flushed yet,
+        unless this host object already loaded further (``host.loaded``)."""
         if host.exhausted and not self._adds:
             return False
-        pending = {m[1].seq for m in self._marks if m[1].host == host.name}
-        rows = self.state.db.execute(
-            "SELECT prio, seq, url, depth, hops FROM queue WHERE host=? AND state=0 ORDER BY prio, seq LIMIT ?",
-            (host.name, self.config.window + len(pending)),
-        ).fetchall()
-        for prio, seq, url, depth, hops in rows:
-            if seq not in pending:
-                host.items.append(Item(url, host.name, depth, prio, seq, hops))
+        pending: dict[int, int] = {}
+        for _, m in self._marks:
+            if m.host == host.name:
+                pending[m.seq >> SEG_BITS] = pending.get(m.seq >> SEG_BITS, 0) + 1
+        want = self.config.window
+        offset = 0
+        while want > 0:
+            rows = self.state.db.execute(
+                "SELECT id, prio, n, done, data FROM qseg WHERE host=? ORDER BY prio, id LIMIT 16 OFFSET ?",
+                (host.name, offset)).fetchall()
+            if not rows:
+                break
+            offset += len(rows)
+            for seg, prio, n, done, data in rows:
+                start = max(int(done) + pending.get(seg, 0), host.loaded.get(seg, 0))
+                if start >= n:
+                    continue
+                entries = decode_segment(data)
+                stop = min(int(n), start + want)
+                for idx in range(start, stop):
+                    url, hops = entries[idx]
+                    host.items.append(Item(url, host.name, int(prio), int(prio), (seg << SEG_BITS) | idx, hops))
+                host.loaded[seg] = stop
+                want -= stop - start
+                if want <= 0:
+                    break
         host.exhausted = len(host.items) == 0
         return not host.exhausted
 
@@ -307,12 +345,18 @@ class Frontier:
         for owner, upto in self._acked.items():
             db.execute("DELETE FROM outbox WHERE part=? AND id<=?", (owner, upto))
         self._admit_batch(db)
+        done: dict[int, int] = {}
+        fetched_rows = []
+        less: dict[str, int] = {}
         for file, item in self._marks:
+            done[item.seq >> SEG_BITS] = done.get(item.seq >> SEG_BITS, 0) + 1
             if file:
-                db.execute("UPDATE queue SET state=1, file=? WHERE seq=?", (file, item.seq))
-            else:
-                db.execute("DELETE FROM queue WHERE seq=?", (item.seq,))
-            db.execute("UPDATE hosts SET pending = pending - 1 WHERE host=?", (item.host,))
+                fetched_rows.append((item.host, item.prio, item.url, item.depth, item.hops, file))
+            less[item.host] = less.get(item.host, 0) + 1
+        db.executemany("INSERT INTO unsealed(host, prio, url, depth, hops, file) VALUES(?,?,?,?,?,?)", fetched_rows)
+        db.executemany("UPDATE qseg SET done = done + ? WHERE id=?", [(k, seg) for seg, k in done.items()])
+        db.executemany("DELETE FROM qseg WHERE id=? AND done >= n", [(seg,) for seg in done])
+        db.executemany("UPDATE hosts SET pending = pending - ? WHERE host=?", [(k, h) for h, k in less.items()])
         for host, (next_at, delay) in self._clocks.items():
             db.execute("UPDATE hosts SET next_at=?, delay=? WHERE host=?", (next_at, delay, host))
         self.state.put("seq", self._seq)
@@ -339,7 +383,8 @@ class Frontier:
 
         Trap budgets (IRLbot's STAR/BEAST idea): a host may have ``host_budget * (1 + in-degree)``
         URLs admitted, its registered domain ``domain_budget * (1 + in-degree)``, where the in-degree
-        counts the other registered domains whose pages linked to it (a seed is one vote). The edges
+        counts the other registered domains whose pages linked to it (a seed is one vote). Seeds count
+        against the budgets but are never dropped. The edges
         are deduplicated in the seen set itself. A URL over budget is dropped (``trap``) and not marked
         seen, so it is admitted when found again once more domains link to its host."""
         import sqlite3
@@ -368,7 +413,7 @@ class Frontier:
                 q = f"SELECT host, admitted, indeg FROM hosts WHERE host IN ({','.join('?' * len(part))})"
                 for h, adm, deg in db.execute(q, part):
                     host_row[str(h)] = [int(adm), int(deg)]
-            doms = sorted({shard_key(h) for h in hosts_in})
+            doms = sorted({self._domain(h) for h in hosts_in})
             for i in range(0, len(doms), 500):
                 part = doms[i:i + 500]
                 q = f"SELECT domain, admitted, indeg FROM domains WHERE domain IN ({','.join('?' * len(part))})"
@@ -380,30 +425,42 @@ class Frontier:
                 if enew[e + j]:
                     dom_row.setdefault(dom, [0, 0])[1] += 1
         take = new.copy()
-        queue_rows = []
+        groups: dict[tuple[str, int], list[tuple[str, int]]] = {}
         admitted_hosts: dict[str, int] = {}
         first: dict[str, int] = {}
-        dom_of: dict[str, str] = {}
+        seq = self._seq
+        domain = self._domain
         for i in np.flatnonzero(new[:n]).tolist():
             canonical, depth, host, prio, hops = adds[i]
             if budgets:
-                dom = dom_of.get(host) or dom_of.setdefault(host, shard_key(host))
-                hr = host_row.setdefault(host, [0, 0])
-                dr = dom_row.setdefault(dom, [0, 0])
-                if hr[0] >= cfg.host_budget * (1 + hr[1]) or dr[0] >= cfg.domain_budget * (1 + dr[1]):
+                hr = host_row.get(host) or host_row.setdefault(host, [0, 0])
+                dom = domain(host)
+                dr = dom_row.get(dom) or dom_row.setdefault(dom, [0, 0])
+                # a seed (depth 0) is the user's choice: counted, never dropped
+                if depth > 0 and (hr[0] >= cfg.host_budget * (1 + hr[1])
+                                  or dr[0] >= cfg.domain_budget * (1 + dr[1])):
                     take[i] = False
                     self.dropped["trap"] += 1
                     continue
                 hr[0] += 1
                 dr[0] += 1
-            self._seq += 1
-            queue_rows.append((self._seq, host, prio, canonical, depth, hops))
-            admitted_hosts[host] = admitted_hosts.get(host, 0) + 1
-            first.setdefault(host, self._seq)
+            seq += 1
+            group = groups.get((host, prio))
+            if group is None:
+                group = groups[(host, prio)] = []
+                if host not in first:
+                    first[host] = seq
+            group.append((canonical, hops))
+        self._seq = seq
+        for (host, _), group in groups.items():
+            admitted_hosts[host] = admitted_hosts.get(host, 0) + len(group)
         self.dropped["seen"] += int(n - np.count_nonzero(new[:n]))
-        self.admitted += len(queue_rows)
+        self.admitted += sum(admitted_hosts.values())
         self.seen.log(keys[take])
-        db.executemany("INSERT INTO queue(seq, host, prio, url, depth, hops) VALUES(?,?,?,?,?,?)", queue_rows)
+        db.executemany("INSERT INTO qseg(host, prio, n, data) VALUES(?,?,?,?)",
+                       [(host, prio, len(part), encode_segment(part))
+                        for (host, prio), group in groups.items()
+                        for part in (group[i:i + SEG_MAX] for i in range(0, len(group), SEG_MAX))])
         db.executemany("INSERT INTO hosts(host, pending, rank) VALUES(?, ?, ?) "
                        "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending",
                        [(h, k, first[h]) for h, k in admitted_hosts.items()])
@@ -448,7 +505,7 @@ class Frontier:
 
     def sealed(self, file: str) -> int:
         """The WARC file ``file`` is sealed: forget its URLs for good. Call after :meth:`flush`."""
-        cur = self.state.db.execute("DELETE FROM queue WHERE file=?", (file,))
+        cur = self.state.db.execute("DELETE FROM unsealed WHERE file=?", (file,))
         return int(cur.rowcount)
 
     @property

@@ -370,14 +370,18 @@ def load_seeds(frontiers: list[Frontier], seeds: Iterable[str]) -> None:
 
     Raises :class:`NothingMatched` when no seed was admitted anywhere."""
     cfg = frontiers[0].config
+    batch = [f.config.flush_every for f in frontiers]
+    for f in frontiers:  # big batches: a host's seeds share queue segments (compressed together)
+        f.config.flush_every = max(f.config.flush_every, 200_000)
     for url in seeds:
         owner = 0
         if cfg.parts > 1:
             with contextlib.suppress(InputError):
                 owner = place(_host_of(canonicalize(url)), cfg.shards, cfg.parts)[1]
         frontiers[owner].add(url, 0, seed=True)  # a bad URL is counted as dropped by partition 0
-    for frontier in frontiers:
+    for frontier, every in zip(frontiers, batch):
         frontier.flush()
+        frontier.config.flush_every = every
     if sum(f.admitted for f in frontiers) == 0:
         dropped: dict[str, int] = {}
         for f in frontiers:

@@ -33,7 +33,8 @@ import fcntl
 import os
 import sqlite3
 import time
-from collections.abc import Callable
+import zlib
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ccrawl.crawl.seen import MEM_KEYS, SeenStore
@@ -41,11 +42,12 @@ from ccrawl.errors import UsageError
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS queue(
-    seq INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL, url TEXT NOT NULL,
-    depth INTEGER NOT NULL, state INTEGER NOT NULL DEFAULT 0, file TEXT, hops INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS queue_waiting ON queue(host, prio, seq) WHERE state = 0;
-CREATE INDEX IF NOT EXISTS queue_file ON queue(file) WHERE file IS NOT NULL;
+CREATE TABLE IF NOT EXISTS qseg(id INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL,
+    n INTEGER NOT NULL, done INTEGER NOT NULL DEFAULT 0, data BLOB NOT NULL);
+CREATE INDEX IF NOT EXISTS qseg_host ON qseg(host, prio, id);
+CREATE TABLE IF NOT EXISTS unsealed(id INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL,
+    url TEXT NOT NULL, depth INTEGER NOT NULL, hops INTEGER NOT NULL DEFAULT 0, file TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS unsealed_file ON unsealed(file);
 CREATE TABLE IF NOT EXISTS hosts(
     host TEXT PRIMARY KEY, next_at REAL NOT NULL DEFAULT 0, delay REAL NOT NULL DEFAULT 0,
     pending INTEGER NOT NULL DEFAULT 0, rank INTEGER NOT NULL DEFAULT 0,
@@ -59,12 +61,38 @@ CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY, part INTEGER NOT NULL,
 """
 
 #: columns added since a table was first written: a state file from an older ccrawl gets them on open
-ADDED_COLUMNS = (("queue", "hops", "INTEGER NOT NULL DEFAULT 0"), ("outbox", "hops", "INTEGER NOT NULL DEFAULT 0"),
+ADDED_COLUMNS = (("outbox", "hops", "INTEGER NOT NULL DEFAULT 0"),
                  ("hosts", "admitted", "INTEGER NOT NULL DEFAULT 0"), ("hosts", "indeg", "INTEGER NOT NULL DEFAULT 0"))
 
 SEEN_FORMAT = 2
-"""The seen set's layout: 1 was a ``seen`` table of 10-byte keys in the state file, 2 the sorted runs
-of :mod:`ccrawl.crawl.seen` (a file of format 1 is migrated on open)."""
+"""The state's layout: 1 was a ``seen`` table of 10-byte keys and a ``queue`` table of one row per URL,
+2 the sorted runs of :mod:`ccrawl.crawl.seen` and the queue in segments (a file of format 1 is
+migrated on open)."""
+
+SEG_BITS = 16
+"""An item's ``seq`` is its segment's id shifted by this, plus its index in the segment."""
+SEG_MAX = 4096
+"""URLs per queue segment at most."""
+
+
+def encode_segment(entries: list[tuple[str, int]]) -> bytes:
+    """A queue segment's blob: lines ``url`` or ``url<TAB>hops``, zlib-compressed when that is smaller
+    (first byte 1) else raw (first byte 0). Canonical URLs hold no tab or newline."""
+    text = "\n".join(u if not h else f"{u}\t{h}" for u, h in entries).encode("utf-8")
+    if len(text) > 96:
+        packed = zlib.compress(text, 6)
+        if len(packed) < len(text):
+            return b"\x01" + packed
+    return b"\x00" + text
+
+
+def decode_segment(data: bytes) -> list[tuple[str, int]]:
+    body = zlib.decompress(data[1:]) if data[:1] == b"\x01" else data[1:]
+    out = []
+    for line in body.decode("utf-8").split("\n"):
+        url, _, hops = line.partition("\t")
+        out.append((url, int(hops) if hops else 0))
+    return out
 
 
 def lock_file(path: Path, *, wait: float, what: str) -> int:
@@ -137,6 +165,14 @@ class StateFile:
         else:
             db.execute("BEGIN IMMEDIATE")
         db.execute("DROP TABLE IF EXISTS seen")
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='queue'").fetchone():
+            cols = {str(r[1]) for r in db.execute("PRAGMA table_info(queue)")}
+            hops = "hops" if "hops" in cols else "0"
+            db.execute(f"INSERT INTO unsealed(host, prio, url, depth, hops, file) SELECT host, prio, url, depth, "
+                       f"{hops}, file FROM queue WHERE state=1")
+            rows = db.execute(f"SELECT host, prio, url, {hops} FROM queue WHERE state=0 ORDER BY host, prio, seq")
+            self.queue_segments(rows)
+            db.execute("DROP TABLE queue")
         self.put("seen_format", SEEN_FORMAT)
         self.put("seen", self.seen.count)
         db.execute("COMMIT")
@@ -162,24 +198,56 @@ class StateFile:
         done = back = 0
         db = self.db
         db.execute("BEGIN IMMEDIATE")
-        files = [r[0] for r in db.execute("SELECT DISTINCT file FROM queue WHERE state=1")]
+        files = [r[0] for r in db.execute("SELECT DISTINCT file FROM unsealed")]
         for name in files:
             if is_sealed(name):
-                done += db.execute("DELETE FROM queue WHERE file=?", (name,)).rowcount
-            else:
-                back += db.execute("UPDATE queue SET state=0, file=NULL WHERE file=?", (name,)).rowcount
+                done += db.execute("DELETE FROM unsealed WHERE file=?", (name,)).rowcount
+                continue
+            rows = db.execute("SELECT host, prio, url, hops FROM unsealed WHERE file=? ORDER BY host, prio, id",
+                              (name,)).fetchall()
+            back += self.queue_segments(rows)
+            db.execute("DELETE FROM unsealed WHERE file=?", (name,))
         if back:
             db.execute("UPDATE meta SET v = CAST(max(0, CAST(v AS INTEGER) - ?) AS TEXT) WHERE k='fetched'", (back,))
-        db.execute("UPDATE hosts SET pending=(SELECT count(*) FROM queue q WHERE q.host=hosts.host AND q.state=0)")
+        db.execute("UPDATE hosts SET pending=coalesce((SELECT sum(n - done) FROM qseg q WHERE q.host=hosts.host), 0)")
         db.execute("COMMIT")
         return done, back
+
+    def queue_segments(self, rows: Iterable[tuple[str, int, str, int]]) -> int:
+        """Write (host, prio, url, hops) rows, sorted by host and prio, as queue segments; returns the count."""
+        total = 0
+        key: tuple[str, int] | None = None
+        group: list[tuple[str, int]] = []
+
+        def out() -> None:
+            if key is not None and group:
+                for i in range(0, len(group), SEG_MAX):
+                    part = group[i:i + SEG_MAX]
+                    self.db.execute("INSERT INTO qseg(host, prio, n, data) VALUES(?,?,?,?)",
+                                    (key[0], key[1], len(part), encode_segment(part)))
+
+        for host, prio, url, hops in rows:
+            if (host, prio) != key:
+                out()
+                key, group = (str(host), int(prio)), []
+            group.append((str(url), int(hops)))
+            total += 1
+        out()
+        return total
+
+    def waiting(self) -> list[tuple[str, str, int, int]]:
+        """Every waiting URL as (host, url, depth, hops), by host, depth and admission (tests, tools)."""
+        out = []
+        for host, prio, done, data in self.db.execute("SELECT host, prio, done, data FROM qseg ORDER BY host, prio, id"):
+            out += [(str(host), u, int(prio), h) for u, h in decode_segment(data)[int(done):]]
+        return out
 
     def counts(self) -> dict[str, int]:
         one = self.db.execute
         return {
             "seen": self.seen.count,
-            "queued": int(one("SELECT count(*) FROM queue WHERE state=0").fetchone()[0]),
-            "unsealed": int(one("SELECT count(*) FROM queue WHERE state=1").fetchone()[0]),
+            "queued": int(one("SELECT coalesce(sum(n - done), 0) FROM qseg").fetchone()[0]),
+            "unsealed": int(one("SELECT count(*) FROM unsealed").fetchone()[0]),
             "hosts": int(one("SELECT count(*) FROM hosts").fetchone()[0]),
             "hosts_pending": int(one("SELECT count(*) FROM hosts WHERE pending > 0").fetchone()[0]),
             "outbox": int(one("SELECT count(*) FROM outbox").fetchone()[0]),
@@ -230,12 +298,18 @@ def frontier_status(path: Path | str, *, now: float | None = None) -> dict[str, 
             totals["fetched"] += int(meta.get("fetched") or 0)
             old = one("SELECT 1 FROM sqlite_master WHERE type='table' AND name='seen'").fetchone()
             totals["seen"] += int(one("SELECT count(*) FROM seen").fetchone()[0]) if old else int(meta.get("seen") or 0)
-            totals["queued"] += int(one("SELECT count(*) FROM queue WHERE state=0").fetchone()[0])
-            totals["unsealed"] += int(one("SELECT count(*) FROM queue WHERE state=1").fetchone()[0])
+            if one("SELECT 1 FROM sqlite_master WHERE type='table' AND name='queue'").fetchone():  # layout 1
+                totals["queued"] += int(one("SELECT count(*) FROM queue WHERE state=0").fetchone()[0])
+                totals["unsealed"] += int(one("SELECT count(*) FROM queue WHERE state=1").fetchone()[0])
+                depths = "SELECT depth, count(*) FROM queue WHERE state=0 GROUP BY depth ORDER BY depth"
+            else:
+                totals["queued"] += int(one("SELECT coalesce(sum(n - done), 0) FROM qseg").fetchone()[0])
+                totals["unsealed"] += int(one("SELECT count(*) FROM unsealed").fetchone()[0])
+                depths = "SELECT prio, sum(n - done) FROM qseg GROUP BY prio ORDER BY prio"
             totals["hosts"] += int(one("SELECT count(*) FROM hosts").fetchone()[0])
             totals["hosts_pending"] += int(one("SELECT count(*) FROM hosts WHERE pending > 0").fetchone()[0])
             totals["outbox"] += int(one("SELECT count(*) FROM outbox").fetchone()[0])
-            for depth, n in one("SELECT depth, count(*) FROM queue WHERE state=0 GROUP BY depth ORDER BY depth"):
+            for depth, n in one(depths):
                 by_depth[str(depth)] = by_depth.get(str(depth), 0) + int(n)
             row = one("SELECT min(next_at) FROM hosts WHERE pending > 0").fetchone()
             if row and row[0] is not None:

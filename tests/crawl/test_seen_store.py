@@ -152,7 +152,7 @@ def test_a_sigkill_at_every_phase_of_a_spill_and_a_merge_loses_and_repeats_nothi
     st = StateFile(state)
     try:
         # whatever the kill point: a URL is queued exactly when it is seen
-        queued = [u for (u,) in st.db.execute("SELECT url FROM queue")]
+        queued = [u for _, u, _, _ in st.waiting()]
         assert len(queued) == len(set(queued)) and st.seen.count == len(queued) > 0
         assert not st.seen.check(url_keys(queued)).any()
         assert st.get("done") != "1"
@@ -162,7 +162,7 @@ def test_a_sigkill_at_every_phase_of_a_spill_and_a_merge_loses_and_repeats_nothi
     subprocess.run([sys.executable, "-c", _CHILD, str(state), str(seeds)], env=env, check=True)
     st = StateFile(state)
     try:
-        queued = [u for (u,) in st.db.execute("SELECT url FROM queue")]
+        queued = [u for _, u, _, _ in st.waiting()]
         assert sorted(queued) == sorted({canonicalize(u) for u in urls})  # each once, none lost
         assert st.seen.count == len(queued)
         names = {p.name for p in st.seen.dir.iterdir()}
