@@ -3,7 +3,8 @@
     python bench/bench_frontier.py --max-urls 10000000 --step 1000000 --out /tmp/bfront \
         --plot docs/img/frontier.png
 
-Writes a seed file of ``--max-urls`` distinct URLs over ``--hosts`` hosts (untimed), then loads it
+Writes a seed file of ``--max-urls`` distinct URLs over ``--hosts`` hosts, each its own registered
+domain (untimed), then loads it
 through ``Frontier.add`` + ``flush`` as ``crawl run`` loads seeds (read a line, canonicalise, 8-byte
 blake3 key, batched seen check, queue and host rows, one transaction per 20 000), timing each
 ``--step``. After each step it times a burst of link admission (``--links`` links at depth 1, 90% of
@@ -35,7 +36,7 @@ from ccrawl.crawl.state import StateFile
 
 
 def _url(i: int, hosts: int) -> str:
-    return f"http://h{i % hosts}.example.com/page/{i}?q={i * 7919 % 100003}"
+    return f"http://www.site{i % hosts}.com/page/{i}?q={i * 7919 % 100003}"
 
 
 def _rss_mb() -> float:
@@ -95,7 +96,7 @@ def main() -> None:
                         url = _url(rng.randrange(loaded), args.hosts)
                     else:
                         link_no += 1
-                        url = f"http://h{link_no % args.hosts}.example.com/link/{link_no}"
+                        url = f"http://www.site{link_no % args.hosts}.com/link/{link_no}"
                     frontier.add(url, 1, source=f"src{k % 97}.example.org")
                 frontier.flush()
                 frontier.config.flush_every = 200_000

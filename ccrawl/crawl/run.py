@@ -379,7 +379,7 @@ def load_seeds(frontiers: list[Frontier], seeds: Iterable[str]) -> None:
             with contextlib.suppress(InputError):
                 owner = place(_host_of(canonicalize(url)), cfg.shards, cfg.parts)[1]
         frontiers[owner].add(url, 0, seed=True)  # a bad URL is counted as dropped by partition 0
-    for frontier, every in zip(frontiers, batch):
+    for frontier, every in zip(frontiers, batch, strict=True):
         frontier.flush()
         frontier.config.flush_every = every
     if sum(f.admitted for f in frontiers) == 0:

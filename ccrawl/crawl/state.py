@@ -238,7 +238,8 @@ class StateFile:
     def waiting(self) -> list[tuple[str, str, int, int]]:
         """Every waiting URL as (host, url, depth, hops), by host, depth and admission (tests, tools)."""
         out = []
-        for host, prio, done, data in self.db.execute("SELECT host, prio, done, data FROM qseg ORDER BY host, prio, id"):
+        rows = self.db.execute("SELECT host, prio, done, data FROM qseg ORDER BY host, prio, id")
+        for host, prio, done, data in rows:
             out += [(str(host), u, int(prio), h) for u, h in decode_segment(data)[int(done):]]
         return out
 

@@ -153,3 +153,37 @@ def test_a_killed_run_that_the_budget_does_not_reach_finishes_every_page(big_web
     # every page of the site once, and the budget (not reached) took nothing away
     assert summary["finished"] is True and set(sealed) == set(warc_targets(tmp_path / "ref"))
     assert sorted(sealed.values()) == [1] * reference.archived
+
+
+# points of the seen store's spills and merges (ccrawl.crawl.seen.crash_point), the N-th pass of each
+STORE_POINTS = ["seen-spill-written:1", "seen-spill-committed:2", "seen-merge-writing:1", "seen-merge-written:1",
+                "seen-merge-committed:1", "seen-merge-unlinking:2", "frontier-committed:4"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("point", STORE_POINTS)
+def test_a_crawl_killed_inside_a_seen_store_spill_or_merge_resumes_exactly_once(
+        big_web: SynthWeb, tmp_path: Path, point: str) -> None:
+    """``crawl run`` SIGKILLs itself at a named point of a spill or merge of its seen set (a store of 40
+    keys in memory spills at nearly every flush, and merges follow), then resumes: every page of the
+    unkilled reference once in the sealed WARC files, no orphan run left."""
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("".join(big_web.url(f"site{i}.test") + "\n" for i in range(0, 30, 5)))
+    ref = crawl_run(CrawlOptions(state=tmp_path / "ref.db", out=tmp_path / "ref", delay=0.0, max_depth=50,
+                                 workers=16, resolve=big_web.resolve, warc_size=60_000),
+                    seeds.read_text().split())
+    expected = set(warc_targets(tmp_path / "ref"))
+    assert ref.finished and len(expected) > 300
+    env = {**os.environ, "CCRAWL_SEEN_MEM_KEYS": "40", "CCRAWL_CRASH_AT": point}
+    cmd = [*_kill_cmd(big_web, tmp_path, seeds, 1, 100_000)]
+    killed = subprocess.run(cmd, capture_output=True, timeout=300, env=env)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
+    env.pop("CCRAWL_CRASH_AT")
+    final = subprocess.run(cmd, capture_output=True, timeout=300, env=env)
+    assert final.returncode == 0, final.stderr.decode()[-2000:]
+    assert json.loads(final.stdout)["finished"] is True
+    sealed = Counter(warc_targets(tmp_path / "warc"))
+    assert [u for u, n in sealed.items() if n > 1] == []
+    assert set(sealed) == expected
+    runs = tmp_path / "state.db.seen"
+    assert not [p for p in runs.iterdir() if p.suffix == ".tmp"]
