@@ -56,7 +56,13 @@ def main() -> None:
     parser.add_argument("--links", type=int, default=200_000, help="links admitted after each step")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--plot", type=Path, help="PNG of rate and RSS against URLs held")
+    parser.add_argument("--store-only", action="store_true",
+                        help="the seen store alone: random keys in batches of 200 000 (no URLs, no queue), checks "
+                             "timed every --step keys, to --max-urls keys")
     args = parser.parse_args()
+    if args.store_only:
+        store_only(args)
+        return
     args.out.mkdir(parents=True, exist_ok=True)
     seeds = args.out / "seeds.txt"
     if not seeds.is_file() or seeds.stat().st_size < args.max_urls * 40:
@@ -132,6 +138,53 @@ def main() -> None:
     print(json.dumps(result, indent=1))
     if args.plot:
         _plot(steps, args.plot)
+
+
+def store_only(args: argparse.Namespace) -> None:
+    """The seen store without the frontier: insert rate, check rate, RSS and bytes to --max-urls keys."""
+    import shutil
+    import sqlite3
+
+    from ccrawl.crawl.seen import SeenStore
+
+    d = args.out / "store"
+    shutil.rmtree(d, ignore_errors=True)
+    d.mkdir(parents=True)
+    db = sqlite3.connect(d / "s.db", isolation_level=None)
+    db.execute("CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+    store = SeenStore(db, d / "seen")
+    gen = np.random.default_rng(5)
+    steps = []
+    held_sample = np.zeros(0, dtype=np.uint64)
+    t0, c0, n0 = time.perf_counter(), time.process_time(), 0
+    while store.count < args.max_urls:
+        batch = gen.integers(0, 2**64, size=200_000, dtype=np.uint64)
+        new = store.check(batch)
+        db.execute("BEGIN")
+        store.log(batch[new])
+        db.execute("COMMIT")
+        store.settle()
+        held_sample = np.concatenate((held_sample[-200_000:], batch[:1000]))
+        if store.count // args.step != (store.count - len(batch)) // args.step:
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+            # checks: 10 batches of 20 000 keys, half held (from every age), half new
+            batches = [np.concatenate((gen.choice(held_sample, 10_000), gen.integers(0, 2**64, size=10_000,
+                                                                                       dtype=np.uint64)))
+                       for _ in range(10)]
+            t1, k1 = time.perf_counter(), time.process_time()
+            for b in batches:
+                got = store.check(b)
+                assert not got[:10_000].any()
+            cw, cc = time.perf_counter() - t1, time.process_time() - k1
+            steps.append({"held": store.count, "inserts_per_s": round((store.count - n0) / wall),
+                          "inserts_per_cpu_s": round((store.count - n0) / cpu),
+                          "checks_per_s": round(200_000 / cw), "checks_per_cpu_s": round(200_000 / max(cc, 1e-9)),
+                          "runs": len(store.runs), "rss_mb": round(_rss_mb()), "peak_rss_mb": round(_peak_mb()),
+                          "bytes_per_key": round(store.disk_bytes / store.count, 3)})
+            print(json.dumps(steps[-1]), file=sys.stderr, flush=True)
+            t0, c0, n0 = time.perf_counter(), time.process_time(), store.count
+    store.close()
+    print(json.dumps({"store_only": True, "steps": steps}, indent=1))
 
 
 def _time_checks(frontier: Frontier, loaded: int, hosts: int, rng: random.Random) -> float:

@@ -391,7 +391,7 @@ class Frontier:
 
         assert isinstance(db, sqlite3.Connection)
         adds = self._adds
-        edges = sorted(self._edges)
+        edges = list(self._edges)
         if not adds and not edges:
             return
         cfg = self.config

@@ -9,7 +9,7 @@ A key is the first 8 bytes of blake3 of the canonical URL, read as a little-endi
 * **memory**: the same keys as a few sorted ``numpy`` arrays (a binary counter of sizes, so keeping
   them sorted costs O(log) per key, not a re-sort per flush);
 * **runs**: sorted, duplicate-free files ``<state>.seen/run-N.u64`` of packed keys, with a fence file
-  ``run-N.fence`` (the first key of every 4 KB page, kept in memory: 2 MB per 100M keys).
+  ``run-N.fence`` (the first key of every 512-byte page, kept in memory: 12.5 MB per 100M keys).
 
 A batch of keys (one flush: seeds, links, redirect targets) is checked in one pass (:meth:`SeenStore.check`):
 deduplicated and sorted, tested against the memory arrays with ``searchsorted``, then against each
@@ -30,7 +30,7 @@ loaded back into memory. A SIGKILL at any point of a spill or merge therefore lo
 none twice. Like the state file (``synchronous=NORMAL``) nothing is fsynced: a killed process loses
 nothing, a power cut may lose the last commits.
 
-Costs: 8 bytes a key on disk (plus 1/512 for fences), ``mem_keys`` x 8 bytes of memory (32 MB by
+Costs: 8 bytes a key on disk (plus 1/64 for fences), ``mem_keys`` x 8 bytes of memory (32 MB by
 default), a key rewritten about log_ratio(N / mem_keys) times over its life. 8-byte keys collide: with
 N keys, a new URL is wrongly taken as seen with probability N / 2^64 (5e-12 at 100M).
 """
@@ -49,8 +49,9 @@ import numpy.typing as npt
 
 Keys = npt.NDArray[np.uint64]
 
-PAGE_KEYS = 512
-"""Keys per 4 KB page of a run; the fences hold the first key of every page."""
+PAGE_KEYS = 64
+"""Keys per 512-byte page of a run; the fences hold the first key of every page (a check reads a page per
+key at most, so smaller pages read less: 512 bytes, 12.5 MB of fences per 100M keys in memory)."""
 WINDOW_KEYS = 1 << 21
 """Keys per read window (16 MB) when a batch checks a run and when runs are merged."""
 MEM_KEYS = 1 << 22
