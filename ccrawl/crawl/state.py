@@ -293,6 +293,10 @@ def frontier_status(path: Path | str, *, now: float | None = None) -> dict[str, 
         try:
             one = db.execute
             meta = {str(k): str(v) for k, v in one("SELECT k, v FROM meta")}
+            fmt = int(meta.get("seen_format") or 0)
+            if fmt > SEEN_FORMAT:
+                raise UsageError(f"--state {file}: written by a newer ccrawl (seen-set format {fmt}, this one "
+                                 f"reads {SEEN_FORMAT})")
             if part == 0:
                 meta0 = meta
                 parts = max(1, int(meta.get("parts") or 1))

@@ -103,3 +103,21 @@ def test_crawl_status_of_a_missing_or_foreign_file_is_one_line(tmp_path: Path,
     assert not (tmp_path / "none.db").exists()
     code, _, err = _run(capsys, "crawl", "status", "--state", str(junk), "--throughput", "5")
     assert code == 2 and "does not apply to --state" in err
+
+
+def test_a_state_file_from_a_newer_layout_is_refused_in_one_line(
+    web: SynthWeb, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    code, _, err = _crawl(tmp_path, web, capsys, "--max-pages", "2")
+    assert code == 0, err
+    db = sqlite3.connect(tmp_path / "state.db")
+    db.execute("UPDATE meta SET v='3' WHERE k='seen_format'")
+    db.commit()
+    db.close()
+    code, _, err = _run(capsys, "crawl", "status", "--state", str(tmp_path / "state.db"))
+    assert code == 2 and "written by a newer ccrawl" in err and len(err.strip().splitlines()) == 1
+    code, _, err = _crawl(tmp_path, web, capsys)
+    errors = [line for line in err.splitlines() if line.startswith("ccrawl:")]  # after the depth notice
+    assert code == 2 and "Traceback" not in err and len(errors) == 1 and "written by a newer ccrawl" in errors[0]
