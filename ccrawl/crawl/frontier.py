@@ -355,7 +355,12 @@ class Frontier:
             less[item.host] = less.get(item.host, 0) + 1
         db.executemany("INSERT INTO unsealed(host, prio, url, depth, hops, file) VALUES(?,?,?,?,?,?)", fetched_rows)
         db.executemany("UPDATE qseg SET done = done + ? WHERE id=?", [(k, seg) for seg, k in done.items()])
-        db.executemany("DELETE FROM qseg WHERE id=? AND done >= n", [(seg,) for seg in done])
+        seg_host = {m.seq >> SEG_BITS: m.host for _, m in self._marks}
+        for seg in done:
+            if db.execute("DELETE FROM qseg WHERE id=? AND done >= n", (seg,)).rowcount:
+                known = self._hosts.get(seg_host[seg])
+                if known is not None:  # every URL of it is done: the host's cursor for it is no use now
+                    known.loaded.pop(seg, None)
         db.executemany("UPDATE hosts SET pending = pending - ? WHERE host=?", [(k, h) for h, k in less.items()])
         for host, (next_at, delay) in self._clocks.items():
             db.execute("UPDATE hosts SET next_at=?, delay=? WHERE host=?", (next_at, delay, host))

@@ -158,3 +158,35 @@ def test_hosts_ready_at_once_go_in_seed_order(tmp_path: Path) -> None:
         taken.append(got.host)
         f.done(got, started=now, file=None)
     assert taken == order
+
+
+def test_queue_segments_hand_out_each_url_once_by_depth_then_admission(tmp_path: Path) -> None:
+    f = _frontier(tmp_path, delay=0.0, max_depth=5, window=4, flush_every=10_000, host_budget=0)
+    for i in range(10):
+        f.add(f"http://a.example/d2/{i}", 2)
+    f.flush()  # one segment at depth 2
+    for i in range(7):
+        f.add(f"http://a.example/d1/{i}", 1)
+    f.flush()  # a later segment at depth 1: it goes first
+    got = []
+    now = 100.0
+    while True:
+        item = f.take(now)
+        if not isinstance(item, Item):
+            break
+        got.append(item.url)
+        f.done(item, started=now, file="w.warc.gz" if len(got) % 2 else None)
+        if len(got) % 3 == 0:
+            f.flush()  # flushes between takes: the segments' done counts move under a live window
+            if len(got) == 9:
+                f.add("http://a.example/d1/late", 1)
+        now += 1
+    first = [f"http://a.example/d1/{i}" for i in range(7)] + [f"http://a.example/d2/{i}" for i in range(10)]
+    late = got.index("http://a.example/d1/late")
+    assert [u for u in got if u != "http://a.example/d1/late"] == first  # each once, depth then admission
+    assert 9 <= late <= 9 + 4  # the later, shallower URL jumps the queue, after what the window holds
+    f.flush()
+    counts = f.state.counts()
+    assert counts["queued"] == 0 and counts["unsealed"] == (len(got) + 1) // 2
+    assert f.state.db.execute("SELECT count(*) FROM qseg").fetchone()[0] == 0
+    assert f.sealed("w.warc.gz") == counts["unsealed"] and f.state.counts()["unsealed"] == 0
