@@ -18,6 +18,7 @@ from types import ModuleType
 
 NATIVE_MODULES = (
     "surt", "domain", "canon", "simhash", "gzmembers", "gzinflate", "ranges", "h2mwalk", "lxbtree", "pqfooter",
+    "textout",
 )
 
 _chosen: dict[str, str] = {}

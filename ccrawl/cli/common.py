@@ -168,6 +168,16 @@ class Run:
         self.emitted += count
         return count
 
+    def emit_batches(self, batches: Iterable[Any], *, columns: Sequence[str] = (), single: bool = False) -> int:
+        """Render Arrow record batches as :meth:`emit` renders their rows (CSV, TSV and JSONL at Arrow speed)."""
+        from ccrawl.batchout import batch_records, emit_batches
+
+        if self.flags.get("db"):  # the tee takes records
+            return self.emit(batch_records(batches), columns=columns, single=single)
+        count = emit_batches(batches, self.output, columns=columns, single=single)
+        self.emitted += count
+        return count
+
     def _emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
         """Render records to stdout in the chosen format (and into ``--db``); returns the count written."""
         target = self.flags.get("db")
@@ -225,14 +235,20 @@ class InputLineError:
 
 def read_stdin_values(stream: Any, *, field: str = "url") -> Iterator[str | InputLineError]:
     """Values from a byte stream: plain lines, or JSON objects carrying ``field``; blank lines skipped."""
+    for _n, value in numbered_stdin_values(stream, field=field):
+        yield value
+
+
+def numbered_stdin_values(stream: Any, *, field: str = "url") -> Iterator[tuple[int, str | InputLineError]]:
+    """:func:`read_stdin_values` with each value's line number (1-based)."""
     for n, raw in enumerate(stream, start=1):
         if b"\x00" in raw:
-            yield InputLineError(n, "binary data (a NUL byte), not a line of text")
+            yield n, InputLineError(n, "binary data (a NUL byte), not a line of text")
             continue
         try:
             line = raw.decode("utf-8").strip()
         except UnicodeDecodeError as exc:
-            yield InputLineError(n, f"not UTF-8 text (byte {exc.start})")
+            yield n, InputLineError(n, f"not UTF-8 text (byte {exc.start})")
             continue
         if not line or line.startswith("#"):
             continue
@@ -240,15 +256,15 @@ def read_stdin_values(stream: Any, *, field: str = "url") -> Iterator[str | Inpu
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                yield InputLineError(n, f"not valid JSON ({exc.msg})")
+                yield n, InputLineError(n, f"not valid JSON ({exc.msg})")
                 continue
             value = obj.get(field) if isinstance(obj, dict) else None
             if not isinstance(value, str) or not value:
-                yield InputLineError(n, f"a JSON line without a {field!r} field")
+                yield n, InputLineError(n, f"a JSON line without a {field!r} field")
                 continue
-            yield value
+            yield n, value
         else:
-            yield line
+            yield n, line
 
 
 def _root_flags(ctx: click.Context) -> dict[str, Any]:

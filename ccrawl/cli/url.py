@@ -57,10 +57,35 @@ def _run_op(run: Run, name: str, urls: tuple[str, ...], **params: Any) -> None:
 
     op = ops.get(name)
     tally = _Tally(run)
+    if not urls or list(urls) == ["-"]:
+        _run_stdin(run, name, op.columns, tally, params)
+        return
     records = op(urls=tally.values(run.inputs(urls)), **params)
     single = len(urls) == 1 and urls[0] != "-"
     run.emit(failing_stream(tally.records(records), lambda: (tally.ok, tally.failed), what="URL"),
              columns=op.columns, single=single)
+    exit_for_stream(tally.ok, tally.failed, what="URL")
+
+
+def _run_stdin(run: Run, name: str, columns: tuple[str, ...], tally: _Tally, params: dict[str, Any]) -> None:
+    """URLs on stdin: read and answered a block at a time, rendered from record batches."""
+    import sys
+
+    from ccrawl.cli.urlstdin import stdin_batches
+
+    def bad_line(error: InputLineError) -> None:
+        tally.failed += 1
+        run.warn(str(error))
+
+    def failed(url: str, reason: str) -> None:
+        tally.failed += 1
+        run.warn(f"{url}: {reason}")
+
+    def rows(n: int) -> None:
+        tally.ok += n
+
+    batches = stdin_batches(name, sys.stdin.buffer, params, on_bad_line=bad_line, on_failed=failed, on_rows=rows)
+    run.emit_batches(failing_stream(batches, lambda: (tally.ok, tally.failed), what="URL"), columns=columns)
     exit_for_stream(tally.ok, tally.failed, what="URL")
 
 
@@ -130,7 +155,7 @@ def _batch_records(run: Run, name: str, source: str, column: str, out: str | Non
     """--from with a text format (-o tsv/jsonl/...): the result rows rendered by the usual emitter."""
     import itertools
 
-    from ccrawl.output import emit
+    from ccrawl.batchout import emit_batches
     from ccrawl.url import batchio
 
     report = batchio.BatchReport()
@@ -143,12 +168,11 @@ def _batch_records(run: Run, name: str, source: str, column: str, out: str | Non
     else:
         columns = list(first.schema.names)
         batches = itertools.chain([first], results)
-    records = (row for batch in batches for row in batch.to_pylist())
     if out is not None:
         with open(out, "w", encoding="utf-8", newline="") as stream:
-            emit(records, run.output, columns=columns, stream=stream)
+            emit_batches(batches, run.output, columns=columns, stream=stream)
     else:
-        emit(records, run.output, columns=columns)
+        emit_batches(batches, run.output, columns=columns)
     return report
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import importlib
+import importlib.util
 import inspect
 import pkgutil
 import types
@@ -163,7 +164,12 @@ def operation(
 
 def get(name: str) -> Operation:
     """The operation called ``name``; KeyError names the ones that exist."""
-    load_all()
+    if name not in REGISTRY:  # its own module first (``url.surt`` in ``ops/url.py``): a command imports only that
+        home = f"{__name__}.{name.split('.')[0]}"
+        if importlib.util.find_spec(home) is not None:
+            importlib.import_module(home)
+    if name not in REGISTRY:
+        load_all()
     try:
         return REGISTRY[name]
     except KeyError:

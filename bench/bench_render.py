@@ -1,0 +1,106 @@
+"""The renderer from record batches against a one-process Python loop of ``surt.surt`` (issue 38).
+
+Run from the repository root (after ``python setup.py build_ext --inplace``)::
+
+    python bench/bench_render.py --urls 1000000 --runs 3                       # ~2-4 min on a loaded machine
+    python bench/bench_render.py --urls 1000000 --runs 3 --before /work/main   # also the same commands on
+                                                                               # another checkout, same run
+
+Every figure is a whole command, interpreter start-up included, wall seconds (median of ``--runs``) and
+CPU seconds (user + sys of the process and its threads): ``ccrawl url surt -o tsv`` and ``-o jsonl``
+with the URLs on stdin (one a line), output to a file, against the loop (stdin to stdout as
+``url<TAB>surt``), which runs once: it is the slow side and its spread is small next to the ratio. The
+runs are interleaved (each of ours, then the loop in the first round) so a slow minute weighs on all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "bench"))
+
+LOOP = """
+import sys, surt
+w = sys.stdout.write
+for line in sys.stdin:
+    url = line.rstrip("\\n")
+    try:
+        w(url + "\\t" + surt.surt(url) + "\\n")
+    except Exception as exc:
+        w(url + "\\t\\t" + str(exc) + "\\n")
+"""
+
+
+def timed(cmd: list[str], stdin: Path, out: Path, pythonpath: Path) -> tuple[float, float]:
+    """Wall and CPU seconds of ``cmd`` (its stdin a file, its stdout another)."""
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with open(stdin, "rb") as given, open(out, "wb") as taken:
+        subprocess.run(cmd, stdin=given, stdout=taken, stderr=subprocess.PIPE, env=env, check=True,
+                       cwd=str(pythonpath))
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--urls", type=int, default=1_000_000)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--before", type=Path, default=None, help="another checkout to time the same commands on")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    args = parser.parse_args()
+
+    from urlsets import distinct_host_urls
+
+    work = Path(tempfile.mkdtemp(prefix="ccrawl-render-"))
+    text = work / "urls.txt"
+    text.write_text("\n".join(distinct_host_urls(args.urls)) + "\n", encoding="utf-8")
+    trees = {"ours": REPO} | ({"before": args.before.resolve()} if args.before else {})
+    cases = {f"{tree} -o {fmt}": (path, [sys.executable, "-m", "ccrawl", "-o", fmt, "-q", "url", "surt"])
+             for tree, path in trees.items() for fmt in ("tsv", "jsonl")}
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    loop: tuple[float, float] | None = None
+    outputs: dict[str, bytes] = {}
+    for run in range(args.runs):
+        for name, (path, cmd) in cases.items():
+            out = work / f"{name.replace(' ', '_')}.out"
+            figures[name].append(timed(cmd, text, out, path))
+            if run == 0:
+                outputs[name] = out.read_bytes()
+        if loop is None:
+            loop = timed([sys.executable, "-c", LOOP], text, work / "loop.out", REPO)
+    assert loop is not None
+    if args.before:  # the renderer changed nothing a user sees: the bytes are the same
+        for fmt in ("tsv", "jsonl"):
+            assert outputs[f"ours -o {fmt}"] == outputs[f"before -o {fmt}"], f"-o {fmt} output differs"
+    result: dict[str, Any] = {"urls": args.urls, "runs": args.runs, "loop_s": loop[0], "loop_cpu_s": loop[1]}
+    load = os.getloadavg()[0]
+    print(f"{args.urls:,} URLs on stdin; the loop: {loop[0]:.2f} s wall, {loop[1]:.2f} s CPU; load {load:.1f}")
+    print("| command | wall s (median; runs) | x the loop | CPU s | x the loop's CPU |")
+    print("|---|---:|---:|---:|---:|")
+    for name, runs in figures.items():
+        wall = statistics.median(w for w, _ in runs)
+        cpu = statistics.median(c for _, c in runs)
+        result[name] = {"wall_s": wall, "runs": [w for w, _ in runs], "cpu_s": cpu,
+                        "ratio": loop[0] / wall, "cpu_ratio": loop[1] / cpu}
+        listed = ", ".join(f"{w:.2f}" for w, _ in runs)
+        print(f"| `{name}` | {wall:.2f} ({listed}) | **{loop[0] / wall:.1f}x** | {cpu:.2f} | {loop[1] / cpu:.1f}x |")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
