@@ -5,12 +5,18 @@ Run from the repository root (after ``python setup.py build_ext --inplace``)::
     python bench/bench_render.py --urls 1000000 --runs 3                       # ~2-4 min on a loaded machine
     python bench/bench_render.py --urls 1000000 --runs 3 --before /work/main   # also the same commands on
                                                                                # another checkout, same run
+    python bench/bench_render.py --columnar --runs 3 --before /work/main       # columnar count, native vs
+                                                                               # duckdb, ~2 min
 
 Every figure is a whole command, interpreter start-up included, wall seconds (median of ``--runs``) and
 CPU seconds (user + sys of the process and its threads): ``ccrawl url surt -o tsv`` and ``-o jsonl``
 with the URLs on stdin (one a line), output to a file, against the loop (stdin to stdout as
 ``url<TAB>surt``), which runs once: it is the slow side and its spread is small next to the ratio. The
 runs are interleaved (each of ours, then the loop in the first round) so a slow minute weighs on all.
+
+``--columnar``: ``ccrawl columnar count --tld com`` with ``--engine native`` (the default) and ``--engine
+duckdb``, whole commands, against a fake Common Crawl on loopback (``ccrawl.testing.fakecc``, 20,000 captures
+over 2,000 hosts, built once into a temporary directory), interleaved.
 """
 
 from __future__ import annotations
@@ -55,13 +61,48 @@ def timed(cmd: list[str], stdin: Path, out: Path, pythonpath: Path) -> tuple[flo
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
 
 
+def columnar(runs: int, trees: dict[str, Path]) -> None:
+    """``columnar count`` end to end, native engine against DuckDB's, on every tree."""
+    sys.path.insert(0, str(REPO))
+    from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
+    from ccrawl.testing.fakecc.columnar import many_hosts
+    from ccrawl.testing.fakecc.site import HOSTS
+
+    work = Path(tempfile.mkdtemp(prefix="ccrawl-render-cc-"))
+    spec = SiteSpec(records=20000, files=4, older_records=100, older_files=2,
+                    crawls=((2025, 26), (2025, 13), (2024, 51)), hosts=HOSTS + many_hosts(2000))
+    with FakeCCServer(work / "cc", spec) as server:
+        env = {"CCRAWL_COLLINFO_ENDPOINT": f"{server.url}/collinfo.json", "CCRAWL_DATA_ENDPOINT": server.url,
+               "CCRAWL_CDX_ENDPOINT": server.url, "CCRAWL_DATA_DIR": str(work / "data"), "CCRAWL_GLOBAL_RATE": "0",
+               "CCRAWL_CONFIG_DIR": str(work / "config")}
+        os.environ.update(env)
+        cases = {f"{tree} --engine {engine}": (path, [sys.executable, "-m", "ccrawl", "columnar", "count", "--tld",
+                                                      "com", "--engine", engine, "-o", "jsonl"])
+                 for tree, path in trees.items() for engine in ("native", "duckdb")}
+        figures: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+        for _ in range(runs):
+            for name, (path, cmd) in cases.items():
+                figures[name].append(timed(cmd, Path(os.devnull), work / "count.out", path))
+    print(f"columnar count --tld com, fake Common Crawl on loopback; load {os.getloadavg()[0]:.1f}")
+    print("| command | wall s (median; runs) | CPU s |")
+    print("|---|---:|---:|")
+    for name, done in figures.items():
+        listed = ", ".join(f"{w:.2f}" for w, _ in done)
+        wall, cpu = statistics.median(w for w, _ in done), statistics.median(c for _, c in done)
+        print(f"| `{name}` | {wall:.2f} ({listed}) | {cpu:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--urls", type=int, default=1_000_000)
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--before", type=Path, default=None, help="another checkout to time the same commands on")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+    parser.add_argument("--columnar", action="store_true", help="time columnar count native vs duckdb instead")
     args = parser.parse_args()
+    if args.columnar:
+        columnar(args.runs, {"ours": REPO} | ({"before": args.before.resolve()} if args.before else {}))
+        return
 
     from urlsets import distinct_host_urls
 

@@ -296,6 +296,13 @@ def _write_text(batches: Iterable[Any], fmt: str, options: OutputOptions, declar
     return count
 
 
+def batch_jsonl(batch: Any) -> bytes:
+    """A record batch as the JSON lines ``to_json`` writes for its rows (every column, nulls left out)."""
+    names = list(dict.fromkeys(batch.schema.names))
+    keys = [json.dumps(n, ensure_ascii=False).encode("utf-8") for n in names]
+    return jsonl_rows(keys, [_json_column(_column(batch, n)) for n in names]) if batch.num_rows else b""
+
+
 def emit_any(items: Iterable[Any], options: OutputOptions, *, columns: Sequence[str] = (),
              stream: IO[Any] | None = None, single: bool = False) -> int:
     """Render a stream whose items are records (mappings) or record batches, as they come."""

@@ -34,7 +34,7 @@ def _batch() -> pa.RecordBatch:
         [
             pa.array(TRICKY, pa.string()),
             pa.array(ints, pa.int64()),
-            pa.array([2**64 - 1, None] + list(range(N - 2)), pa.uint64()),
+            pa.array([2 ** 64 - 1, None, *list(range(N - 2))], pa.uint64()),
             pa.array([i % 250 - 120 if i % 5 else None for i in range(N)], pa.int8()),
             pa.array([1.5, None, float("nan"), float("inf"), 1e-7, 0.1] + [float(i) for i in range(N - 6)]),
             pa.array([["a", "b\n"], None, [], [None], ["\u2028", '"']] + [[str(i)] for i in range(N - 5)]),

@@ -155,6 +155,18 @@ def wire_line(json_text: str) -> bytes:
     return (json_text.translate(_LINE_BREAKS) + "\n").encode("utf-8")
 
 
+_RAW_BREAKS = (("\x85", "\\u0085"), ("\u2028", "\\u2028"), ("\u2029", "\\u2029"))
+
+
+def wire_lines(jsonl: bytes) -> bytes:
+    """JSON lines (UTF-8) as :func:`wire_line` puts each on the wire. In JSON text written by ``json.dumps``
+    the only line breaks that can stand raw are U+0085, U+2028 and U+2029 (it escapes every control
+    character), so replacing their UTF-8 bytes is the same translation."""
+    for char, escaped in _RAW_BREAKS:
+        jsonl = jsonl.replace(char.encode("utf-8"), escaped.encode("ascii"))
+    return jsonl
+
+
 def _terminate(signum: int, frame: Any) -> None:
     """SIGTERM in the child: stop DuckDB's running queries, then unwind (finally blocks run)."""
     with contextlib.suppress(Exception):
@@ -200,8 +212,14 @@ def _child(name: str, kwargs: dict[str, Any], wants_notice: bool, conn: Any, for
             kwargs = {**kwargs, "notice": out.notice}
         records = ops.get(name)(**kwargs)
         for record in records:
-            out.record(wire_line(to_json(record)))
-            produced += 1
+            if isinstance(record, Mapping):
+                out.record(wire_line(to_json(record)))
+                produced += 1
+            else:  # an Arrow record batch: its JSON lines written at once
+                from ccrawl.batchout import batch_jsonl
+
+                out.record(wire_lines(batch_jsonl(record)))
+                produced += record.num_rows
         out.done()
     except BrokenPipeError:
         pass  # the parent has gone: nobody to tell
