@@ -71,9 +71,12 @@ class _Block:
         self.events = events
 
 
-def _values(block: bytes, first_line: int) -> tuple[Any, list[int] | None, list[tuple[int, InputLineError]]]:
+def _values(
+    block: bytes, first_line: int, op_name: str, op_params: dict[str, Any]
+) -> tuple[Any, list[int] | None, list[tuple[int, Any]]]:
     """The block's values as a string array, each value's line number (None: one a line, in order), and
-    the lines that were not values."""
+    the lines that were not values (a JSON line's value that is no Unicode text, a lone surrogate, gets
+    the per-URL operation's own answer: it cannot travel in an Arrow string)."""
     from ccrawl.batchout import _string_array
 
     native = accel.native("surt")
@@ -87,27 +90,37 @@ def _values(block: bytes, first_line: int) -> tuple[Any, list[int] | None, list[
         return urls, None, []
     values: list[str | None] = []
     lines: list[int] = []
-    bad: list[tuple[int, InputLineError]] = []
+    bad: list[tuple[int, Any]] = []
     for n, item in numbered_stdin_values(io.BytesIO(block)):
         number = n + first_line - 1
         if isinstance(item, InputLineError):
             bad.append((number, InputLineError(number, item.reason)))
-        else:
-            values.append(item)
-            lines.append(number)
+            continue
+        try:
+            item.encode("utf-8")
+        except UnicodeEncodeError:
+            from ccrawl import ops
+
+            answer = next(iter(ops.get(op_name)(urls=[item], **op_params)), None)
+            if answer is not None and answer.get("error"):
+                bad.append((number, (item, str(answer["error"]))))
+                continue
+        values.append(item)
+        lines.append(number)
     return _string_array(values), lines, bad
 
 
-def _answer(block: bytes, first_line: int, command: str, params: dict[str, Any]) -> _Block:
+def _answer(block: bytes, first_line: int, op_name: str, params: dict[str, Any], op_params: dict[str, Any]) -> _Block:
     import pyarrow as pa
 
     from ccrawl.url.batchio import NEW_COLUMNS, new_columns
 
-    urls, lines, bad = _values(block, first_line)
+    command = COMMANDS[op_name]
+    urls, lines, bad = _values(block, first_line, op_name, op_params)
     columns, errors = new_columns(command, urls, params)
     batch = pa.RecordBatch.from_arrays([urls, *(columns[n] for n in NEW_COLUMNS[command])],
                                        names=["url", *NEW_COLUMNS[command]])
-    events: list[tuple[int, InputLineError | tuple[str, str]]] = list(bad)
+    events: list[tuple[int, Any]] = list(bad)
     keep = None
     if errors.null_count != len(errors):
         import pyarrow.compute as pc
@@ -138,6 +151,7 @@ def stdin_batches(
     handle (with its reason), ``on_rows`` of each batch's row count, all before the batch is yielded.
     """
     command = COMMANDS[op_name]
+    op_params = dict(params)
     if command == "shard":  # the operation's ``shard`` (the one to keep) is the batch form's ``only``
         params = {"shards": params["shards"], "only": params.get("shard")}
     threaded = workers > 1 and accel.native("surt") is not None
@@ -147,9 +161,9 @@ def stdin_batches(
         for data in _blocks(stream, block):
             first, line = line, line + data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
             if not threaded:
-                yield _answer(data, first, command, params)
+                yield _answer(data, first, op_name, params, op_params)
                 continue
-            window.append(pool.submit(_answer, data, first, command, params))
+            window.append(pool.submit(_answer, data, first, op_name, params, op_params))
             if len(window) >= 2 * workers:
                 yield window.popleft().result()
         while window:
