@@ -43,10 +43,15 @@ plain_lines: Callable[[Any], bool] = _textout.plain_lines if _textout is not Non
 
 
 def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
-    """Blocks of whole lines (the last may lack its newline)."""
+    """Blocks of whole lines (the last may lack its newline).
+
+    ``read1``: what has arrived, up to ``size``, so that lines typed or trickling down a pipe are
+    answered as they come (a file gives whole blocks).
+    """
+    read = getattr(stream, "read1", None) or stream.read
     carry = b""
     while True:
-        data = stream.read(size)
+        data = read(size)
         if not data:
             break
         data = carry + data if carry else data
