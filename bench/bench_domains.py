@@ -71,8 +71,8 @@ def blocks_of(path: Path) -> Iterator[bytes]:
 
 
 def run_ccrawl(src: Path, work: Path, shard_rows: int, workers: int, release: str = "cc-main-2026-jan-feb-mar") -> int:
-    from ccrawl.datasets.localhub import LocalRepo
     from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions
+    from ccrawl.hub.localhub import LocalRepo
 
     repo = LocalRepo(work / "hub", "bench/domains")
     opts = DomainsPublishOptions(repo_id=repo.repo_id, shard_rows=shard_rows, workers=workers, commit_every=4,

@@ -29,11 +29,11 @@ os.environ.setdefault("HF_HUB_DISABLE_XET", "1")
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ccrawl.datasets.hfhub import HfRepo
-from ccrawl.datasets.hub import Add, DatasetRepo
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_recrawl import Publisher, PublishOptions
-from ccrawl.datasets.worklist import RangeFile
+from ccrawl.hub.hfhub import HfRepo
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import Add, DatasetRepo
+from ccrawl.hub.worklist import RangeFile
 from ccrawl.recrawl.schema import capture_row, rows_to_table
 from ccrawl.testing.fakehub import FakeHub
 

@@ -66,10 +66,10 @@ def main() -> None:
     import pyarrow.parquet as pq
 
     from ccrawl.commoncrawl.columnar.source import LocalSource
-    from ccrawl.datasets.hub import Add
-    from ccrawl.datasets.localhub import LocalRepo
     from ccrawl.datasets.publish_urls import URL_COLUMNS, UrlLedger, convert_part, url_schema
     from ccrawl.datasets.verify import verify
+    from ccrawl.hub.localhub import LocalRepo
+    from ccrawl.hub.repo import Add
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--parts", type=int, default=4)

@@ -82,7 +82,7 @@ def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard:
     logger.setLevel(logging.INFO)
     propagate, logger.propagate = logger.propagate, False  # printed once, by the handler above
     if assignment.source != "flag":
-        from ccrawl.datasets.ledger import MachineKey
+        from ccrawl.hub.ledger import MachineKey
 
         ledger = MachineKey(server, assignment.index, assignment.count).ledger_path
         run.info(f"recrawl publish: ledger {ledger} is {assignment.describe()}")

@@ -19,11 +19,11 @@ import json
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from ccrawl.datasets.ledger import LedgerRow, MachineKey
+from ccrawl.hub.ledger import LedgerRow, MachineKey
 from ccrawl.output import format_size
+from ccrawl.recrawl.checkpoint import Progress
 
 #: The only files a hub viewer may read as data.
 DATA_GLOB = "data/*.parquet"
@@ -34,16 +34,6 @@ WORK_LISTS = {
 }
 
 _TOTALS = re.compile(r"^<!-- ccrawl-card (\{.*\}) -->$", re.M)
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """Where one machine's crawl stands, from its checkpoint."""
-
-    part: int
-    row: int
-    done: bool
-    fetched: int
 
 
 def front_matter(repo_id: str, kind: str) -> str:

@@ -1,6 +1,6 @@
 """``domains diff``: domains added, removed and shared between two published releases of the domain mirror.
 
-Only the ``domain`` column of each shard is read, over ranged requests (:class:`~ccrawl.datasets.worklist.
+Only the ``domain`` column of each shard is read, over ranged requests (:class:`~ccrawl.hub.worklist.
 RangeFile`): the footer, then that column's chunks, never the rank fields. Shards are read ``workers`` at
 a time; the comparison is Arrow's hash-based ``is_in`` over the two columns (no Python per domain), and
 the added domains keep the newer release's rank order.
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccrawl.datasets.hub import DatasetRepo, HubFile
 from ccrawl.datasets.publish_domains import read_ledger, shard_index
 from ccrawl.errors import InputError, UsageError
+from ccrawl.hub.repo import DatasetRepo, HubFile
 
 
 @dataclass(slots=True)
@@ -76,7 +76,7 @@ def _domains(repo: DatasetRepo, f: HubFile) -> tuple[Any, int]:
     """The ``domain`` column of one shard and the bytes fetched to read it."""
     import pyarrow.parquet as pq
 
-    from ccrawl.datasets.worklist import RangeFile
+    from ccrawl.hub.worklist import RangeFile
 
     fh = RangeFile(repo, f.path, f.size)
     try:  # over Python bytes: read on this thread, closed here (docs/datasets.md)

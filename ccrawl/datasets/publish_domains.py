@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any
 
 from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards, parse_rows
-from ccrawl.datasets.hub import Add, DatasetRepo
-from ccrawl.datasets.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
 from ccrawl.errors import InputError, NothingMatched, UsageError
+from ccrawl.hub.repo import Add, DatasetRepo
+from ccrawl.hub.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
 
 STATS = "stats.csv"
 STATS_FIELDS = ("release", "shards", "rows", "bytes", "shard_rows", "complete")

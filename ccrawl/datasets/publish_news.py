@@ -32,11 +32,11 @@ from typing import Any
 
 from ccrawl.commoncrawl.news.months import Month
 from ccrawl.commoncrawl.news.shard import ShardResult, index_file, shard_metadata
-from ccrawl.datasets.hub import Add, DatasetRepo
 from ccrawl.datasets.news_card import render_news_card
 from ccrawl.datasets.news_ledger import LANGUAGES, STATS, Ledgers
-from ccrawl.datasets.staged import StagedPublisher, UpkeepOptions, check_upkeep
 from ccrawl.errors import EXIT_TEMPORARY, EXIT_UNREACHABLE, TemporaryFailure, UsageError
+from ccrawl.hub.repo import Add, DatasetRepo
+from ccrawl.hub.staged import StagedPublisher, UpkeepOptions, check_upkeep
 
 COLUMNS = ("month", "file", "source", "rows", "articles", "bytes_read", "action", "commit")
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import fcntl
-import json
 import random
 import socket
 import time
@@ -39,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccrawl.datasets.card import Progress, render_card
-from ccrawl.datasets.hub import Add, CommitConflict, DatasetRepo, HubError
-from ccrawl.datasets.ledger import (
+from ccrawl.datasets.card import render_card
+from ccrawl.errors import CredentialMissing, InputError, NothingMatched, TemporaryFailure, UsageError
+from ccrawl.hub.ledger import (
     LEDGER_DIR,
     LedgerRow,
     MachineKey,
@@ -50,10 +49,11 @@ from ccrawl.datasets.ledger import (
     render_ledger,
     shard_stats,
 )
-from ccrawl.datasets.localhub import sha256_file
-from ccrawl.datasets.staged import write_staged_commit
-from ccrawl.datasets.stall import StallClock
-from ccrawl.errors import CredentialMissing, InputError, NothingMatched, TemporaryFailure, UsageError
+from ccrawl.hub.localhub import sha256_file
+from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubError
+from ccrawl.hub.staged import write_staged_commit
+from ccrawl.hub.stall import StallClock
+from ccrawl.recrawl.checkpoint import Progress, read_state
 
 #: Bytes asked for beyond a ledger's listed size when reading it (it may have grown since the listing).
 LEDGER_SLACK = 1 << 20
@@ -138,23 +138,6 @@ class _Shard:
     repo_path: str
     size: int
     stats: Any = None
-
-
-def read_state(path: Path | None, shard: int, shards: int) -> Progress | None:
-    """The crawl's checkpoint as progress; None when there is no file yet (the crawl has not written)."""
-    if path is None or not path.exists():
-        return None
-    try:
-        raw = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"--state {path} is not a readable checkpoint: {exc}") from exc
-    if (int(raw.get("shard", shard)), int(raw.get("shards", shards))) != (shard, shards):
-        raise UsageError(
-            f"--state {path} belongs to --shard {raw.get('shard')} --shards {raw.get('shards')}, "
-            f"not --shard {shard} --shards {shards}: point --state at this machine's checkpoint"
-        )
-    return Progress(int(raw.get("part", 0)), int(raw.get("row", 0)), bool(raw.get("done", False)),
-                    int(raw.get("fetched", 0)))
 
 
 class Publisher:

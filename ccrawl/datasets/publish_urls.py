@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccrawl.datasets.hub import Add, DatasetRepo
-from ccrawl.datasets.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
 from ccrawl.errors import InputError, NothingMatched
+from ccrawl.hub.repo import Add, DatasetRepo
+from ccrawl.hub.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
 
 #: The URL-level columns of the cc-index-table the mirror keeps, in the source's order.
 URL_COLUMNS = (

@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ccrawl.datasets.hub import DatasetRepo, HubFile
 from ccrawl.errors import CredentialMissing, InputError, NothingMatched
+from ccrawl.hub.repo import DatasetRepo, HubFile
 
 VERDICTS = ("ok", "missing", "unreadable", "truncated", "schema", "empty", "corrupt", "no-access")
 MAGIC = b"PAR1"
@@ -193,7 +193,7 @@ def _sample(repo: DatasetRepo, f: HubFile, n: int, out: ShardCheck) -> int:
     """Decode ``n`` rows of the last row group (every column); a failure makes the shard corrupt."""
     import pyarrow.parquet as pq
 
-    from ccrawl.datasets.worklist import RangeFile
+    from ccrawl.hub.worklist import RangeFile
 
     fh = RangeFile(repo, f.path, f.size)
     try:  # over Python bytes: read on this thread, closed here (docs/datasets.md)

@@ -24,9 +24,9 @@ import re
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from ccrawl.datasets.hub import DatasetRepo, HubFile
 from ccrawl.datasets.verify import ShardCheck, VerifyReport, verify
 from ccrawl.errors import CredentialMissing, InputError, NothingMatched, UsageError
+from ccrawl.hub.repo import DatasetRepo, HubFile
 
 Record = dict[str, Any]
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -148,7 +148,7 @@ def capture_schemas() -> list[Any]:
 
 def verify_recrawl(repo: DatasetRepo, *, sample: int, workers: int) -> tuple[VerifyReport, list[tuple[str, str]]]:
     """The report over ``data/``, and (ledger path, problem) pairs from reconciling every machine's ledger."""
-    from ccrawl.datasets.ledger import LEDGER_DIR, LedgerRow, parse_ledger, parse_ledger_path
+    from ccrawl.hub.ledger import LEDGER_DIR, LedgerRow, parse_ledger, parse_ledger_path
 
     try:
         ledgers: dict[str, list[LedgerRow]] = {}
@@ -258,8 +258,8 @@ def verify_other(repo: DatasetRepo, *, graph: str, sample: int, workers: int, re
 def drop_bad_shards(repo: DatasetRepo, release: str, rep: VerifyReport, *, no_push: bool,
                     say: Callable[[str], None]) -> list[str]:
     """Delete a release's failing shards and recount its ledger row in one commit; the paths deleted."""
-    from ccrawl.datasets.hub import Add
     from ccrawl.datasets.publish_domains import STATS, recount, render_card
+    from ccrawl.hub.repo import Add
 
     bad = sorted(c.path for c in rep.failed if c.verdict not in ("missing", "no-access"))
     if no_push:

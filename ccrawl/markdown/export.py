@@ -471,8 +471,8 @@ class Exporter:
                 for f in built.files:
                     yield self._record(built, f, "written", None)
             return
-        from ccrawl.datasets.hub import Add
-        from ccrawl.datasets.stall import StallClock
+        from ccrawl.hub.repo import Add
+        from ccrawl.hub.stall import StallClock
 
         repo = self.repo
         clock = StallClock(600.0, sleep=self.sleep, log=self.log)
@@ -555,7 +555,7 @@ class Exporter:
                 self.journal.close()
 
     def _open_repo(self) -> None:
-        from ccrawl.datasets.stall import StallClock
+        from ccrawl.hub.stall import StallClock
 
         clock = StallClock(600.0, sleep=self.sleep, log=self.log)
         if not clock.retrying("repo info", self.repo.exists_repo):
@@ -735,7 +735,7 @@ def open_export_repo(repo_id: str, *, endpoint: str = "", token: str | None = No
 
     A push to the Hub without ``HF_TOKEN``/``HUGGINGFACE_TOKEN`` is exit 4 before anything is read.
     """
-    from ccrawl.ops.publish import open_publish_repo
+    from ccrawl.hub.factory import open_publish_repo
 
     try:
         return open_publish_repo(repo_id, endpoint=endpoint, token=token)

@@ -101,8 +101,8 @@ def domains_recount(
     notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """One record per total that changed; the repaired stats.csv and card land in one commit."""
-    from ccrawl.datasets.hub import Add
     from ccrawl.datasets.publish_domains import STATS, recount, render_card
+    from ccrawl.hub.repo import Add
     from ccrawl.ops.mirrors import _open
 
     say = _say(notice)
@@ -141,7 +141,7 @@ def domains_diff(
 ) -> Iterator[Record]:
     """One record: the counts. ``added_out`` gets the domains new in ``to_release``, one a line, in rank order."""
     from ccrawl.datasets.domain_diff import diff_releases, pick_releases
-    from ccrawl.datasets.hub import open_repo
+    from ccrawl.hub.factory import open_repo
 
     say = _say(notice)
     target = open_repo(repo, hub=hub or None, endpoint=endpoint or None)

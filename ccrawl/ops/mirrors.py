@@ -48,7 +48,7 @@ def source_parts(crawl: str, client_options: Mapping[str, Any] | None, *, connec
 
 
 def _open(repo: str, hub: str, endpoint: str, no_push: bool) -> Any:
-    from ccrawl.ops.publish import open_publish_repo
+    from ccrawl.hub.factory import open_publish_repo
 
     return open_publish_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
 
@@ -106,8 +106,8 @@ def urls_recount(
     notice: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """One record per total that changed; the repaired stats.csv and card land in one commit."""
-    from ccrawl.datasets.hub import Add
     from ccrawl.datasets.publish_urls import STATS, recount, render_card
+    from ccrawl.hub.repo import Add
 
     say = _say(notice)
     target = _open(repo, hub, endpoint, no_push)
@@ -157,7 +157,6 @@ def publish_verify(
     import os
     from pathlib import Path
 
-    from ccrawl.datasets.hub import open_repo
     from ccrawl.datasets.publish_urls import read_ledger, shard_path, url_schema
     from ccrawl.datasets.verify import verify
     from ccrawl.errors import (
@@ -168,6 +167,7 @@ def publish_verify(
         Unreachable,
         UsageError,
     )
+    from ccrawl.hub.factory import open_repo
 
     say = _say(notice)
     if graph and crawl:
@@ -242,8 +242,8 @@ def publish_verify(
 def _repair(repo: Any, source: Any, crawl: str, bad: list[tuple[str, str]], *, no_push: bool, staging: Any,
             repo_id: str, say: Notice) -> None:
     """Rebuild ``bad`` shards from their source parts and commit them with a recounted ledger and card."""
-    from ccrawl.datasets.hub import Add
     from ccrawl.datasets.publish_urls import STATS, convert_part, read_ledger, render_card
+    from ccrawl.hub.repo import Add
 
     adds = []
     made: dict[str, tuple[int, int]] = {}
@@ -307,7 +307,7 @@ def _delete_repo(target: Any) -> None:
     """Delete a whole repo: the Hub's ``delete_repo``, or a local hub's link and history."""
     import shutil
 
-    from ccrawl.datasets.localhub import LocalRepo
+    from ccrawl.hub.localhub import LocalRepo
 
     if isinstance(target, LocalRepo):
         target.link.unlink()

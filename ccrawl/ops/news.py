@@ -98,7 +98,8 @@ def news_download(
 def _open_read_repo(repo: str, hub: str, endpoint: str) -> Any:
     import os
 
-    from ccrawl.datasets.hub import HUB_ENV, open_repo
+    from ccrawl.hub.factory import open_repo
+    from ccrawl.hub.repo import HUB_ENV
 
     where = hub or os.environ.get(HUB_ENV, "") or "hf"
     return open_repo(repo, hub=where, endpoint=endpoint or None)
@@ -125,8 +126,8 @@ def news_search(
 
     from ccrawl.commoncrawl.news.months import check_month
     from ccrawl.commoncrawl.news.search import SearchReport, normalize_host, scan_archives, search_index
-    from ccrawl.datasets.hub import HubError
     from ccrawl.errors import CcrawlError
+    from ccrawl.hub.repo import HubError
     from ccrawl.net.client import iterate
 
     say = _say(notice)
@@ -173,7 +174,7 @@ def news_search(
 
 def open_news_repo(repo_id: str, *, hub: str = "", endpoint: str = "", no_push: bool = False) -> Any:
     """The repo ``news publish`` writes to; a push to the Hub without a token fails here (exit 4)."""
-    from ccrawl.ops.publish import open_publish_repo
+    from ccrawl.hub.factory import open_publish_repo
 
     return open_publish_repo(repo_id, hub=hub, endpoint=endpoint, no_push=no_push)
 

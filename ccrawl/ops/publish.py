@@ -18,25 +18,6 @@ from ccrawl.ops.caps import Bounds, Cap, Endpoint, Limit, Value, WritePath
 COLUMNS = ("file", "local", "rows", "bytes", "action", "commit")
 
 
-def open_publish_repo(
-    repo_id: str, *, hub: str = "", endpoint: str = "", token: str | None = None, no_push: bool = False
-) -> Any:
-    """The repo a publisher writes to, checking the token first when it will push to the Hub.
-
-    A push without ``HF_TOKEN``/``HUGGINGFACE_TOKEN`` raises ``CredentialMissing`` (exit 4) here,
-    before the capture directory is read or any request is made.
-    """
-    import os
-
-    from ccrawl.datasets.hub import HUB_ENV, open_repo, require_token, token_from_env
-
-    where = hub or os.environ.get(HUB_ENV, "") or "hf"
-    token = token if token is not None else token_from_env()
-    if where in ("hf", "huggingface") and not no_push:
-        require_token(token)
-    return open_repo(repo_id, hub=where, endpoint=endpoint or None, token=token)
-
-
 @operation("recrawl.publish", summary="Commit closed capture shards to a dataset repo, with the ledger and card",
            columns=COLUMNS, writes=True)
 def recrawl_publish(
@@ -64,6 +45,7 @@ def recrawl_publish(
     Progress lines and the summary go to the ``ccrawl.publish`` logger.
     """
     from ccrawl.datasets.publish_recrawl import Publisher, PublishOptions
+    from ccrawl.hub.factory import open_publish_repo
 
     opts = PublishOptions(
         Path(dir), repo_id=repo, kind=kind, server=server, shard=shard, shards=shards,

@@ -2,7 +2,7 @@
 lists users have at hand (a text file of URLs, JSONL, CSV), read one row at a time.
 
 One interface, :class:`WorkList`, whatever holds the parts. This module implements it over a
-local file or directory (:class:`LocalWorkList`); a Hub dataset is :class:`ccrawl.datasets.worklist.HubWorkList`
+local file or directory (:class:`LocalWorkList`); a Hub dataset is :class:`ccrawl.hub.worklist.HubWorkList`
 (ranged reads of the one column), and :func:`open_worklist` picks between them.
 
 The rules come from the seed's ``recrawl run`` section:
@@ -22,13 +22,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from ccrawl.errors import InputError, UsageError
+from ccrawl.hub.worklist import COLUMN_SHORTHANDS, HubWorkList, Part, cell_text, check_column_type, part_sort_key
 
 #: ``--from`` shorthands: (dataset repo, default column).
 SHORTHANDS: dict[str, tuple[str, str]] = {
@@ -36,64 +35,12 @@ SHORTHANDS: dict[str, tuple[str, str]] = {
     "urls": ("open-index/ccrawl-urls", "url"),
 }
 
-#: ``--column`` shorthands.
-COLUMN_SHORTHANDS: dict[str, str] = {"domains": "domain", "urls": "url"}
-
-_NUMBER = re.compile(r"(\d+)")
-
-
-@dataclass(frozen=True, slots=True)
-class Part:
-    """One listed part: its name (relative to the release), size in bytes and row count."""
-
-    name: str
-    size: int
-    rows: int
-
-
-def part_sort_key(name: str) -> tuple[int, int, str]:
-    """Numeric order by the last number in the file name; names without one sort first."""
-    numbers = _NUMBER.findall(Path(name).name)
-    if not numbers:
-        return (0, -1, name)
-    return (1, int(numbers[-1]), name)
-
-
 def to_url(value: str) -> str:
     """A work-list value as a URL: a domain becomes its home page ``https://<domain>/``."""
     value = value.strip()
     if "://" in value:
         return value
     return f"https://{value.strip('/')}/"
-
-
-def check_column_type(arrow_type: Any, column: str, where: str) -> None:
-    """The work column holds text: a string, or binary that :func:`cell_text` decodes as UTF-8."""
-    import pyarrow as pa
-
-    if pa.types.is_dictionary(arrow_type):
-        arrow_type = arrow_type.value_type
-    text = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
-    binary = pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type)
-    if not (text or binary) and str(arrow_type) != "string_view" and str(arrow_type) != "binary_view":
-        raise UsageError(
-            f"--column {column!r} in {where} holds {arrow_type}, not text: name the column of URLs or domains"
-        )
-
-
-def cell_text(value: Any, part: str, row: int) -> str | None:
-    """A work-list cell as text: a binary cell (a column not annotated UTF-8) is decoded, strictly."""
-    if value is None:
-        return None
-    if isinstance(value, bytes):
-        try:
-            return value.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InputError(
-                f"work-list part {part} row {row}: the binary cell is not UTF-8 ({exc.reason} at byte {exc.start}: "
-                f"{value[:60]!r}); re-encode the column as UTF-8 text"
-            ) from None
-    return str(value)
 
 
 class WorkList(Protocol):
@@ -358,8 +305,8 @@ def open_worklist(
 
     ``source`` is a local file or directory (text, JSONL, CSV or Parquet: :class:`LocalWorkList`; the
     column defaults to ``url``), or ``domains``/``urls``/a repo id naming a Hub dataset, read
-    through :class:`ccrawl.datasets.worklist.HubWorkList` (``hub`` and ``hub_endpoint`` pick the hub:
-    see :func:`ccrawl.datasets.hub.open_repo`; the default is the HuggingFace Hub).
+    through :class:`ccrawl.hub.worklist.HubWorkList` (``hub`` and ``hub_endpoint`` pick the hub:
+    see :func:`ccrawl.hub.factory.open_repo`; the default is the HuggingFace Hub).
     """
     path = Path(source).expanduser()
     if path.is_dir():
@@ -374,7 +321,6 @@ def open_worklist(
         raise UsageError(f"--from {source!r} is neither a local directory nor domains, urls or a dataset repo id")
     if not column:
         raise UsageError(f"--from {repo}: --column must name the column holding the URLs or domains")
-    from ccrawl.datasets.hub import open_repo
-    from ccrawl.datasets.worklist import HubWorkList
+    from ccrawl.hub.factory import open_repo
 
     return HubWorkList(open_repo(repo, hub=hub, endpoint=hub_endpoint), column, release)

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ccrawl.datasets.hfhub import HfRepo
-from ccrawl.datasets.localhub import LocalRepo
+from ccrawl.hub.hfhub import HfRepo
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakehub import FakeHub
 
 TOKEN = "hf_test_token"  # the same as capture_shards.TOKEN (test modules import that one)

@@ -28,7 +28,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from ccrawl.datasets.card import card_totals
-from ccrawl.datasets.ledger import parse_ledger
+from ccrawl.hub.ledger import parse_ledger
 from ccrawl.testing.fakehub import FakeHub
 from ccrawl.url.domain import shard_of
 from tests.datasets.capture_shards import TOKEN, capture_rows, write_shard

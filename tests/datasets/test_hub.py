@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ccrawl.datasets.hfhub import HfRepo
-from ccrawl.datasets.hub import Add, CommitConflict, DatasetRepo, HubBusy, open_repo, token_from_env
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.errors import EXIT_CREDENTIAL, CredentialMissing, InputError, NothingMatched, UsageError
+from ccrawl.hub.factory import open_repo
+from ccrawl.hub.hfhub import HfRepo
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubBusy, token_from_env
 from ccrawl.testing.fakehub import FakeHub
 
 
@@ -102,8 +103,8 @@ def test_a_local_committer_killed_before_the_link_swap_leaves_no_commit_in_the_h
     # The committer dies at the commit point: its snapshot and record are written, the link is not swapped.
     script = (
         "import os, signal, sys\n"
-        "from ccrawl.datasets.hub import Add\n"
-        "from ccrawl.datasets.localhub import LocalRepo\n"
+        "from ccrawl.hub.repo import Add\n"
+        "from ccrawl.hub.localhub import LocalRepo\n"
         "os.symlink = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
         "LocalRepo(sys.argv[1], sys.argv[2]).commit([Add('data/b.parquet', b'b')], message='killed')\n"
     )

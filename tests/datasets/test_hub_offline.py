@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ccrawl.datasets.hfhub import HfRepo, HubUnreachable, quiet_hub_logs
-from ccrawl.datasets.hub import HubBusy
+from ccrawl.hub.hfhub import HfRepo, HubUnreachable, quiet_hub_logs
+from ccrawl.hub.repo import HubBusy
 
 REPO = Path(__file__).resolve().parents[2]
 

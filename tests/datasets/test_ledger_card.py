@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from ccrawl.datasets.card import DATA_GLOB, Progress, card_totals, render_card
-from ccrawl.datasets.hub import Add
-from ccrawl.datasets.ledger import LedgerRow, MachineKey, parse_ledger, parse_ledger_path, render_ledger, shard_stats
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.errors import InputError
+from ccrawl.hub.ledger import LedgerRow, MachineKey, parse_ledger, parse_ledger_path, render_ledger, shard_stats
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import Add
 from tests.datasets.capture_shards import capture_rows, write_shard
 
 

@@ -10,13 +10,13 @@ from pathlib import Path
 import pytest
 
 from ccrawl.datasets.card import card_totals
-from ccrawl.datasets.hfhub import HfRepo
-from ccrawl.datasets.hub import Add, DatasetRepo
-from ccrawl.datasets.ledger import parse_ledger
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_recrawl import Publisher, PublishOptions, publish
 from ccrawl.errors import EXIT_TEMPORARY, CredentialMissing, TemporaryFailure, UsageError
-from ccrawl.ops.publish import open_publish_repo
+from ccrawl.hub.factory import open_publish_repo
+from ccrawl.hub.hfhub import HfRepo
+from ccrawl.hub.ledger import parse_ledger
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import Add, DatasetRepo
 from ccrawl.testing.fakehub import FakeHub
 from tests.datasets.capture_shards import TOKEN, capture_rows, write_shard, write_state
 
@@ -288,7 +288,7 @@ def test_local_hub_commit_survives_a_stale_parent_from_another_publisher(local_r
                          message="other machine")
         return h
 
-    from ccrawl.datasets.ledger import LedgerRow, render_ledger
+    from ccrawl.hub.ledger import LedgerRow, render_ledger
 
     (tmp_path / "ledger.csv").write_text(render_ledger([LedgerRow("data/x.parquet", "0" * 64, 5, 1, 5, 0, 0, 0, 0,
                                                                   0)]))
@@ -329,11 +329,11 @@ def test_a_broken_ledger_of_another_machine_is_left_out_not_fatal(local_repo: Lo
 
 
 def test_the_operation_is_registered_as_a_write_and_publishes_to_a_local_hub(tmp_path: Path) -> None:
-    from ccrawl.ops import REGISTRY
+    from ccrawl.ops import load_all
 
     cap = tmp_path / "cap"
     _shards(cap, 2)
-    op = REGISTRY["recrawl.publish"]
+    op = load_all()["recrawl.publish"]
     assert op.writes and op.columns[:2] == ("file", "local")
     records = list(op(dir=str(cap), repo="fleet/recrawl", server="s1", hub=str(tmp_path / "hub")))
     assert [r["action"] for r in records] == ["committed", "committed"]

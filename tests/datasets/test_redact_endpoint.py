@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ccrawl.datasets.hfhub import HfRepo
 from ccrawl.datasets.publish_recrawl import PublishOptions, publish
 from ccrawl.errors import CcrawlError
+from ccrawl.hub.hfhub import HfRepo
 from ccrawl.redact import redact_userinfo
 from tests.datasets.capture_shards import TOKEN, capture_rows, write_shard
 

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from ccrawl.datasets.hub import HubBusy
-from ccrawl.datasets.stall import StallClock
 from ccrawl.errors import EXIT_TEMPORARY, TemporaryFailure
+from ccrawl.hub.repo import HubBusy
+from ccrawl.hub.stall import StallClock
 
 
 def test_a_call_that_never_returns_is_abandoned_when_the_budget_runs_out() -> None:

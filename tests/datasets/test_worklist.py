@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccrawl.datasets.hfhub import HfRepo
-from ccrawl.datasets.hub import Add, DatasetRepo
-from ccrawl.datasets.localhub import LocalRepo
-from ccrawl.datasets.worklist import HubWorkList, RangeFile, list_releases, newest_release, read_column
 from ccrawl.errors import InputError, UsageError
+from ccrawl.hub.hfhub import HfRepo
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import Add, DatasetRepo
+from ccrawl.hub.worklist import HubWorkList, RangeFile, list_releases, newest_release, read_column
 from ccrawl.recrawl.worklist import LocalWorkList
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from ccrawl.cli.main import main
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.errors import TemporaryFailure
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.markdown.export import Exporter, ExportOptions
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakehub import FakeHub

@@ -15,9 +15,9 @@ import pytest
 from ccrawl import ops
 from ccrawl.commoncrawl.webgraph import release_sort_key, reverse_host
 from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards, parse_rows, unreverse
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, shard_path
 from ccrawl.errors import InputError, UsageError
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.webgraph import DOMAIN_LAPSED, ROOT
 from ccrawl.testing.fakehub import planted

@@ -19,8 +19,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_urls import shard_path
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.columnar import part_paths
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from ccrawl import ops
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_urls import URL_COLUMNS, shard_path
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.columnar import part_paths
 from ccrawl.testing.fakehub import planted
@@ -151,7 +151,7 @@ def test_cli_publish_and_recount(mirrorcc: FakeCCServer, tmp_path: Path) -> None
 
 
 def test_publish_to_the_fake_hub_and_a_push_without_token(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
-    from ccrawl.datasets.hfhub import HfRepo
+    from ccrawl.hub.hfhub import HfRepo
     from ccrawl.testing.fakehub import FakeHub
 
     with FakeHub(tmp_path / "fakehub", page_size=3) as hub:

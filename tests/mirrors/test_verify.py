@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from ccrawl import ops
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_urls import shard_path, url_schema
 from ccrawl.errors import InputError, UsageError
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.columnar import part_paths
 from ccrawl.testing.fakehub import planted

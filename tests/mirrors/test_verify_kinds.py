@@ -11,10 +11,10 @@ import pytest
 
 from ccrawl import ops
 from ccrawl.datasets.domain_table import domain_schema
-from ccrawl.datasets.hub import Add
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.publish_domains import shard_path
 from ccrawl.errors import InputError, UsageError
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import Add
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakehub import planted
 
@@ -121,7 +121,7 @@ def test_cli_graph_exit_codes_json_and_no_access(mirrorcc: FakeCCServer, tmp_pat
         assert ok.returncode == 0, ok.stderr.decode()
         doc = json.loads(ok.stdout)
         assert doc["ok"] and doc["graph"] == RELEASE and doc["verdicts"] == {"ok": 4}
-        from ccrawl.datasets.hfhub import HfRepo
+        from ccrawl.hub.hfhub import HfRepo
 
         planted.truncate(HfRepo(REPO, endpoint=hub.url, token="hf_test_token"), shard_path(RELEASE, 3))
         bad = run_cli(args, env)

@@ -65,7 +65,7 @@ class Published:
 
     @property
     def snapshot(self) -> Path:
-        from ccrawl.datasets.localhub import LocalRepo
+        from ccrawl.hub.localhub import LocalRepo
 
         return LocalRepo(self.hub, self.repo).snapshot_dir()
 

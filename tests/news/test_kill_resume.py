@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ccrawl.datasets.localhub import LocalRepo
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.news import NewsSite
 

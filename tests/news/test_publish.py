@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from ccrawl.commoncrawl.news.schema import COLUMNS, arrow_schema
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.datasets.news_card import news_card_totals
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.news import NewsSite
 
@@ -199,7 +199,7 @@ def test_no_push_stages_and_a_rerun_reuses_the_sealed_shards(news_server: FakeCC
 def test_fake_hub_push(news_server: FakeCCServer, news_site: NewsSite, tmp_path: Path,
                        monkeypatch: pytest.MonkeyPatch) -> None:
     """The same run through the real huggingface_hub client against the fake Hub, then a search from it."""
-    from ccrawl.datasets.hfhub import HfRepo
+    from ccrawl.hub.hfhub import HfRepo
     from ccrawl.testing.fakehub import FakeHub
 
     monkeypatch.setenv("HF_TOKEN", "hf_test_token")

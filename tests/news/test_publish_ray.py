@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ccrawl.cli.main import main
-from ccrawl.datasets.localhub import LocalRepo
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 
 from .conftest import MONTH, REPO, Published, cli_env

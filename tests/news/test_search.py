@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from ccrawl.commoncrawl.news.search import SearchReport
-from ccrawl.datasets.localhub import LocalRepo
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.news import NewsSite
 
@@ -86,7 +86,7 @@ def test_a_partly_published_month_reports_the_shortfall(published: Published, ne
     src = published.snapshot
     part = LocalRepo(tmp_path / "parthub", published.repo)
     part.create()
-    from ccrawl.datasets.hub import Add
+    from ccrawl.hub.repo import Add
 
     shards = sorted((src / "data/2026/07").glob("*.parquet"))[:10]
     part.commit([Add(f"data/2026/07/{p.name}", p) for p in shards], message="part")
@@ -149,7 +149,7 @@ def test_bad_host(bad: str) -> None:
 
 def test_a_broken_shard_is_skipped_and_reported(published: Published, news_server: FakeCCServer,
                                                  news_site: NewsSite, tmp_path: Path) -> None:
-    from ccrawl.datasets.hub import Add
+    from ccrawl.hub.repo import Add
 
     src = published.snapshot
     repo = LocalRepo(tmp_path / "badhub", published.repo)

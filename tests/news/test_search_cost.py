@@ -13,8 +13,8 @@ from ccrawl.commoncrawl.news.months import Month
 from ccrawl.commoncrawl.news.schema import NAMES
 from ccrawl.commoncrawl.news.search import SearchReport, search_index, surt_prefix
 from ccrawl.commoncrawl.news.shard import ShardWriter
-from ccrawl.datasets.hub import Add
-from ccrawl.datasets.localhub import LocalRepo
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import Add
 
 _SURT_HOST: dict[str, str | None] = {}
 pytestmark = pytest.mark.slow

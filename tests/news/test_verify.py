@@ -9,8 +9,8 @@ from typing import Any
 
 from ccrawl import ops
 from ccrawl.commoncrawl.news.schema import arrow_schema
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.errors import InputError
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakehub import planted
 

@@ -114,7 +114,7 @@ def test_work_list_from_a_hub_release_through_the_real_client(
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ccrawl.datasets.hub import Add
+    from ccrawl.hub.repo import Add
     from ccrawl.testing.fakehub import FakeHub
 
     monkeypatch.setenv("HF_HUB_DISABLE_XET", "1")

@@ -23,7 +23,7 @@ from types import TracebackType
 
 from aiohttp import web
 
-from ccrawl.datasets.localhub import LocalRepo
+from ccrawl.hub.localhub import LocalRepo
 from ccrawl.testing.fakehub.app import make_app
 from ccrawl.testing.fakehub.faults import Faults
 from ccrawl.testing.started import wait_started

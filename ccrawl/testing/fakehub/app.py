@@ -14,7 +14,7 @@ Implemented (``<kind>`` is ``datasets`` or ``models``; ``<repo>`` is ``owner/nam
     GET|HEAD /<kind>/<repo>/resolve/<rev>/<path>    file bytes with X-Repo-Commit, ETag, Range support
     GET|POST /__fakehub/faults, GET /__fakehub/stats   fault injection and counters (not Hub API)
 
-Repos are stored through :class:`ccrawl.datasets.localhub.LocalRepo` under the server's root, so a commit
+Repos are stored through :class:`ccrawl.hub.localhub.LocalRepo` under the server's root, so a commit
 here is atomic the same way, and a test can read the result as a plain directory. LFS objects wait in
 ``<root>/.lfs/<oid>`` until a commit names them. Writes need ``Authorization: Bearer <token>``
 (any token unless the server was given a set); reads of a public repo need none.

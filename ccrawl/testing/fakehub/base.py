@@ -10,9 +10,9 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from ccrawl.datasets.hub import HubFile
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.errors import NothingMatched
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import HubFile
 from ccrawl.testing.fakehub.faults import Faults
 
 LFS_SUFFIXES = (".parquet", ".arrow", ".bin", ".gz", ".zst", ".warc", ".safetensors", ".zip", ".tar")

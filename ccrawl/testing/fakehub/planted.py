@@ -1,6 +1,6 @@
 """Damage planted in a published dataset, for ``publish verify`` to find.
 
-Each function commits one fault through the hub API (:class:`~ccrawl.datasets.hub.DatasetRepo`), so it
+Each function commits one fault through the hub API (:class:`~ccrawl.hub.repo.DatasetRepo`), so it
 works the same on a local hub and on the fake Hub:
 
 * :func:`truncate` -- the first part of a shard only, as an upload cut short leaves it (``truncated``);
@@ -22,7 +22,7 @@ import csv
 import io
 from typing import Any
 
-from ccrawl.datasets.hub import Add, DatasetRepo
+from ccrawl.hub.repo import Add, DatasetRepo
 
 
 def _bytes(repo: DatasetRepo, path: str) -> bytes:

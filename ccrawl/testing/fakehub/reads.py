@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from ccrawl.datasets.hub import HubFile
+from ccrawl.hub.repo import HubFile
 from ccrawl.testing.fakehub.base import (
     FAULTS_KEY,
     PAGE_KEY,

@@ -14,9 +14,9 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from ccrawl.datasets.hub import Add, CommitConflict
-from ccrawl.datasets.localhub import LocalRepo
 from ccrawl.errors import CcrawlError
+from ccrawl.hub.localhub import LocalRepo
+from ccrawl.hub.repo import Add, CommitConflict
 from ccrawl.testing.fakehub.base import (
     FAULTS_KEY,
     KINDS,

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ccrawl.datasets.hub import Add, CommitConflict, DatasetRepo, HubFile, normalize_paths
 from ccrawl.errors import InputError, NothingMatched, UsageError
+from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubFile, normalize_paths
 
 KEEP_SNAPSHOTS = 4
 

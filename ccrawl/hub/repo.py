@@ -10,9 +10,9 @@ Everything that publishes or reads a dataset goes through :class:`DatasetRepo`:
   repo is still at ``parent`` (the Hub's ``parentCommit``): a mismatch raises :class:`CommitConflict`;
 * :meth:`~DatasetRepo.download` -- one whole file to a local path.
 
-Two implementations: :class:`ccrawl.datasets.hfhub.HfRepo` (huggingface_hub, endpoint configurable)
-and :class:`ccrawl.datasets.localhub.LocalRepo` (a directory; the offline default and the demo's).
-:func:`open_repo` picks one from a repo spec.
+Two implementations: :class:`ccrawl.hub.hfhub.HfRepo` (huggingface_hub, endpoint configurable)
+and :class:`ccrawl.hub.localhub.LocalRepo` (a directory; the offline default and the demo's).
+:func:`ccrawl.hub.factory.open_repo` picks one from a repo spec.
 
 Failures a caller can act on are typed: :class:`CommitConflict` (someone committed first: re-read and
 retry), :class:`HubBusy` (429/503/timeouts: back off and retry) and, from :mod:`ccrawl.errors`,
@@ -165,28 +165,3 @@ def normalize_paths(paths: Iterable[str]) -> list[str]:
             raise UsageError(f"bad path in repo: {p!r}")
         out.append("/".join(parts))
     return out
-
-
-def open_repo(
-    repo_id: str,
-    *,
-    hub: str | None = None,
-    endpoint: str | None = None,
-    token: str | None = None,
-) -> DatasetRepo:
-    """The repo ``repo_id`` on ``hub``.
-
-    ``hub`` is ``"hf"`` for the HuggingFace Hub (``endpoint`` or ``HF_ENDPOINT`` picks the server) or a
-    directory for a local hub; left None it is ``$CCRAWL_HUB`` when set, else the HuggingFace Hub.
-    ``token`` defaults to ``$HF_TOKEN`` / ``$HUGGINGFACE_TOKEN``; reads work without one.
-    """
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise UsageError(f"--repo {repo_id!r} is not a repo id: write it as owner/name")
-    where = hub if hub is not None else os.environ.get(HUB_ENV, "hf")
-    if where in ("", "hf", "huggingface"):
-        from ccrawl.datasets.hfhub import HfRepo
-
-        return HfRepo(repo_id, endpoint=endpoint, token=token if token is not None else token_from_env())
-    from ccrawl.datasets.localhub import LocalRepo
-
-    return LocalRepo(Path(where).expanduser(), repo_id)

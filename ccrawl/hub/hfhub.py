@@ -6,8 +6,8 @@ explicitly on every call (``HF_TOKEN`` / ``HUGGINGFACE_TOKEN`` by default) so a 
 anonymous and a write raises ``CredentialMissing`` before any request.
 
 huggingface_hub errors are translated into the hub layer's: 429/5xx/timeouts become
-:class:`~ccrawl.datasets.hub.HubBusy` (with the server's Retry-After when it sent one), 412/409 on a
-commit become :class:`~ccrawl.datasets.hub.CommitConflict`, a refused token becomes
+:class:`~ccrawl.hub.repo.HubBusy` (with the server's Retry-After when it sent one), 412/409 on a
+commit become :class:`~ccrawl.hub.repo.CommitConflict`, a refused token becomes
 ``CredentialMissing`` and a missing repo ``NothingMatched``.
 
 huggingface_hub uploads through xet when ``hf_xet`` is installed; set ``HF_HUB_DISABLE_XET=1`` (or pass
@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import quote
 
-from ccrawl.datasets.hub import (
+from ccrawl.errors import EXIT_UNREACHABLE, CredentialMissing, NothingMatched
+from ccrawl.hub.repo import (
     Add,
     CommitConflict,
     DatasetRepo,
@@ -40,7 +41,6 @@ from ccrawl.datasets.hub import (
     normalize_paths,
     require_token,
 )
-from ccrawl.errors import EXIT_UNREACHABLE, CredentialMissing, NothingMatched
 from ccrawl.redact import redact_userinfo
 
 T = TypeVar("T")

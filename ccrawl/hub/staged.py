@@ -33,9 +33,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
-from ccrawl.datasets.hub import Add, CommitConflict, DatasetRepo, HubError
-from ccrawl.datasets.stall import StallClock
 from ccrawl.errors import CredentialMissing, NothingMatched, TemporaryFailure, UsageError
+from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubError
+from ccrawl.hub.stall import StallClock
 
 Record = dict[str, Any]
 R = TypeVar("R")  # a sealed shard waiting for its commit

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ccrawl.datasets.hub import HubBusy
 from ccrawl.errors import TemporaryFailure
+from ccrawl.hub.repo import HubBusy
 from ccrawl.redact import redact_userinfo
 
 T = TypeVar("T")

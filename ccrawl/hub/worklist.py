@@ -15,14 +15,68 @@ recrawl feeder walks a Hub release exactly as it walks a local directory:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ccrawl.datasets.hub import DatasetRepo
 from ccrawl.errors import InputError, UsageError
+from ccrawl.hub.repo import DatasetRepo
 from ccrawl.net.rangefile import RangeFile as _RangeFile
-from ccrawl.recrawl.worklist import COLUMN_SHORTHANDS, Part, cell_text, check_column_type, part_sort_key
+
+#: ``--column`` shorthands.
+COLUMN_SHORTHANDS: dict[str, str] = {"domains": "domain", "urls": "url"}
+
+_NUMBER = re.compile(r"(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """One listed part: its name (relative to the release), size in bytes and row count."""
+
+    name: str
+    size: int
+    rows: int
+
+
+def part_sort_key(name: str) -> tuple[int, int, str]:
+    """Numeric order by the last number in the file name; names without one sort first."""
+    numbers = _NUMBER.findall(Path(name).name)
+    if not numbers:
+        return (0, -1, name)
+    return (1, int(numbers[-1]), name)
+
+
+def check_column_type(arrow_type: Any, column: str, where: str) -> None:
+    """The work column holds text: a string, or binary that :func:`cell_text` decodes as UTF-8."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    text = pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type)
+    binary = pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type)
+    if not (text or binary) and str(arrow_type) != "string_view" and str(arrow_type) != "binary_view":
+        raise UsageError(
+            f"--column {column!r} in {where} holds {arrow_type}, not text: name the column of URLs or domains"
+        )
+
+
+def cell_text(value: Any, part: str, row: int) -> str | None:
+    """A work-list cell as text: a binary cell (a column not annotated UTF-8) is decoded, strictly."""
+    if value is None:
+        return None
+    if isinstance(value, bytes):
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"work-list part {part} row {row}: the binary cell is not UTF-8 ({exc.reason} at byte {exc.start}: "
+                f"{value[:60]!r}); re-encode the column as UTF-8 text"
+            ) from None
+    return str(value)
+
 
 #: Read-ahead past each read: one ranged request serves pyarrow's footer probe and the footer, and a
 #: column chunk (which pyarrow asks for in one read) costs one request of its own size plus this.
