@@ -8,33 +8,16 @@ Python's ``KeyboardInterrupt`` again, which ``main`` turns into the same line an
 the command's own cleanup (workers stopped, files closed). When ``main`` returns, the
 immediate exit is back for the interpreter's shutdown.
 
-It also sets ``OPENBLAS_NUM_THREADS=1`` unless the environment sets it (see below).
+The handler lives in :mod:`ccrawl._sigint`. This module also sets ``OPENBLAS_NUM_THREADS=1`` unless
+the environment sets it (see below).
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import sys
-from types import FrameType
 
-EXIT_INTERRUPTED = 130
-
-
-def interrupted_now(signum: int, frame: FrameType | None) -> None:
-    """SIGINT before (or after) the command runs: the one line, then exit 130 right away."""
-    try:
-        os.write(2, b"ccrawl: interrupted\n")
-    finally:
-        os._exit(EXIT_INTERRUPTED)
-
-
-def install() -> None:
-    """Make SIGINT exit at once (only the main thread may set handlers; elsewhere do nothing)."""
-    with contextlib.suppress(ValueError):
-        signal.signal(signal.SIGINT, interrupted_now)
-
+from ccrawl._sigint import install
 
 install()  # on import: nothing of the CLI has been imported before this module
 

@@ -1,4 +1,5 @@
-"""``crawl run --fetchers N``: N processes, each crawling the registered domains of its partition.
+"""``crawl run``: :func:`crawl_run`, and with ``--fetchers N`` N processes, each crawling the registered
+domains of its partition.
 
 A host's partition is :func:`ccrawl.crawl.frontier.place` of its registered domain, so every URL of
 a site, its robots.txt and its politeness clock live in one process, and each process has its own
@@ -200,7 +201,7 @@ def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Any], 
               parent: int) -> None:
     """A partition process: its slice of the crawl until the parent says stop."""
     from ccrawl.fetch import run
-    from ccrawl.recrawl.procs import child_setup
+    from ccrawl.procs import child_setup
 
     child_setup()
     if os.getppid() != parent:
@@ -466,3 +467,18 @@ class _Lead:
             if self.reason:
                 for q in self.inboxes:
                     q.put(Stop(self.reason))
+
+
+def crawl_run(options: CrawlOptions, seeds: Iterable[str], notice: Notice | None = None) -> CrawlSummary:
+    """Run (or resume) the crawl in ``options.state``; seeds are read only on the first run.
+
+    With more than one fetch process (``options.fetchers``, or the count the state was started with)
+    the run is :func:`run_parts`; with one it runs in this process, on this thread's loop."""
+    from ccrawl.fetch import run
+
+    options.validate()
+    say = notice or (lambda msg: None)
+    with plan_run(options) as parts:
+        if parts > 1:
+            return run_parts(options, seeds, say, parts)
+        return run(_crawl(options, seeds, say))

@@ -130,7 +130,7 @@ class CrawlOptions:
 
     def auto_fetchers(self) -> int:
         """One fetch process per core, at most one per 16 workers (a process needs work to be worth its start)."""
-        from ccrawl.recrawl.params import cores
+        from ccrawl.procs import cores
 
         return max(1, min(cores(), -(-self.workers // 16)))
 
@@ -141,7 +141,7 @@ class CrawlOptions:
         if self.encode_threads is not None:
             return self.encode_threads
         from ccrawl.crawl.warc import FAST_MEMBERS
-        from ccrawl.recrawl.params import cores
+        from ccrawl.procs import cores
 
         return 0 if FAST_MEMBERS else min(4, cores())
 
@@ -515,19 +515,3 @@ async def _tick(ticker: Any, crawl: _Crawl) -> None:
     while True:
         ticker.tick(counts(crawl))
         await asyncio.sleep(crawl.o.tick_seconds)
-
-
-def crawl_run(options: CrawlOptions, seeds: Iterable[str], notice: Notice | None = None) -> CrawlSummary:
-    """Run (or resume) the crawl in ``options.state``; seeds are read only on the first run.
-
-    With more than one fetch process (``options.fetchers``, or the count the state was started with)
-    the run is :func:`ccrawl.crawl.parts.run_parts`; with one it runs here, on this thread's loop."""
-    from ccrawl.crawl.parts import plan_run, run_parts
-    from ccrawl.fetch import run
-
-    options.validate()
-    say = notice or (lambda msg: None)
-    with plan_run(options) as parts:
-        if parts > 1:
-            return run_parts(options, seeds, say, parts)
-        return run(_crawl(options, seeds, say))

@@ -3,7 +3,7 @@
 A file is written as ``<name>.warc.gz.open`` and becomes ``<name>.warc.gz`` only after an fsync,
 so a name without ``.open`` is always a whole file; the frontier forgets a URL only once the file
 holding its page is sealed. Each file starts with a warcinfo record, then a request/response pair
-per fetch (records from :mod:`ccrawl.recrawl.warcrec`, one gzip member each).
+per fetch (records from :mod:`ccrawl.warc.records`, one gzip member each).
 
 The stored response describes the stored body: the fetcher keeps the content coding as served,
 and here the body is decoded (gzip, deflate, br, zstd) the way a browser would see it, so the
@@ -29,7 +29,7 @@ from typing import BinaryIO
 from ccrawl import __version__
 from ccrawl.fetch.decoding import ContentDecodeError, decode_content
 from ccrawl.fetch.result import FetchResult
-from ccrawl.recrawl import warcrec
+from ccrawl.warc import records as warcrec
 
 OPEN_SUFFIX = ".open"
 ISAL_LEVEL = 2

@@ -9,7 +9,7 @@ they cross a process boundary when ``workers > 1``.
 process, otherwise in a ``ProcessPoolExecutor`` of ``workers`` processes shared by every shard
 in flight, fed batches of :data:`BATCH` documents with a bounded number of batches outstanding,
 and answering in input order. A downloaded shard does not go through the batches: the pool's
-workers read their own parts of the file (:meth:`Converter.map_parts`, :mod:`.parts`), so only
+workers read their own parts of the file (:meth:`Converter.map`, :mod:`.parts`), so only
 rows cross the boundary.
 """
 
@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import datetime as dt
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-if TYPE_CHECKING:
-    from ccrawl.markdown.parts import FilePart, PartResult
+T = TypeVar("T")
+R = TypeVar("R")
 
 #: Documents per pool task: large enough to amortise the hop, small enough to keep cores busy.
 BATCH = 32
@@ -195,13 +195,14 @@ class Converter:
         while pending:
             yield from pending.popleft().result()
 
-    def map_parts(self, parts: list[FilePart]) -> list[PartResult]:
-        """Each part of a file read and converted by a worker of the pool (in this process without one)."""
-        from ccrawl.markdown.parts import convert_part
+    def map(self, func: Callable[[T], R], items: list[T]) -> list[R]:
+        """``func`` over ``items``, each on a worker of the pool (in this process without one), in order.
 
+        :func:`ccrawl.markdown.parts.convert_part` runs this way: workers read their own parts of a file.
+        """
         if self._pool is None:
-            return [convert_part(p) for p in parts]
-        futures = [self._pool.submit(convert_part, p) for p in parts]
+            return [func(item) for item in items]
+        futures = [self._pool.submit(func, item) for item in items]
         try:
             return [f.result() for f in futures]
         except BaseException:

@@ -227,5 +227,5 @@ def convert_parts(converter: Converter, path: Path, *, kind: str, dedup_digest: 
     size = os.path.getsize(path)
     ranges = plan_parts(size, converter.workers, part_bytes)
     tasks = [FilePart(str(path), start, stop, kind, dedup_digest, converter.engine) for start, stop in ranges]
-    results = converter.map_parts(tasks)
+    results = converter.map(convert_part, tasks)
     return results, check_parts(results, size)

@@ -156,8 +156,8 @@ def crawl_run(
     progress: Injected[str] = "none",
 ) -> Iterator[Record]:
     """``max_depth`` None is :data:`ccrawl.crawl.run.DEFAULT_MAX_DEPTH`, and the run says so."""
+    from ccrawl.crawl.parts import crawl_run as run_crawl
     from ccrawl.crawl.run import BLOCKED_ADDRESS, DEFAULT_MAX_DEPTH, TOO_MANY_REDIRECTS, CrawlOptions
-    from ccrawl.crawl.run import crawl_run as run_crawl
     from ccrawl.fetch.addresses import HOW_TO_ALLOW
     from ccrawl.fetch.config import DEFAULT_USER_AGENT
 

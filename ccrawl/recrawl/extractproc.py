@@ -16,8 +16,8 @@ import time
 from typing import Any, Protocol
 
 from ccrawl.fetch.decoding import ContentDecodeError, decode_content, looks_like_html
+from ccrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.messages import CaptureRow, ExtractReport, Ready
-from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 
 RENDER_LIMIT = 10 * 1024 * 1024

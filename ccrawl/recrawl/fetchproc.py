@@ -24,6 +24,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from ccrawl.fetch.config import FetchConfig
+from ccrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.fetchwriter import FetchWriter, WriterFailed
 from ccrawl.recrawl.hostsched import HostScheduler, host_of, retry_after
 from ccrawl.recrawl.messages import (
@@ -42,7 +43,6 @@ from ccrawl.recrawl.messages import (
     WorkItem,
     WriterReport,
 )
-from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 
 #: One encoder for every row (``json.dumps`` with arguments builds one per call); most rows have no

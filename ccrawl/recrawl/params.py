@@ -11,18 +11,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ccrawl.errors import UsageError
+from ccrawl.procs import cores
 
 FORMATS = ("parquet", "warc")
 PROGRESS = ("text", "json", "none")
 MB = 1024 * 1024
-
-
-def cores() -> int:
-    """CPUs this process may run on (affinity, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 @dataclass(slots=True)

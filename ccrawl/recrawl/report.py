@@ -69,7 +69,7 @@ def _stage_cpu_ms(pipe: Pipeline) -> dict[str, float]:
     return out
 
 def _peak_rss(pipe: Pipeline) -> dict[str, float]:
-    from ccrawl.recrawl.procs import peak_rss_mb
+    from ccrawl.procs import peak_rss_mb
 
     out = {"parent": peak_rss_mb()}
     for kind, stats in (("fetch", pipe.fetch_stats), ("extract", pipe.extract_stats),

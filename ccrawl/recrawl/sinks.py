@@ -230,7 +230,7 @@ class WarcSink:
         self._naming = _Naming(self.directory, self.stem, ".warc.gz")
 
     def _open(self) -> BinaryIO:
-        from ccrawl.recrawl.warcrec import warcinfo
+        from ccrawl.warc.records import warcinfo
 
         final = self._naming.next()
         self._path = final
@@ -250,7 +250,7 @@ class WarcSink:
         self._pending.append(head.seq)
         if cols["error"]:
             return  # a WARC record is a response; a failure has none (counted on the summary)
-        from ccrawl.recrawl.warcrec import exchange
+        from ccrawl.warc.records import exchange
 
         f = self._file or self._open()
         request, response = exchange(

@@ -20,6 +20,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from ccrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.messages import (
     CaptureRow,
     Crash,
@@ -31,7 +32,6 @@ from ccrawl.recrawl.messages import (
     WantSeal,
     WriterReport,
 )
-from ccrawl.recrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.ring import Ring
 from ccrawl.recrawl.sinks import NullSink, ParquetSink, Sink, WarcSink
 

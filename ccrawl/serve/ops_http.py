@@ -27,21 +27,16 @@ from typing import Any
 
 from ccrawl import ops
 from ccrawl.errors import (
-    EXIT_CREDENTIAL,
-    EXIT_NOTHING,
-    EXIT_TEMPORARY,
-    EXIT_UNREACHABLE,
     EXIT_USAGE,
-    Absent,
     CcrawlError,
 )
 from ccrawl.ops.caps import Cap
-from ccrawl.serve.binding import BindError, Policy, bind, fields_of, input_schema, unsupplied
+from ccrawl.serve.binding import Policy, bind, fields_of, input_schema, unsupplied
+from ccrawl.serve.errors import error_body
 from ccrawl.serve.guard import Guard
-from ccrawl.serve.worker import Busy, OverBudget, Runner, wire_line
+from ccrawl.serve.worker import Busy, Runner, wire_line
 
 NDJSON = "application/x-ndjson"
-_STATUS = {EXIT_USAGE: 400, EXIT_NOTHING: 404, EXIT_CREDENTIAL: 401, EXIT_UNREACHABLE: 502, EXIT_TEMPORARY: 503}
 
 
 def exposed(
@@ -69,35 +64,6 @@ def describe(op: ops.Operation, policy: Policy | None = None) -> dict[str, Any]:
     policy = policy or Policy()
     return {"name": op.name, "summary": op.summary, "columns": list(op.columns), "writes": op.writes,
             "input_schema": input_schema(op, policy), "server_configured": server_only(op, policy)}
-
-
-def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
-    """HTTP status and JSON body for an exception an operation raised."""
-    if isinstance(exc, BindError):
-        return 400, {"error": str(exc), "param": exc.param, "exit_code": EXIT_USAGE}
-    if isinstance(exc, OverBudget):
-        return exc.status, {"error": str(exc), "exit_code": exc.exit_code}
-    if isinstance(exc, Absent):  # the request was fine; the server has no such store yet
-        return 503, {"error": scrub(str(exc)), "exit_code": exc.exit_code}
-    if isinstance(exc, CcrawlError):
-        return _STATUS.get(exc.exit_code, 500), {"error": scrub(str(exc)), "exit_code": exc.exit_code}
-    return 500, {"error": scrub(f"internal error: {type(exc).__name__}: {exc}"), "exit_code": 1}
-
-
-#: environment variables whose values never leave the server in an answer
-SECRET_VARIABLES = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "CCRAWL_SERVE_TOKEN", "CCRAWL_HF_TOKEN")
-
-
-def scrub(text: str) -> str:
-    """``text`` without URL user-info and without the value of any secret the server holds."""
-    from ccrawl.redact import redact_userinfo
-
-    text = redact_userinfo(text)
-    for name in SECRET_VARIABLES:
-        value = os.environ.get(name)
-        if value and len(value) >= 6:
-            text = text.replace(value, "***")
-    return text
 
 
 def make_app(

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ccrawl.errors import EXIT_TEMPORARY, CcrawlError
+from ccrawl.serve.errors import OverBudget
 
 _HEAD = struct.Struct(">cI")
 _FLUSH_BYTES = 64 << 10
@@ -51,16 +52,6 @@ class Busy(CcrawlError):
     """Every slot for operations is taken: try again shortly."""
 
     exit_code = EXIT_TEMPORARY
-
-
-class OverBudget(CcrawlError):
-    """The operation ran past a budget of the server's and was stopped."""
-
-    exit_code = EXIT_TEMPORARY
-
-    def __init__(self, message: str, status: int) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True, slots=True)
@@ -203,7 +194,7 @@ def _child(name: str, kwargs: dict[str, Any], wants_notice: bool, conn: Any, for
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     from ccrawl import ops
     from ccrawl.output import to_json
-    from ccrawl.serve.ops_http import error_body
+    from ccrawl.serve.errors import error_body
 
     out = _Out(conn.fileno())
     produced = 0

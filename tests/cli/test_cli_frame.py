@@ -116,11 +116,12 @@ def test_interrupt_handled_inside_a_string_exec_still_exits_130_under_python_m(t
     must leave ``python -m ccrawl`` with 130, not a death by SIGINT."""
     (tmp_path / "entry_probe.py").write_text(
         "import ccrawl._entry as entry\n"
+        "from ccrawl._sigint import EXIT_INTERRUPTED\n"
         "def fake_main():\n"
         "    try:\n"
         "        exec('raise KeyboardInterrupt')\n"
         "    except KeyboardInterrupt:\n"
-        "        return entry.EXIT_INTERRUPTED\n"
+        "        return EXIT_INTERRUPTED\n"
         "    return 0\n"
         "entry.main = fake_main\n"
         "entry.run()\n"

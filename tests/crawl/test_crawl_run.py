@@ -12,7 +12,8 @@ from fastwarc.warc import ArchiveIterator as FastIterator
 from warcio.archiveiterator import ArchiveIterator
 
 from ccrawl.cli.main import main
-from ccrawl.crawl.run import CrawlOptions, crawl_run
+from ccrawl.crawl.parts import crawl_run
+from ccrawl.crawl.run import CrawlOptions
 from ccrawl.errors import UsageError
 from ccrawl.testing.synthweb import SynthWeb
 from ccrawl.url.domain import shard_of
@@ -171,7 +172,7 @@ def test_records_encoded_on_the_loop_or_in_threads_are_whole(web: SynthWeb, tmp_
 
 
 def test_encode_threads_only_where_compression_is_slow(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("ccrawl.recrawl.params.cores", lambda: 2)
+    monkeypatch.setattr("ccrawl.procs.cores", lambda: 2)
     auto = CrawlOptions(state=Path("s.db"))
     monkeypatch.setattr("ccrawl.crawl.warc.FAST_MEMBERS", True)
     assert auto.auto_encode_threads() == 0  # ISA-L: the loop encodes

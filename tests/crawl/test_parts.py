@@ -18,7 +18,8 @@ import pytest
 
 from ccrawl.cli.main import main
 from ccrawl.crawl.frontier import place
-from ccrawl.crawl.run import CrawlOptions, crawl_run
+from ccrawl.crawl.parts import crawl_run
+from ccrawl.crawl.run import CrawlOptions
 from ccrawl.errors import UsageError
 from ccrawl.testing.synthweb import SynthWeb, SynthWebThread
 from ccrawl.url.domain import shard_of

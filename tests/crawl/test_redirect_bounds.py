@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from ccrawl.cli.main import main
-from ccrawl.crawl.run import CrawlOptions, crawl_run
+from ccrawl.crawl.parts import crawl_run
+from ccrawl.crawl.run import CrawlOptions
 from ccrawl.errors import UsageError
 from ccrawl.testing.synthweb import SynthWeb
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ccrawl.crawl.run import CrawlOptions, crawl_run
+from ccrawl.crawl.parts import crawl_run
+from ccrawl.crawl.run import CrawlOptions
 from ccrawl.testing.synthweb import SynthWeb, SynthWebThread
 
 from .test_crawl_run import warc_targets

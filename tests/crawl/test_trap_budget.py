@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from ccrawl.crawl.run import CrawlOptions, crawl_run
+from ccrawl.crawl.parts import crawl_run
+from ccrawl.crawl.run import CrawlOptions
 
 
 class TrapSite:

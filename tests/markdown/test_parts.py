@@ -255,7 +255,7 @@ def test_parts_either_match_one_pass_or_say_why(tmp_path: Path, damage: list[tup
         want, want_stats = _one_pass(path)
     except InputError:  # not WARC at offset 0: one pass stops there, so the parts must not stand in for it
         want, want_stats = None, ReadStats()
-    inline = Converter("h2m", 1)  # map_parts runs each part in this process: the same code as a worker
+    inline = Converter("h2m", 1)  # map runs each part in this process: the same code as a worker
     results, problem = convert_parts(inline, path, kind="warc", dedup_digest=True, part_bytes=part_bytes)
     if not damage and truncate is None:
         assert problem == ""  # a clean file never falls back, whatever the cut

@@ -1,4 +1,4 @@
-"""What every pipeline process shares: its start-up and its peak memory (messages: :mod:`.messages`).
+"""What every worker process shares (the recrawl pipeline's, the crawl's partitions): start-up, CPUs, peak memory.
 
 Child processes are started with the ``spawn`` method (pyarrow's and aiohttp's threads do not
 survive a fork), die with the parent (``PR_SET_PDEATHSIG`` where Linux offers it, and an EOF
@@ -19,6 +19,14 @@ _PR_SET_NAME = 15
 #: Tests only: a child whose role name (``fetch-0``, ``extract-1``, ``writer-0``) this variable holds
 #: stops itself with SIGSTOP right after its start-up, before it reports ``Ready`` (issue #37).
 STOP_BEFORE_READY_ENV = "CCRAWL_TEST_STOP_BEFORE_READY"
+
+
+def cores() -> int:
+    """CPUs this process may run on (affinity, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:
+        return os.cpu_count() or 1
 
 
 def child_setup(role: str = "") -> None:

@@ -1,4 +1,4 @@
-"""ISO 28500 records of a recrawl: warcinfo, then a request/response pair per fetched page.
+"""ISO 28500 records of the crawl and the recrawl: warcinfo, then a request/response pair per page.
 
 Each record is its own gzip member (so a record can be sliced out by offset and length, as
 Common Crawl's index does). The request and the response name each other with
