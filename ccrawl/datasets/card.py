@@ -23,7 +23,7 @@ from typing import Any
 
 from ccrawl.hub.ledger import LedgerRow, MachineKey
 from ccrawl.output import format_size
-from ccrawl.recrawl.checkpoint import Progress
+from ccrawl.recrawl.standing import Progress
 
 #: The only files a hub viewer may read as data.
 DATA_GLOB = "data/*.parquet"

@@ -53,7 +53,7 @@ from ccrawl.hub.localhub import sha256_file
 from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubError
 from ccrawl.hub.staged import write_staged_commit
 from ccrawl.hub.stall import StallClock
-from ccrawl.recrawl.checkpoint import Progress, read_state
+from ccrawl.recrawl.standing import Progress, read_state
 
 #: Bytes asked for beyond a ledger's listed size when reading it (it may have grown since the listing).
 LEDGER_SLACK = 1 << 20

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccrawl.errors import InputError, UsageError
+from ccrawl.errors import UsageError
 from ccrawl.recrawl.worklist import identity_digest
 
 Position = tuple[int, int]  # (part index, row offset)
@@ -86,33 +86,6 @@ class Checkpoint:
         for part, start, end in self.durable_above:
             out.update((part, r) for r in range(start, end))
         return out
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """Where one machine's crawl stands, from its checkpoint."""
-
-    part: int
-    row: int
-    done: bool
-    fetched: int
-
-
-def read_state(path: Path | None, shard: int, shards: int) -> Progress | None:
-    """The crawl's checkpoint as progress; None when there is no file yet (the crawl has not written)."""
-    if path is None or not path.exists():
-        return None
-    try:
-        raw = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
-        raise InputError(f"--state {path} is not a readable checkpoint: {exc}") from exc
-    if (int(raw.get("shard", shard)), int(raw.get("shards", shards))) != (shard, shards):
-        raise UsageError(
-            f"--state {path} belongs to --shard {raw.get('shard')} --shards {raw.get('shards')}, "
-            f"not --shard {shard} --shards {shards}: point --state at this machine's checkpoint"
-        )
-    return Progress(int(raw.get("part", 0)), int(raw.get("row", 0)), bool(raw.get("done", False)),
-                    int(raw.get("fetched", 0)))
 
 
 def save_checkpoint(path: str | os.PathLike[str], cp: Checkpoint) -> None:

@@ -171,7 +171,7 @@ class _Child:
 
 def _crawl_done(spec: ShardSpec) -> bool:
     """The shard's checkpoint says the whole work list is done."""
-    from ccrawl.recrawl.checkpoint import read_state
+    from ccrawl.recrawl.standing import read_state
 
     progress = read_state(Path(spec.directory) / "recrawl.json", spec.index, spec.count)
     return progress is not None and progress.done
