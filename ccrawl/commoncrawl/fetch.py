@@ -30,6 +30,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
+from ccrawl import durable
 from ccrawl.commoncrawl.records import EXTENSIONS, Location, check_content, render
 from ccrawl.errors import CcrawlError, Unreachable, UsageError
 from ccrawl.net.client import CCClient
@@ -337,9 +338,7 @@ def write_record_file(out_dir: Path, result: FetchResult, content: str) -> dict[
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / record_file_name(result.location, content, result.rows)
     data = file_bytes(content, result.rows)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    durable.write_bytes(path, data, sync=False)
     url = result.rows[0].get("url") if content != "links" and result.rows else result.location.extra.get("url")
     return {
         "url": url,

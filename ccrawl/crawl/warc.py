@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ccrawl import __version__
+from ccrawl import __version__, durable
 from ccrawl.fetch.decoding import ContentDecodeError, decode_content
 from ccrawl.fetch.result import FetchResult
 from ccrawl.warc import records as warcrec
@@ -222,12 +222,7 @@ class WarcFiles:
         os.fsync(self._file.fileno())
         self._file.close()
         self._file = None
-        os.replace(self.directory / (self.name + OPEN_SUFFIX), self.directory / self.name)
-        dir_fd = os.open(self.directory, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+        durable.replace(self.directory / (self.name + OPEN_SUFFIX), self.directory / self.name, sync_file=False)
         return self.name
 
     def abandon_leftovers(self) -> list[str]:

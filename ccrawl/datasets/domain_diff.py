@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccrawl import durable
 from ccrawl.datasets.publish_domains import read_ledger, shard_index
 from ccrawl.errors import InputError, UsageError
 from ccrawl.hub.repo import DatasetRepo, HubFile
@@ -125,10 +126,8 @@ def diff_releases(repo: DatasetRepo, older: str, newer: str, *, workers: int = 0
     if added_out:
         added = new.filter(pc.invert(in_old))
         path = Path(added_out)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
+        with durable.writing(path) as tmp, tmp.open("w", encoding="utf-8") as fh:
             for start in range(0, len(added), 65536):
                 chunk = added.slice(start, 65536).to_pylist()
                 fh.write("".join(f"{d}\n" for d in chunk))
-        tmp.replace(path)
     return out

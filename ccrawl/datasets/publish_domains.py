@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccrawl import durable
 from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards, parse_rows
 from ccrawl.errors import InputError, NothingMatched, UsageError
 from ccrawl.hub.repo import Add, DatasetRepo
@@ -185,14 +186,10 @@ def write_shard(job: DomainShard, source: str) -> DomainShard:
             "source": source}
     table = table.replace_schema_metadata({SOURCE_KEY: json.dumps(meta, sort_keys=True).encode()})
     job.local.parent.mkdir(parents=True, exist_ok=True)
-    tmp = job.local.with_name(job.local.name + ".tmp")
     try:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP, write_statistics=True)
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, job.local)
+        with durable.writing(job.local) as tmp:
+            pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP, write_statistics=True)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         job.error = str(exc)
     job.size = job.local.stat().st_size if not job.error else 0
     return job

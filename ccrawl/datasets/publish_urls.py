@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccrawl import durable
 from ccrawl.errors import InputError, NothingMatched
 from ccrawl.hub.repo import Add, DatasetRepo
 from ccrawl.hub.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
@@ -198,18 +199,15 @@ def convert_part(source: Any, part: str, dest: Path, *, whole: bool = False) -> 
         if missing:
             raise InputError(f"{part}: the source part lacks column(s) {', '.join(missing)}")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(dest.name + ".tmp")
         rows = 0
-        with pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=True) as writer:
+        with durable.writing(dest) as tmp, \
+                pq.ParquetWriter(tmp, schema, compression="zstd", write_statistics=True) as writer:
             for group in range(pf.num_row_groups):
                 table = pf.read_row_group(group, columns=list(URL_COLUMNS), use_threads=False).cast(schema)
                 rows += table.num_rows
                 writer.write_table(table, row_group_size=max(1, table.num_rows))
     finally:
         pf.close(force=True)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, dest)
     return rows, dest.stat().st_size
 
 

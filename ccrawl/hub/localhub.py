@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccrawl.durable import in_progress
 from ccrawl.errors import InputError, NothingMatched, UsageError
 from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubFile, normalize_paths
 
@@ -175,7 +176,7 @@ class LocalRepo(DatasetRepo):
     def download(self, path: str, dest: Path) -> Path:
         src = self.local_path(path)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        tmp = dest.with_name(dest.name + ".part")
+        tmp = in_progress(dest)
         shutil.copyfile(src, tmp)
         os.replace(tmp, dest)
         return dest

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccrawl import durable
 from ccrawl.errors import InputError, NothingMatched, UsageError
 
 CONVERT_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -132,7 +133,7 @@ def convert_file(source: Path, dest: Path, *, fmt: str = "parquet", markdown: bo
     if fmt not in ("parquet", "jsonl"):
         raise UsageError(f"--to {fmt!r}: use parquet or jsonl")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = dest.with_name(dest.name + ".tmp")
+    tmp = durable.in_progress(dest)
     rows = 0
     try:
         if fmt == "jsonl":
@@ -151,7 +152,7 @@ def convert_file(source: Path, dest: Path, *, fmt: str = "parquet", markdown: bo
     if not rows:
         tmp.unlink(missing_ok=True)
         raise NothingMatched(f"{source}: no records in it")
-    os.replace(tmp, dest)
+    durable.replace(tmp, dest, sync_file=False)
     return Converted(source, dest, rows, dest.stat().st_size, digest)
 
 

@@ -24,12 +24,13 @@ shard on its own says what made it.
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
+
+from ccrawl import durable
 
 EXPORT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("doc_id", "VARCHAR"),
@@ -148,11 +149,8 @@ def write_parquet(table: Any, path: Path, provenance: Mapping[str, str]) -> int:
     meta = dict(table.schema.metadata or {})
     meta.update({k.encode(): v.encode() for k, v in provenance.items()})
     table = table.replace_schema_metadata(meta)
-    tmp = path.with_name(path.name + ".tmp")
-    pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
-    with open(tmp, "rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    with durable.writing(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd", row_group_size=ROW_GROUP_ROWS)
     return path.stat().st_size
 
 

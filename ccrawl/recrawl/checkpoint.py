@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ccrawl.durable import IN_PROGRESS, write_bytes
 from ccrawl.errors import UsageError
 from ccrawl.recrawl.worklist import identity_digest
 
@@ -90,21 +91,7 @@ class Checkpoint:
 
 def save_checkpoint(path: str | os.PathLike[str], cp: Checkpoint) -> None:
     """Write atomically: temp file, fsync, rename, fsync the directory."""
-    target = Path(path)
-    tmp = target.with_name(target.name + ".tmp")
-    data = json.dumps(cp.to_json(), separators=(",", ":")).encode()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, target)
-    dfd = os.open(target.parent if str(target.parent) else ".", os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    write_bytes(path, json.dumps(cp.to_json(), separators=(",", ":")).encode())
 
 
 def load_checkpoint(
@@ -216,14 +203,14 @@ def _validated(
     inside = _InsideOut(target, out or ".", relative_to_out=version >= 2)
     for name, size in warc_files.items():
         tmp = inside.path(name, "warc_files")
-        if not tmp.endswith(".tmp") or _int(size, "warc_files size") < 0:
+        if not tmp.endswith(IN_PROGRESS) or _int(size, "warc_files size") < 0:
             raise UsageError(f"--state {target}: warc_files entry {name!r}: {size!r} is not a .tmp file and a length")
         cp.warc_files[tmp] = size
     for entry in renames:
         if not isinstance(entry, list) or len(entry) != 2:
             raise TypeError("a pending_renames entry must be [temp name, final name]")
         tmp, final = inside.path(entry[0], "pending_renames"), inside.path(entry[1], "pending_renames")
-        if tmp != final + ".tmp":
+        if tmp != final + IN_PROGRESS:
             raise UsageError(f"--state {target}: pending rename {entry!r} is not <name>.tmp -> <name>")
         cp.pending_renames.append([tmp, final])
     return cp

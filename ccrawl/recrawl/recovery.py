@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ccrawl.durable import IN_PROGRESS
 from ccrawl.errors import InputError
 from ccrawl.recrawl.checkpoint import Checkpoint
 from ccrawl.recrawl.sinks import finalize
@@ -42,9 +43,9 @@ def recover_outputs(out: Path, prefix: str, cp: Checkpoint | None) -> dict[str, 
                     f.flush()
                     os.fsync(f.fileno())
                 if size:
-                    finalize(tmp, tmp[: -len(".tmp")])
-                    done["truncated"].append(tmp[: -len(".tmp")])
-    for path in sorted(out.glob(f"{prefix}-*.tmp")):
+                    finalize(tmp, tmp[: -len(IN_PROGRESS)])
+                    done["truncated"].append(tmp[: -len(IN_PROGRESS)])
+    for path in sorted(out.glob(f"{prefix}-*{IN_PROGRESS}")):
         path.unlink()
         done["swept"].append(str(path))
     return done

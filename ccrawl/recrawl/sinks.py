@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol
 
+from ccrawl import durable
 from ccrawl.recrawl.messages import CaptureRow
 from ccrawl.recrawl.schema import CAPTURE_SCHEMA, CaptureColumns
 
@@ -75,18 +76,9 @@ class _Naming:
         return path
 
 
-def fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def finalize(tmp_path: str, final_path: str) -> None:
-    """Rename a sealed temp file to its final name and make the rename durable."""
-    os.replace(tmp_path, final_path)
-    fsync_dir(Path(final_path).parent)
+    """Rename a sealed (already fsynced) temp file to its final name and make the rename durable."""
+    durable.replace(tmp_path, final_path, sync_file=False)
 
 
 @dataclass
@@ -161,7 +153,7 @@ class ParquetSink:
         if self._writer is None:
             final = self._naming.next()
             self._path = final
-            self._file = open(str(final) + ".tmp", "wb")  # noqa: SIM115 - closed by close_shard()
+            self._file = open(durable.in_progress(final), "wb")  # noqa: SIM115 - closed by close_shard()
             self._writer = pq.ParquetWriter(
                 self._file,
                 self._schema,
@@ -193,7 +185,7 @@ class ParquetSink:
         self._file.flush()
         os.fsync(self._file.fileno())
         self._file.close()
-        tmp = str(self._path) + ".tmp"
+        tmp = str(durable.in_progress(self._path))
         out = Durable(seqs, tmp, str(self._path), os.path.getsize(tmp), rows, payload, True)
         self._writer = self._file = self._path = None
         return out
@@ -234,7 +226,7 @@ class WarcSink:
 
         final = self._naming.next()
         self._path = final
-        self._file = open(str(final) + ".tmp", "wb")  # noqa: SIM115 - closed by seal()
+        self._file = open(durable.in_progress(final), "wb")  # noqa: SIM115 - closed by seal()
         self._info_id, member = warcinfo(final.name, self.info_fields)
         self._file.write(member)
         return self._file
@@ -280,7 +272,7 @@ class WarcSink:
             self._file.flush()
             os.fsync(self._file.fileno())
             size = self._file.tell()
-            tmp = str(self._path) + ".tmp"
+            tmp = str(durable.in_progress(self._path))
         out = Durable(self._pending, tmp, str(self._path or ""), size, self._rows, self.payload, False)
         self._pending = []
         return out
@@ -291,7 +283,7 @@ class WarcSink:
         if self._file is None or self._path is None:
             return out
         assert out is not None
-        out.tmp_path, out.final_path = str(self._path) + ".tmp", str(self._path)
+        out.tmp_path, out.final_path = str(durable.in_progress(self._path)), str(self._path)
         out.size, out.sealed, out.rows, out.payload = self._file.tell(), True, self._rows, self.payload
         self._file.close()
         self._file = self._path = None

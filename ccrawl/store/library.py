@@ -33,7 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ccrawl import __version__
+from ccrawl import __version__, durable
 from ccrawl.errors import CcrawlError, InputError
 
 MANIFEST = "library.json"
@@ -225,11 +225,7 @@ class Library:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise
-        dirfd = os.open(self.root, os.O_RDONLY)
-        try:
-            os.fsync(dirfd)
-        finally:
-            os.close(dirfd)
+        durable.fsync_dir(self.root)
 
     def record(self, artifacts: Iterable[Artifact]) -> None:
         """Add or replace entries in one locked read-change-write."""

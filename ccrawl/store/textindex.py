@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ccrawl import durable
 from ccrawl.errors import Absent, CcrawlError, UsageError
 
 FORMAT = "ccrawl-index/1"
@@ -230,9 +231,7 @@ def build(directory: str | os.PathLike[str], documents: Iterable[Document], *, h
             writer.wait_merging_threads()
             meta = {"format": FORMAT, "generation": gen, "documents": count,
                     "built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "engine": "tantivy"}
-            tmp = root / "CURRENT.tmp"
-            tmp.write_text(json.dumps(meta) + "\n", "utf-8")
-            os.replace(tmp, root / "CURRENT")
+            durable.write_bytes(root / "CURRENT", (json.dumps(meta) + "\n").encode("utf-8"), sync=False)
         except BaseException:
             if writer is not None:  # stop tantivy's threads before removing the files they write
                 with contextlib.suppress(Exception):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -19,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ccrawl import __version__
+from ccrawl import __version__, durable
 from ccrawl.commoncrawl.news.rows import row_of
 from ccrawl.commoncrawl.news.schema import arrow_schema
 from ccrawl.commoncrawl.news.stream import MAX_RECORD, WarcStream
@@ -68,7 +67,7 @@ class ShardWriter:
 
     def __init__(self, dest: Path, *, row_group: int = ROW_GROUP) -> None:
         self.dest = dest
-        self.tmp = dest.with_name(dest.name + ".tmp")
+        self.tmp = durable.in_progress(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
         self.schema = arrow_schema()
         self.row_group = row_group
@@ -105,9 +104,7 @@ class ShardWriter:
                     writer.write_table(table.slice(i, self.row_group))
                 writer.add_key_value_metadata(
                     {METADATA_KEY: json.dumps(dict(metadata), sort_keys=True).encode()})
-            with open(self.tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            os.replace(self.tmp, self.dest)
+            durable.replace(self.tmp, self.dest)
         except BaseException:
             self.abort()
             raise
