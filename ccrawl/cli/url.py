@@ -116,6 +116,7 @@ def _run_batch(run: Run, name: str, urls: tuple[str, ...], source: str, column: 
 
     from ccrawl.arrowpool import prefer_retaining_pool
     from ccrawl.output import resolve_format
+    from ccrawl.parquetsink import ParquetSink
     from ccrawl.url import batchio
 
     if urls:
@@ -126,7 +127,7 @@ def _run_batch(run: Run, name: str, urls: tuple[str, ...], source: str, column: 
     if fmt == "parquet":
         if out is None and sys.stdout.isatty():
             raise UsageError("-o parquet writes binary data: give --out FILE or redirect stdout")
-        sink = batchio.ParquetSink(out if out is not None else sys.stdout.buffer)
+        sink = ParquetSink(out if out is not None else sys.stdout.buffer)
         try:
             report = batchio.run_batch(name, source, sink, column=column, params=params, skip_bad=skip_bad,
                                        workers=workers or 0)

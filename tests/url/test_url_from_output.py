@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from ccrawl.errors import CcrawlError
-from ccrawl.url import batchio
+from ccrawl.parquetsink import ParquetSink
 from ccrawl.url.surt import surt
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,7 +39,7 @@ def ccrawl(*args: str, stdout: int | io.BufferedWriter = subprocess.PIPE) -> sub
 
 def test_the_writer_thread_keeps_batches_in_the_order_they_were_handed_over(tmp_path: Path) -> None:
     out = tmp_path / "o.parquet"
-    sink = batchio.ParquetSink(str(out), depth=1)
+    sink = ParquetSink(str(out), depth=1)
     sent = []
     for k in range(40):
         batch = pa.RecordBatch.from_pylist([{"url": u, "k": k} for u in urls(25, f"b{k}-")])
@@ -69,7 +69,7 @@ class FailingStream(io.RawIOBase):
 
 
 def test_a_write_refused_on_the_writer_thread_is_one_line_error_in_the_caller() -> None:
-    sink = batchio.ParquetSink(cast(IO[bytes], FailingStream(room=64 << 10)))
+    sink = ParquetSink(cast(IO[bytes], FailingStream(room=64 << 10)))
     with pytest.raises(CcrawlError) as caught:
         for k in range(200):  # ~2 MB of rows against 64 KiB of room
             sink(pa.RecordBatch.from_pylist([{"url": u} for u in urls(400, f"f{k}-")]))
@@ -80,7 +80,7 @@ def test_a_write_refused_on_the_writer_thread_is_one_line_error_in_the_caller() 
 
 def test_abort_while_the_writer_is_busy_removes_the_partial_file(tmp_path: Path) -> None:
     out = tmp_path / "o.parquet"
-    sink = batchio.ParquetSink(str(out), depth=4)
+    sink = ParquetSink(str(out), depth=4)
     for k in range(20):
         sink(pa.RecordBatch.from_pylist([{"url": u} for u in urls(2000, f"a{k}-")]))
     sink.abort()
