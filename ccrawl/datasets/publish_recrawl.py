@@ -51,7 +51,7 @@ from ccrawl.hub.ledger import (
 )
 from ccrawl.hub.localhub import sha256_file
 from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubError
-from ccrawl.hub.staged import write_staged_commit
+from ccrawl.hub.staged import commit_once, write_staged_commit
 from ccrawl.hub.stall import StallClock
 from ccrawl.recrawl.standing import Progress, read_state
 
@@ -384,9 +384,10 @@ class Publisher:
             message = f"{me.stem}: {len(new)} shard(s), {sum(s.stats.rows for s in new):,} rows"
         else:
             message = f"{me.stem}: checkpoint {'done' if self._final else 'progress'}"
-        while True:
+        built: list[list[LedgerRow]] = []
+
+        def build(head: str | None) -> tuple[list[Add], str]:
             progress = read_state(self.opts.state, self.opts.shard, self.opts.shards)
-            head = self.clock.retrying("repo head", repo.head) if repo is not None and not self.opts.no_push else None
             others = self._all_ledgers()
             mine = self._ledger_rows(new, progress)
             if not new and mine and progress is not None:
@@ -399,28 +400,25 @@ class Publisher:
             adds = [Add(s.repo_path, s.path) for s in new]
             adds.append(Add(me.ledger_path, render_ledger(mine).encode()))
             adds.append(Add("README.md", card.encode()))
-            if self.opts.no_push:
-                commit_id = self._stage(adds, message)
-            else:
-                assert repo is not None
+            built[:] = [mine]
+            return adds, message
 
-                def send(repo: DatasetRepo = repo, adds: list[Add] = adds, head: str | None = head) -> str:
-                    return repo.commit(adds, message=message, parent=head)
+        def on_conflict(exc: CommitConflict) -> None:
+            # Someone else committed since the ledgers were read: rebuild the card and retry.
+            self.stats.conflicts += 1
+            self.log(f"recrawl publish: {exc}; rebuilding the card from the fresh ledgers")
+            if self.clock.left() <= 0:
+                raise self.clock.stalled("commit conflicts") from exc
+            self.sleep(random.uniform(0, min(1.0, self.opts.backoff)))
 
-                try:
-                    commit_id = self.clock.retrying("commit", send)
-                except CommitConflict as exc:
-                    # Someone else committed since the ledgers were read: rebuild the card and retry.
-                    self.stats.conflicts += 1
-                    self.log(f"recrawl publish: {exc}; rebuilding the card from the fresh ledgers")
-                    if self.clock.left() <= 0:
-                        raise self.clock.stalled("commit conflicts") from exc
-                    self.sleep(random.uniform(0, min(1.0, self.opts.backoff)))
-                    continue
-                self.stats.commits += 1
-            self.ledger = mine
-            self.clock.progressed()
-            return commit_id
+        commit_id = commit_once(self.clock, None if self.opts.no_push else repo, build, stage=self._stage,
+                                on_conflict=on_conflict)
+        assert commit_id is not None  # build always has a commit to make
+        if not self.opts.no_push:
+            self.stats.commits += 1
+        self.ledger = built[0]
+        self.clock.progressed()
+        return commit_id
 
     def _stage(self, adds: list[Add], message: str) -> str:
         """Write the would-be commit under the staging directory instead of uploading it."""

@@ -1,4 +1,4 @@
-"""The commit loop the mirror publishers share: seal shards locally, commit them in batches with their ledger.
+"""The commit loop every publisher shares: seal shards locally, commit them in batches with their ledger.
 
 ``urls publish``, ``news publish`` and ``domains publish`` differ in what a shard is and what their
 ledger counts, and in nothing else. :class:`StagedPublisher` holds the part they share:
@@ -27,7 +27,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, Sized
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,6 +107,71 @@ def write_staged_commit(where: Path, number: int, adds: Sequence[Add], message: 
     manifest = {"message": message, "repo": repo_id, "adds": [a.path_in_repo for a in adds]}
     (target / "commit.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return name
+
+
+Built = tuple[list[Add], str] | None
+"""What a commit's builder returns: the files to add and the message, or None when nothing is left to commit."""
+
+
+def commit_loop(
+    clock: StallClock,
+    repo: DatasetRepo | None,
+    build: Callable[[str | None], Built | Generator[Record, None, Built]],
+    *,
+    stage: Callable[[list[Add], str], str] | None = None,
+    on_conflict: Callable[[CommitConflict], None] | None = None,
+    parent: bool = True,
+) -> Generator[Record, None, str | None]:
+    """The commit step every publisher takes: read the head, build the commit against it, send it (or,
+    with ``repo`` None, ``stage`` it), and on a conflict build it again against the new head.
+
+    ``build(head)`` reads what it needs (ledgers, which shards the hub already has) and returns the
+    adds and message, or None when nothing is left; it may be a generator whose records (shards found
+    on the hub) are passed on as they come. ``on_conflict`` counts and logs a conflict and raises when
+    the stall budget is spent (without one a conflict is raised). ``parent=False`` commits without a
+    parent (nothing to conflict with).
+    Returns the commit id (the staged directory's name without a hub), or None when nothing was committed.
+    """
+    while True:
+        head = clock.retrying("repo head", repo.head) if repo is not None and parent else None
+        made = build(head)
+        built = (yield from made) if isinstance(made, Generator) else made
+        if built is None:
+            return None
+        adds, message = built
+        if repo is None:
+            if stage is None:
+                raise UsageError("publishing needs a hub; pass --no-push to rehearse without one")
+            return stage(adds, message)
+
+        def send(repo: DatasetRepo = repo, adds: list[Add] = adds, message: str = message,
+                 head: str | None = head) -> str:
+            return repo.commit(adds, message=message, parent=head)
+
+        try:
+            return clock.retrying("commit", send)
+        except CommitConflict as exc:
+            if on_conflict is None:
+                raise
+            on_conflict(exc)
+
+
+def commit_once(
+    clock: StallClock,
+    repo: DatasetRepo | None,
+    build: Callable[[str | None], Built],
+    *,
+    stage: Callable[[list[Add], str], str] | None = None,
+    on_conflict: Callable[[CommitConflict], None] | None = None,
+    parent: bool = True,
+) -> str | None:
+    """:func:`commit_loop` for a builder that yields no records: the commit id, or None."""
+    loop = commit_loop(clock, repo, build, stage=stage, on_conflict=on_conflict, parent=parent)
+    try:
+        while True:
+            next(loop)
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
 
 
 def check_upkeep(opts: UpkeepOptions, *, default_workers: int) -> None:
@@ -311,51 +376,48 @@ class StagedPublisher(Generic[R, L]):
         """Commit ``batch`` with the ledger and card in one commit (see the module docstring)."""
         repo = self.repo
         pushing = repo is not None and not self.upkeep.no_push
-        while True:
-            head = self.clock.retrying("repo head", repo.head) if pushing and repo is not None else None
+        new = list(batch)
+        built_ledger: list[L] = []
+
+        def build(head: str | None) -> Generator[Record, None, Built]:
             base = self.read_ledger()
-            there = self.exists([self.shard_of(r) for r in batch])
-            new = [r for r in batch if not there.get(self.shard_of(r))]
-            for r in batch:
+            there = self.exists([self.shard_of(r) for r in new])
+            for r in new:
                 if there.get(self.shard_of(r)):
                     self.counts.existing += 1
                     self.drop_local(self.local_of(r))
                     yield self.record(r, "exists", "")
+            new[:] = [r for r in new if not there.get(self.shard_of(r))]
             if not new:
-                return
+                return None
             ledger, files, message = self.build_commit(base, new)
-            adds = [Add(self.shard_of(r), self.local_of(r)) for r in new] + files
-            if not pushing:
-                commit_id = self.stage(adds, message)
-            else:
-                assert repo is not None
+            built_ledger[:] = [ledger]
+            return [Add(self.shard_of(r), self.local_of(r)) for r in new] + files, message
 
-                def send(adds: list[Add] = adds, head: str | None = head, message: str = message) -> str:
-                    assert repo is not None
-                    return repo.commit(adds, message=message, parent=head)
+        def on_conflict(exc: CommitConflict) -> None:
+            self.counts.conflicts += 1
+            self.log(f"{self.what}: {exc}; re-reading the ledger")
+            if self.clock.left() <= 0:
+                raise self.clock.stalled("commit conflicts") from exc
 
-                try:
-                    commit_id = self.clock.retrying("commit", send)
-                except CommitConflict as exc:
-                    self.counts.conflicts += 1
-                    self.log(f"{self.what}: {exc}; re-reading the ledger")
-                    if self.clock.left() <= 0:
-                        raise self.clock.stalled("commit conflicts") from exc
-                    continue
-                self.counts.commits += 1
-            self.ledger = ledger
-            self.clock.progressed()
-            for r in new:
-                self.counted(r)
-                if pushing:
-                    self.counts.committed += 1
-                    self.drop_local(self.local_of(r))
-                else:
-                    self.counts.staged += 1
-            action = "committed" if pushing else "staged"
-            for r in new:
-                yield self.record(r, action, commit_id)
+        commit_id = yield from commit_loop(self.clock, repo if pushing else None, build, stage=self.stage,
+                                           on_conflict=on_conflict)
+        if commit_id is None:
             return
+        if pushing:
+            self.counts.commits += 1
+        self.ledger = built_ledger[0]
+        self.clock.progressed()
+        for r in new:
+            self.counted(r)
+            if pushing:
+                self.counts.committed += 1
+                self.drop_local(self.local_of(r))
+            else:
+                self.counts.staged += 1
+        action = "committed" if pushing else "staged"
+        for r in new:
+            yield self.record(r, action, commit_id)
 
     def drop_local(self, path: Path) -> None:
         """Delete a committed shard's local file, unless ``keep`` (or a rehearsal, which keeps all)."""

@@ -472,6 +472,7 @@ class Exporter:
                     yield self._record(built, f, "written", None)
             return
         from ccrawl.hub.repo import Add
+        from ccrawl.hub.staged import commit_once
         from ccrawl.hub.stall import StallClock
 
         repo = self.repo
@@ -487,7 +488,7 @@ class Exporter:
                 adds.append(Add("README.md", card(self.opts.repo).encode()))
             rows = sum(b.kept for b in todo)
             message = f"markdown export: {len(todo)} unit(s) ({todo[0].unit.key}..{todo[-1].unit.key}), {rows:,} rows"
-            commit = clock.retrying("commit", lambda: repo.commit(adds, message=message))
+            commit = commit_once(clock, repo, lambda _head: (adds, message), parent=False)
             self._card_on_hub = True
             self.stats.commits += 1
             self.journal.event("commit", commit=commit, units=[b.unit.key for b in todo],
