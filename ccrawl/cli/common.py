@@ -20,12 +20,15 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ccrawl.errors import UsageError
 from ccrawl.output import FORMATS, OutputOptions, emit, parse_fields
+
+if TYPE_CHECKING:
+    from ccrawl.ops.context import Notice, OpContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +166,29 @@ class Run:
             limit=int(self.flags.get("limit") or 0),
         )
 
+    @property
+    def command_line(self) -> str:
+        """The command as the user gave it (``ccrawl markdown export ...``), for provenance."""
+        import shlex
+
+        ctx = click.get_current_context(silent=True)
+        root = ctx.find_root().obj if ctx is not None else None
+        given = root.get("argv") if isinstance(root, dict) else None
+        argv = [str(a) for a in given] if isinstance(given, list) else sys.argv[1:]
+        return shlex.join(["ccrawl", *argv])
+
+    def context(self, notice: Notice | None = None) -> OpContext:
+        """What this invocation injects into an operation: the Common Crawl client's options from the
+        resolved settings (with ``--no-cache`` and ``-v``), notices on stderr (or ``notice``), the
+        command line and the Hub endpoint."""
+        from ccrawl.net.options import ClientOptions
+        from ccrawl.ops.context import OpContext
+
+        settings = self.settings
+        client = ClientOptions.parse({**settings.values, "no_cache": self.no_cache, "verbose": self.verbose})
+        hub = str(getattr(settings, "hf_endpoint", "") or "") or None
+        return OpContext(client, notice or echo_err, self.command_line, hub)
+
     def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
         count = self._emit(records, columns=columns, single=single)
         self.emitted += count
@@ -213,6 +239,11 @@ class Run:
         if "-" in args and len(args) > 1:
             raise UsageError("'-' (read stdin) cannot be mixed with other arguments")
         yield from read_stdin_values(sys.stdin.buffer, field=field)
+
+
+def echo_err(message: str) -> None:
+    """An operation's notice at a shell: the line on stderr as it is."""
+    click.echo(message, err=True)
 
 
 def _redacted(message: str) -> str:

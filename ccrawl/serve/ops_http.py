@@ -39,6 +39,7 @@ from ccrawl.ops.caps import Cap
 from ccrawl.serve.binding import BindError, Policy, bind, fields_of, input_schema, unsupplied
 from ccrawl.serve.guard import Guard
 from ccrawl.serve.worker import Busy, OverBudget, Runner, wire_line
+from ccrawl.serve.worker import wants_notice as notices
 
 NDJSON = "application/x-ndjson"
 _STATUS = {EXIT_USAGE: 400, EXIT_NOTHING: 404, EXIT_CREDENTIAL: 401, EXIT_UNREACHABLE: 502, EXIT_TEMPORARY: 503}
@@ -168,7 +169,7 @@ def make_app(
             kwargs = bind(op, values, from_text=from_text, policy=policy, defaults=defaults.get(name), injected=front)
         except Exception as exc:  # a BindError is a 400; anything else is ours, and still one JSON line
             return json_response(*error_body(exc))
-        wants_notice = any(p.name == "notice" for p in op.params)
+        wants_notice = notices(op)
         response: web.StreamResponse | None = None
         try:
             async with contextlib.aclosing(runner.stream(name, kwargs, wants_notice=wants_notice)) as frames:
