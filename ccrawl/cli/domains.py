@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from ccrawl.cli.common import Run, command
-from ccrawl.cli.urls import client, seconds, upkeep_options
+from ccrawl.cli.urls import seconds, upkeep_options
 
 
 def _echo(message: str) -> None:
@@ -55,8 +55,7 @@ def domains_publish_cmd(run: Run, graph: str, repo: str, commit_every: int, work
     op = ops.get("domains.publish")
     rows = op(graph=graph, repo=repo, commit_every=commit_every, workers=workers, shard_rows=shard_rows,
               private=private, keep=keep, min_free_gb=min_free_gb, max_stall=seconds("--max-stall", max_stall),
-              no_push=no_push, hub=hub, endpoint=_endpoint(run), staging=str(staging), client_options=client(run),
-              notice=_echo)
+              no_push=no_push, hub=hub, endpoint=_endpoint(run), staging=str(staging), ctx=run.context())
     run.emit(rows, columns=op.columns)
 
 

@@ -47,6 +47,11 @@ class OpContext:
         options = client if isinstance(client, ClientOptions) else ClientOptions.parse(client or {})
         return cls(options, notice or stderr_notice, command_line, hub_endpoint)
 
+    def client_kwargs(self) -> dict[str, object]:
+        """The client options as :class:`~ccrawl.net.client.CCClient` keywords, warnings to the notice
+        (for an engine that still takes the client's keywords)."""
+        return {**self.client.as_dict(), "warn": self.notice}
+
     def with_notice(self, notice: Notice) -> OpContext:
         return dataclasses.replace(self, notice=notice)
 
