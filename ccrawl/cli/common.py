@@ -189,9 +189,15 @@ class Run:
         hub = str(getattr(settings, "hf_endpoint", "") or "") or None
         return OpContext(client, notice or echo_err, self.command_line, hub)
 
-    def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
-        count = self._emit(records, columns=columns, single=single)
+    def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False,
+             verdict: bool = False) -> int:
+        """Render ``records``; with ``verdict``, an error the operation marks as its verdict on the whole
+        stream (:func:`ccrawl.ops.context.after_stream`) is raised once the output is finished."""
+        held: list[BaseException] = []
+        count = self._emit(_until_verdict(records, held) if verdict else records, columns=columns, single=single)
         self.emitted += count
+        if held:
+            raise held[0]
         return count
 
     def emit_batches(self, batches: Iterable[Any], *, columns: Sequence[str] = (), single: bool = False) -> int:
@@ -239,6 +245,17 @@ class Run:
         if "-" in args and len(args) > 1:
             raise UsageError("'-' (read stdin) cannot be mixed with other arguments")
         yield from read_stdin_values(sys.stdin.buffer, field=field)
+
+
+def _until_verdict(records: Iterable[Mapping[str, Any]], verdict: list[BaseException]) -> Iterator[Mapping[str, Any]]:
+    """``records``; an error the operation marks as its verdict after the last record
+    (:func:`ccrawl.ops.context.after_stream`) is kept in ``verdict`` so the output is finished first."""
+    try:
+        yield from records
+    except Exception as exc:
+        if not getattr(exc, "after_stream", False):
+            raise
+        verdict.append(exc)
 
 
 def echo_err(message: str) -> None:

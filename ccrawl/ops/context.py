@@ -20,10 +20,12 @@ import dataclasses
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from ccrawl.net.options import ClientOptions
 
 Notice = Callable[[str], None]
+E = TypeVar("E", bound=BaseException)
 
 
 def stderr_notice(message: str) -> None:
@@ -58,6 +60,17 @@ class OpContext:
     def with_client(self, **changes: object) -> OpContext:
         """The same context with some client options changed (parsed as settings are)."""
         return dataclasses.replace(self, client=self.client.replace(**changes))
+
+
+def after_stream(exc: E) -> E:
+    """Mark ``exc`` as the verdict on a whole stream an operation raises after its last record (exit 3 for
+    nothing done, 1 for everything failed): a front end renders the records it has in full, then raises it."""
+    exc.after_stream = True  # type: ignore[attr-defined]
+    return exc
+
+
+def is_after_stream(exc: BaseException) -> bool:
+    return bool(getattr(exc, "after_stream", False))
 
 
 def context(ctx: OpContext | None) -> OpContext:
