@@ -75,10 +75,10 @@ def resolve_crawls(run: Run, local: str | None) -> list[str]:
     ref = run.settings.crawl or "latest"
     if local:
         from ccrawl.commoncrawl.columnar.parts import open_local
-        from ccrawl.ops.columnar import _select_crawls
+        from ccrawl.ops.columnar import select_crawls
 
         index = open_local(local)
-        return _select_crawls(index, ref, local)
+        return select_crawls(index, ref, local)
     ids = [explicit_id(r.strip()) for r in ref.split(",")]
     if all(ids):
         return [i for i in ids if i]

@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
@@ -239,8 +238,8 @@ def get(run: Run, url: str, **flags: Any) -> None:
 def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, length: int | None,
           to_dir: bool, out_dir: str, batch: bool, gap: str, max_span: str, order: str, lookahead: int,
           ledger: str | None, **flags: Any) -> None:
-    from ccrawl.commoncrawl.fetch import write_record_file
-    from ccrawl.ops.commoncrawl import dry_run_line, fetch_results
+    from ccrawl import ops
+    from ccrawl.ops.commoncrawl import dry_run_line
 
     content = _content(flags, _FETCH_CONTENT)
     if file_ is not None or offset is not None or length is not None:
@@ -259,17 +258,14 @@ def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, l
             raise UsageError("--dry-run reports the grouping of --batch; add --batch")
         click.echo(dry_run_line(locations, gap=gap_b, max_span=span_b, ledger=ledger, notice=echo_err))
         return
-    results = fetch_results(
-        locations, content=content, batch=batch, gap=gap_b, max_span=span_b, order=order, lookahead=lookahead,
-        ledger=ledger, ctx=run.context(),
-    )
+    op = ops.get("cc.fetch")
+    records = op(locations=locations, content=content, batch=batch, gap=gap_b, max_span=span_b, order=order,
+                 lookahead=lookahead, ledger=ledger, to_dir=out_dir if to_dir else None, ctx=run.context())
     if to_dir:
-        target = Path(out_dir)
-        run.emit((write_record_file(target, r, content) for r in results),
-                 columns=("url", "filename", "offset", "path", "bytes"))
+        run.emit(records, columns=("url", "filename", "offset", "path", "bytes"))
         return
     default_format(run, content)
-    run.emit((row for r in results for row in (r.rows or ())), columns=content_columns(content))
+    run.emit(records, columns=content_columns(content))
 
 
 # -- export -------------------------------------------------------------------------------------

@@ -68,10 +68,10 @@ def open_filtered(
 ) -> Iterator[tuple[Any, Any]]:
     """The index of ``crawl`` and the filters ``f`` narrowed to the crawls selected in it."""
     with open_index(crawl=crawl, local=local, ctx=ctx, jobs=jobs) as index:
-        yield index, f.with_crawls(_select_crawls(index, crawl, local))
+        yield index, f.with_crawls(select_crawls(index, crawl, local))
 
 
-def _select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
+def select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
     """With a local copy, ``crawl`` is matched against the crawls present (``latest`` = the newest)."""
     if not local:
         return list(index.crawls)
@@ -153,14 +153,14 @@ def columnar_query(
         yield {"sql": sql}
         return
     with open_index(crawl=crawl, local=local, ctx=ctx, jobs=jobs) as index:
-        keep = set(_select_crawls(index, crawl, local))
+        keep = set(select_crawls(index, crawl, local))
         chosen = [p for p in index.parts if p.crawl in keep]
         con = duck.connect_index(index.source, chosen, threads=jobs)
         try:
             if not trusted:
                 sandbox(con, allowed_paths=duck.part_urls(chosen), threads=min(jobs, THREADS))
             for row in stream(con, sql):  # a bad query is said in one line
-                yield query._clean(row)
+                yield query.clean_record(row)
         finally:
             con.close()
 

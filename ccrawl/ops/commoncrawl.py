@@ -215,14 +215,25 @@ def cc_fetch(
     order: Value[str] = "file",
     lookahead: Limit[int] = 64,
     ledger: WritePath[str | None] = None,
+    to_dir: WritePath[str | None] = None,
     ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
-    """Rows per record under the ``content`` flag; each record's rows carry nothing of how it was read."""
+    """Rows per record under the ``content`` flag; each record's rows carry nothing of how it was read.
+
+    With ``to_dir`` each record is written to a file of its own there instead, one row per file
+    (``url``, ``filename``, ``offset``, ``path``, ``bytes``)."""
+    from pathlib import Path
+
+    from ccrawl.commoncrawl.fetch import write_record_file
+
     for result in fetch_results(
         locations, content=content, batch=batch, gap=gap, max_span=max_span, order=order, lookahead=lookahead,
         ledger=ledger, ctx=ctx,
     ):
-        yield from result.rows or ()
+        if to_dir is not None:
+            yield write_record_file(Path(to_dir), result, content)
+        else:
+            yield from result.rows or ()
 
 
 def fetch_results(

@@ -98,7 +98,7 @@ def db_sql(sql: Sql[str], db: ReadPath[str], trusted: Injected[bool] = False) ->
     (:func:`ccrawl.store.duck.connect_sandboxed`): no other file, no extension, no config change,
     a memory and thread budget.
     """
-    from ccrawl.commoncrawl.columnar.query import _clean
+    from ccrawl.commoncrawl.columnar.query import clean_record
     from ccrawl.store.duck import connect, connect_sandboxed, duck_errors, stream
 
     path = Path(db).expanduser()
@@ -108,6 +108,6 @@ def db_sql(sql: Sql[str], db: ReadPath[str], trusted: Injected[bool] = False) ->
         con = connect(str(path)) if trusted else connect_sandboxed(str(path))
     try:
         for row in stream(con, sql):
-            yield _clean(row)
+            yield clean_record(row)
     finally:
         con.close()

@@ -72,14 +72,14 @@ def domains_publish(
     from pathlib import Path
 
     from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, summary_line
-    from ccrawl.ops.mirrors import _open
+    from ccrawl.ops.publish import open_publish_repo
 
     say = context(ctx).notice
     opts = DomainsPublishOptions(repo_id=repo, commit_every=commit_every, workers=workers, shard_rows=shard_rows,
                                  private=private, keep=keep, min_free_gb=min_free_gb, max_stall=max_stall,
                                  no_push=no_push, staging=Path(staging) if staging else
                                  Path("domains-staging") / repo.replace("/", "__"))
-    target = _open(repo, hub, endpoint, no_push)
+    target = open_publish_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
     release, url = domain_table(graph, ctx)
     say(f"domains publish: {release}: streaming {url}")
     pub = DomainsPublisher(opts, target, release, url, lambda: table_blocks(url, ctx), log=say)
@@ -102,10 +102,10 @@ def domains_recount(
     """One record per total that changed; the repaired stats.csv and card land in one commit."""
     from ccrawl.datasets.hub import Add
     from ccrawl.datasets.publish_domains import STATS, recount, render_card
-    from ccrawl.ops.mirrors import _open
+    from ccrawl.ops.publish import open_publish_repo
 
     say = notice or stderr_notice
-    target = _open(repo, hub, endpoint, no_push)
+    target = open_publish_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
     head = target.head()
     old, new = recount(target, releases=[g for g in graph.split(",") if g])
     changed = []
