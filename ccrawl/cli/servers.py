@@ -18,8 +18,7 @@ from ccrawl.cli.common import Run, command
 
 def _injected(run: Run) -> dict[str, Any]:
     """What the server injects into every operation (never a client's): its :class:`OpContext`."""
-    ctx = run.context().with_client(verbose=0)
-    return {"ctx": ctx, "client_options": ctx.client.as_dict()}
+    return {"ctx": run.context().with_client(verbose=0)}
 
 
 def _defaults(run: Run, registry: dict[str, Any]) -> dict[str, dict[str, Any]]:

@@ -116,7 +116,8 @@ def make_app(
 
     ``root`` is the one folder a client's paths may name (None: no path from a client);
     ``defaults[op_name]`` is the server's configuration for that operation's parameters;
-    ``injected`` fills the operations' front-end parameters (``client_options``); a JSON body over
+    ``injected`` fills the operations' front-end parameters (``ctx``, the server's
+    :class:`~ccrawl.ops.context.OpContext`); a JSON body over
     ``max_body`` bytes is refused (413). Each operation runs in a child of ``runner`` (default: a
     fork server with the default :class:`~ccrawl.serve.worker.Budget`). ``guard`` checks Host,
     Origin and the token (default: loopback names only, no token).
