@@ -142,9 +142,13 @@ def publish_verify(
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
     ctx: Injected[OpContext | None] = None,
+    notice: Injected[Notice | None] = None,
     report: Injected[Any] = None,
 ) -> Iterator[Record]:
     """One record per shard with its verdict, then one ``ledger`` record per disagreement with stats.csv.
+
+    The source's manifests are read (to name a shard never uploaded) only when a context is given (its
+    client options say where Common Crawl is); ``notice`` alone only says where the lines go.
 
     Raises :class:`~ccrawl.errors.InputError` (non-zero exit) at the end when a shard failed or the
     ledger disagrees and ``repair`` was not asked for.
@@ -164,7 +168,7 @@ def publish_verify(
         UsageError,
     )
 
-    say = context(ctx).notice
+    say = notice or context(ctx).notice
     if graph and crawl:
         raise UsageError("publish verify: -c names a crawl of the URL mirror and --graph a release of the domain "
                          "mirror: give one")

@@ -280,7 +280,7 @@ def _add_cdx(records: list[Record], *, ctx: OpContext | None) -> None:
     for record in records:
         # the query ran: a host with no capture in the index is a measured zero, not a blank
         record.update(cdx_captures=0, cdx_urls=0)
-        for row in cdx(filter=record["host"], client_options=context(ctx).client.as_dict()):
+        for row in cdx(filter=record["host"], ctx=ctx):
             record["cdx_captures"] = int(record["cdx_captures"]) + int(row.get("captures") or 0)
             record["cdx_urls"] = int(record["cdx_urls"]) + int(row.get("urls") or 0)
 
