@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, echo_err
 
 ENGINE_HELP = "auto (native for filters, DuckDB for SQL), native, duckdb, or print (the SQL for a cluster) [auto]"
 
@@ -47,22 +47,13 @@ FILTER_KEYS = ("domain", "host", "tld", "mime", "status", "lang", "path_prefix",
                "not_lang", "not_status", "hosts_file", "domains_file")
 
 
-def client(run: Run) -> dict[str, Any]:
-    from ccrawl.net.client import client_options
-
-    options = client_options(run.settings.values)
-    options["no_cache"] = run.no_cache
-    options["verbose"] = run.verbose
-    return options
-
-
 def common(run: Run, params: Mapping[str, Any]) -> dict[str, Any]:
     """Keyword arguments for a columnar operation from parsed flags and global settings."""
     out = {k: params.get(k) for k in FILTER_KEYS}
     out["crawl"] = run.settings.crawl or "latest"
     out["jobs"] = int(run.settings.workers or 4)
     out["local"] = params.get("local")
-    out["client_options"] = client(run)
+    out["ctx"] = run.context()
     return out
 
 
@@ -84,14 +75,14 @@ def resolve_crawls(run: Run, local: str | None) -> list[str]:
     ref = run.settings.crawl or "latest"
     if local:
         from ccrawl.commoncrawl.columnar.parts import open_local
-        from ccrawl.ops.columnar import _select_crawls
+        from ccrawl.ops.columnar import select_crawls
 
         index = open_local(local)
-        return _select_crawls(index, ref, local)
+        return select_crawls(index, ref, local)
     ids = [explicit_id(r.strip()) for r in ref.split(",")]
     if all(ids):
         return [i for i in ids if i]
-    return list(run_client(lambda cc: resolve(cc, ref), **client(run)))
+    return list(run_client(lambda cc: resolve(cc, ref), run.context().client, warn=echo_err))
 
 
 def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any]], columns: Iterable[str], explain: Any,
@@ -174,7 +165,7 @@ def columnar_query(run: Run, sql_text: str, engine: str, local: str | None) -> N
         return
     # trusted: the user at their own shell gets all of DuckDB (COPY ... TO a file included)
     rows = op(sql=sql_text, crawl=run.settings.crawl or "latest", engine=engine,
-              jobs=int(run.settings.workers or 4), local=local, client_options=client(run), trusted=True)
+              jobs=int(run.settings.workers or 4), local=local, ctx=run.context(), trusted=True)
     run.emit(rows)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.columnar import ENGINE_HELP, client, emit_with_explain
+from ccrawl.cli.columnar import ENGINE_HELP, emit_with_explain
 from ccrawl.cli.common import Run, command
 
 
@@ -32,9 +32,9 @@ def cdx(run: Run, host_filter: str | None, engine: str, local: str | None, expla
         params = {"host": [host_filter] if host_filter else [], "local": local}
         if graph:  # the release's crawls, named in the SQL as explicit IDs
             from ccrawl.commoncrawl.columnar import sql
-            from ccrawl.ops.columnar import _graph_crawls, filters_from
+            from ccrawl.ops.columnar import filters_from, graph_crawls
 
-            crawls = _graph_crawls(graph, run.settings.crawl or "latest", client(run), run.info).split(",")
+            crawls = graph_crawls(graph, run.settings.crawl or "latest", run.context(run.info)).split(",")
             text = sql.build("hostcdx", filters_from(params).with_crawls(crawls), limit=run.output.limit or None)
             click.echo(sql.cluster_preamble() + text + ";")
             return
@@ -44,7 +44,7 @@ def cdx(run: Run, host_filter: str | None, engine: str, local: str | None, expla
     explain = Explain()
     records = op(filter=host_filter, crawl=run.settings.crawl or "latest", engine=engine,
                  limit=run.output.limit or None, jobs=int(run.settings.workers or 4), local=local, graph=graph,
-                 client_options=client(run), explain=explain, notice=run.info)
+                 explain=explain, ctx=run.context(run.info))
     emit_with_explain(run, records, op.columns, explain, explain_, single=bool(host_filter))
 
 
@@ -67,7 +67,7 @@ def diff(run: Run, crawl_a: str, crawl_b: str, engine: str, local: str | None, e
     op = ops.get("sched.diff")
     explain = Explain()
     records: Any = op(crawl_a=crawl_a, crawl_b=crawl_b, engine=engine, limit=run.output.limit or None,
-                      jobs=int(run.settings.workers or 4), local=local, client_options=client(run), explain=explain)
+                      jobs=int(run.settings.workers or 4), local=local, ctx=run.context(), explain=explain)
     emit_with_explain(run, records, op.columns, explain, explain_)
 
 

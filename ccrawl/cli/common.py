@@ -20,12 +20,15 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ccrawl.errors import UsageError
 from ccrawl.output import FORMATS, OutputOptions, emit, parse_fields
+
+if TYPE_CHECKING:
+    from ccrawl.ops.context import Notice, OpContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +166,38 @@ class Run:
             limit=int(self.flags.get("limit") or 0),
         )
 
-    def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
-        count = self._emit(records, columns=columns, single=single)
+    @property
+    def command_line(self) -> str:
+        """The command as the user gave it (``ccrawl markdown export ...``), for provenance."""
+        import shlex
+
+        ctx = click.get_current_context(silent=True)
+        root = ctx.find_root().obj if ctx is not None else None
+        given = root.get("argv") if isinstance(root, dict) else None
+        argv = [str(a) for a in given] if isinstance(given, list) else sys.argv[1:]
+        return shlex.join(["ccrawl", *argv])
+
+    def context(self, notice: Notice | None = None) -> OpContext:
+        """What this invocation injects into an operation: the Common Crawl client's options from the
+        resolved settings (with ``--no-cache`` and ``-v``), notices on stderr (or ``notice``), the
+        command line and the Hub endpoint."""
+        from ccrawl.net.options import ClientOptions
+        from ccrawl.ops.context import OpContext
+
+        settings = self.settings
+        client = ClientOptions.parse({**settings.values, "no_cache": self.no_cache, "verbose": self.verbose})
+        hub = str(getattr(settings, "hf_endpoint", "") or "") or None
+        return OpContext(client, notice or echo_err, self.command_line, hub)
+
+    def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False,
+             verdict: bool = False) -> int:
+        """Render ``records``; with ``verdict``, an error the operation marks as its verdict on the whole
+        stream (:func:`ccrawl.ops.context.after_stream`) is raised once the output is finished."""
+        held: list[BaseException] = []
+        count = self._emit(_until_verdict(records, held) if verdict else records, columns=columns, single=single)
         self.emitted += count
+        if held:
+            raise held[0]
         return count
 
     def emit_batches(self, batches: Iterable[Any], *, columns: Sequence[str] = (), single: bool = False) -> int:
@@ -213,6 +245,22 @@ class Run:
         if "-" in args and len(args) > 1:
             raise UsageError("'-' (read stdin) cannot be mixed with other arguments")
         yield from read_stdin_values(sys.stdin.buffer, field=field)
+
+
+def _until_verdict(records: Iterable[Mapping[str, Any]], verdict: list[BaseException]) -> Iterator[Mapping[str, Any]]:
+    """``records``; an error the operation marks as its verdict after the last record
+    (:func:`ccrawl.ops.context.after_stream`) is kept in ``verdict`` so the output is finished first."""
+    try:
+        yield from records
+    except Exception as exc:
+        if not getattr(exc, "after_stream", False):
+            raise
+        verdict.append(exc)
+
+
+def echo_err(message: str) -> None:
+    """An operation's notice at a shell: the line on stderr as it is."""
+    click.echo(message, err=True)
 
 
 def _redacted(message: str) -> str:

@@ -9,34 +9,19 @@ Parsing and rendering only: the work is in :mod:`ccrawl.ops.commoncrawl` and the
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, echo_err
 from ccrawl.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _echo(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def _client(run: Run) -> dict[str, Any]:
-    from ccrawl.net.client import client_options
-
-    options = client_options(run.settings.values)
-    options["no_cache"] = run.no_cache
-    options["verbose"] = run.verbose
-    return options
-
-
-def _crawl(run: Run, given: str | None = None) -> str:
+def crawl_of(run: Run, given: str | None = None) -> str:
     return given or run.settings.crawl or "latest"
 
 
@@ -54,12 +39,12 @@ def _content(flags: dict[str, Any], allowed: tuple[str, ...]) -> str:
     return chosen[0] if chosen else "body"
 
 
-def _default_format(run: Run, content: str) -> None:
+def default_format(run: Run, content: str) -> None:
     if not run.flags.get("output") and content in ("body", "text", "markdown", "headers"):
         run.flags["output"] = "raw"
 
 
-def _columns(content: str) -> tuple[str, ...]:
+def content_columns(content: str) -> tuple[str, ...]:
     from ccrawl.commoncrawl.records import COLUMNS
 
     return COLUMNS[content]
@@ -86,13 +71,6 @@ def _stdin_objects(run: Run) -> Iterator[dict[str, Any]]:
         yield obj
 
 
-def _command_line() -> str:
-    ctx = click.get_current_context()
-    obj = ctx.find_root().obj
-    argv = obj.get("argv") if isinstance(obj, dict) else None
-    return shlex.join(["ccrawl", *(argv if argv is not None else sys.argv[1:])])
-
-
 # -- crawls, stats ------------------------------------------------------------------------------
 
 
@@ -106,7 +84,7 @@ def crawls_list(run: Run) -> None:
     from ccrawl import ops
 
     op = ops.get("crawls.list")
-    run.emit(op(client_options=_client(run), notice=_echo), columns=op.columns)
+    run.emit(op(ctx=run.context()), columns=op.columns)
 
 
 @command("latest", help="Print the newest crawl ID.")
@@ -114,7 +92,7 @@ def crawls_latest(run: Run) -> None:
     from ccrawl import ops
 
     op = ops.get("crawls.latest")
-    run.emit(op(client_options=_client(run), notice=_echo), columns=op.columns, single=True)
+    run.emit(op(ctx=run.context()), columns=op.columns, single=True)
 
 
 @command("resolve", help="Resolve a year, latest, all, N or a comma list to crawl IDs.")
@@ -123,7 +101,7 @@ def crawls_resolve(run: Run, ref: str) -> None:
     from ccrawl import ops
 
     op = ops.get("crawls.resolve")
-    run.emit(op(ref=ref, client_options=_client(run), notice=_echo), columns=op.columns)
+    run.emit(op(ref=ref, ctx=run.context()), columns=op.columns)
 
 
 def _info(run: Run, crawl: str, kinds: str | None) -> None:
@@ -131,14 +109,14 @@ def _info(run: Run, crawl: str, kinds: str | None) -> None:
 
     op = ops.get("crawls.info")
     wanted = [k.strip() for k in kinds.split(",") if k.strip()] if kinds else None
-    run.emit(op(crawl=crawl, kinds=wanted, client_options=_client(run), notice=_echo), columns=op.columns)
+    run.emit(op(crawl=crawl, kinds=wanted, ctx=run.context()), columns=op.columns)
 
 
 @command("info", help="File counts per archive kind for a crawl (the same rows as stats).")
 @click.argument("crawl_id", required=False)
 @click.option("--kinds", help="Comma list of kinds to count (default: all)")
 def crawls_info(run: Run, crawl_id: str | None, kinds: str | None) -> None:
-    _info(run, _crawl(run, crawl_id), kinds)
+    _info(run, crawl_of(run, crawl_id), kinds)
 
 
 for _cmd in (crawls_list, crawls_latest, crawls_resolve, crawls_info):
@@ -148,7 +126,7 @@ for _cmd in (crawls_list, crawls_latest, crawls_resolve, crawls_info):
 @command("stats", help="Show the shape of a crawl (-c): file counts per archive kind.")
 @click.option("--kinds", help="Comma list of kinds to count (default: all)")
 def stats(run: Run, kinds: str | None) -> None:
-    _info(run, _crawl(run), kinds)
+    _info(run, crawl_of(run), kinds)
 
 
 # -- paths, download ----------------------------------------------------------------------------
@@ -167,7 +145,7 @@ def paths(run: Run, kind: str | None, list_kinds: bool) -> None:
     if not kind:
         raise UsageError("paths needs a kind: " + ", ".join(MANIFESTS))
     op = ops.get("cc.paths")
-    run.emit(op(kind=kind, crawl=_crawl(run), client_options=_client(run), notice=_echo), columns=op.columns)
+    run.emit(op(kind=kind, crawl=crawl_of(run), ctx=run.context()), columns=op.columns)
 
 
 @command("download", help="Download whole archive files for a crawl (resumable). - reads paths on stdin.")
@@ -192,14 +170,14 @@ def download(run: Run, kind: str, out: str | None, flat: bool) -> None:
     if run.dry_run:
         run.info("download: --dry-run lists what would be fetched")
         listed = paths_in if paths_in is not None else [
-            r["path"] for r in ops.get("cc.paths")(kind=kind, crawl=_crawl(run), client_options=_client(run))
+            r["path"] for r in ops.get("cc.paths")(kind=kind, crawl=crawl_of(run), ctx=run.context())
         ]
         run.emit(({"path": p} for p in listed), columns=("path",))
         return
     run.emit(
-        op(kind=None if kind == "-" else kind, paths=paths_in, crawl=_crawl(run), out=out or ".", flat=flat,
+        op(kind=None if kind == "-" else kind, paths=paths_in, crawl=crawl_of(run), out=out or ".", flat=flat,
            workers=int(run.settings.workers or 8), limit=run.output.limit, library=library,
-           client_options=_client(run), notice=_echo),
+           ctx=run.context()),
         columns=op.columns,
     )
 
@@ -235,10 +213,10 @@ def get(run: Run, url: str, **flags: Any) -> None:
     from ccrawl import ops
 
     content = _content(flags, _GET_CONTENT)
-    _default_format(run, content)
+    default_format(run, content)
     op = ops.get("cc.get")
-    run.emit(op(url=url, content=content, crawl=_crawl(run), client_options=_client(run), notice=_echo),
-             columns=_columns(content), single=True)
+    run.emit(op(url=url, content=content, crawl=crawl_of(run), ctx=run.context()),
+             columns=content_columns(content), single=True)
 
 
 @command("fetch", help="Retrieve WARC records by --file/--offset/--length, or JSONL locations on stdin (-).")
@@ -260,8 +238,8 @@ def get(run: Run, url: str, **flags: Any) -> None:
 def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, length: int | None,
           to_dir: bool, out_dir: str, batch: bool, gap: str, max_span: str, order: str, lookahead: int,
           ledger: str | None, **flags: Any) -> None:
-    from ccrawl.commoncrawl.fetch import write_record_file
-    from ccrawl.ops.commoncrawl import dry_run_line, fetch_results
+    from ccrawl import ops
+    from ccrawl.ops.commoncrawl import dry_run_line
 
     content = _content(flags, _FETCH_CONTENT)
     if file_ is not None or offset is not None or length is not None:
@@ -278,19 +256,16 @@ def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, l
     if run.dry_run:
         if not batch:
             raise UsageError("--dry-run reports the grouping of --batch; add --batch")
-        click.echo(dry_run_line(locations, gap=gap_b, max_span=span_b, ledger=ledger, notice=_echo))
+        click.echo(dry_run_line(locations, gap=gap_b, max_span=span_b, ledger=ledger, notice=echo_err))
         return
-    results = fetch_results(
-        locations, content=content, batch=batch, gap=gap_b, max_span=span_b, order=order, lookahead=lookahead,
-        ledger=ledger, client_options=_client(run), notice=_echo,
-    )
+    op = ops.get("cc.fetch")
+    records = op(locations=locations, content=content, batch=batch, gap=gap_b, max_span=span_b, order=order,
+                 lookahead=lookahead, ledger=ledger, to_dir=out_dir if to_dir else None, ctx=run.context())
     if to_dir:
-        target = Path(out_dir)
-        run.emit((write_record_file(target, r, content) for r in results),
-                 columns=("url", "filename", "offset", "path", "bytes"))
+        run.emit(records, columns=("url", "filename", "offset", "path", "bytes"))
         return
-    _default_format(run, content)
-    run.emit((row for r in results for row in (r.rows or ())), columns=_columns(content))
+    default_format(run, content)
+    run.emit(records, columns=content_columns(content))
 
 
 # -- export -------------------------------------------------------------------------------------
@@ -320,7 +295,7 @@ def export(run: Run, target: str, prefix: str, subprefix: str | None, size: str,
            creator: str | None, operator: str | None, strict: bool, **query: Any) -> None:
     from ccrawl import ops
 
-    options = _client(run)
+    ctx = run.context()
     if target == "-":
         if any(v for v in query.values()):
             raise UsageError("query flags (--status, --mime, ...) apply to a query, not to - (stdin locations)")
@@ -328,14 +303,13 @@ def export(run: Run, target: str, prefix: str, subprefix: str | None, size: str,
     else:
         search = ops.get("cc.search")
         locations = search(
-            url=target, crawl=_crawl(run), match=query["match"], status=query["status"], mime=query["mime"],
+            url=target, crawl=crawl_of(run), match=query["match"], status=query["status"], mime=query["mime"],
             lang=query["lang"], filters=query["filters"], url_contains=query["url_fgrep"],
             url_not_contains=query["url_fgrepv"], from_ts=query["from_ts"], to_ts=query["to_ts"],
             push_filters=not query["no_push_filters"], strict=strict, limit=run.output.limit,
-            client_options=options, notice=_echo,
+            ctx=ctx,
         )
     size_b = parse_size(size, "--size")
     op = ops.get("cc.export")
     run.emit(op(locations=locations, prefix=prefix, subprefix=subprefix, size=size_b, out_dir=out_dir,
-                creator=creator, operator=operator, command_line=_command_line(), strict=strict,
-                client_options=options, notice=_echo), columns=op.columns)
+                creator=creator, operator=operator, strict=strict, ctx=ctx), columns=op.columns)

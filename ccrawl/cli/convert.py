@@ -18,21 +18,10 @@ from ccrawl.cli.common import Run, command
 @click.option("--markdown", is_flag=True, help="Render HTML bodies to Markdown on the way (a markdown column)")
 @click.option("--skip-bad-records", is_flag=True, help="Report a corrupt record and carry on past it")
 def convert(run: Run, source: Path, fmt: str, out: Path | None, markdown: bool, skip_bad_records: bool) -> None:
-    from ccrawl.markdown.convert_files import convert_file, inputs_of, plan_outputs, record_in_library
+    from ccrawl import ops
 
-    library = Path(run.settings.library_dir).expanduser() if run.flags.get("library") else None
-    if library is not None and out is not None:
-        from ccrawl.errors import UsageError
-
-        raise UsageError("--library writes beside the raw files in the library layout: leave out -O")
-    plans = plan_outputs(inputs_of(source), fmt=fmt, out=out, library=library)
-    records = []
-    for src, dest, lib_path in plans:
-        done = convert_file(src, dest, fmt=fmt, markdown=markdown, skip_bad_records=skip_bad_records)
-        done.library_path = lib_path
-        if library is not None:
-            record_in_library(library, done)
-        records.append({"source": str(src), "output": str(dest), "rows": done.rows, "bytes": done.bytes,
-                        "sha256": done.sha256, "library": lib_path})
-        run.info(f"convert: {src.name}: {done.rows} records -> {dest}")
-    run.emit(records, columns=("source", "output", "rows", "bytes", "sha256", "library"))
+    library = str(run.settings.library_dir) if run.flags.get("library") else None
+    op = ops.get("convert")
+    # every archive converted before the first row is written, as the records have always come out
+    run.emit(list(op(source=str(source), to=fmt, out=str(out) if out is not None else "", markdown=markdown,
+                     skip_bad_records=skip_bad_records, library=library, info=run.info)), columns=op.columns)

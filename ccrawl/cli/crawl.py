@@ -7,8 +7,16 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import ALLOW_PRIVATE, InputLineError, Run, allow_private, command, read_stdin_values
-from ccrawl.cli.rank import client, echo_err, graph_option
+from ccrawl.cli.common import (
+    ALLOW_PRIVATE,
+    InputLineError,
+    Run,
+    allow_private,
+    command,
+    echo_err,
+    read_stdin_values,
+)
+from ccrawl.cli.rank import graph_option
 from ccrawl.errors import UsageError
 
 
@@ -36,7 +44,7 @@ def crawl_seed(run: Run, graph: str | None, max_seeds: int, max_tier: int) -> No
     from ccrawl import ops
 
     op = ops.get("crawl.seed")
-    run.emit(op(graph=graph, max_seeds=max_seeds, max_tier=max_tier, client_options=client(run), notice=echo_err),
+    run.emit(op(graph=graph, max_seeds=max_seeds, max_tier=max_tier, ctx=run.context()),
              columns=op.columns)
 
 

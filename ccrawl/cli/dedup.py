@@ -16,10 +16,11 @@ from ccrawl.cli.common import Run, command
 @click.option("--top", type=int, default=10, help="How many of the largest clusters to list, 0 for none")
 @click.option("--json", "as_json", is_flag=True, help="Emit the report as JSON instead of a table")
 def dedup(run: Run, paths: tuple[str, ...], distance: int, top: int, as_json: bool) -> None:
-    from ccrawl.datasets.dedup import dedup_report, render_text
+    from ccrawl import ops
+    from ccrawl.datasets.dedup import render_text
 
-    report = dedup_report(paths, distance=distance, top=top)
+    (report,) = ops.get("dedup")(paths=paths, distance=distance, top=top)
     if as_json:
-        click.echo(json.dumps(report.as_dict(), indent=1))
+        click.echo(json.dumps(report, indent=1))
     else:
         click.echo(render_text(report), nl=False)

@@ -10,12 +10,8 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import Run, command
-from ccrawl.cli.urls import client, seconds, upkeep_options
-
-
-def _echo(message: str) -> None:
-    click.echo(message, err=True)
+from ccrawl.cli.common import Run, command, echo_err
+from ccrawl.cli.urls import seconds, upkeep_options
 
 
 def domains_repo(run: Run, repo: str) -> str:
@@ -55,8 +51,7 @@ def domains_publish_cmd(run: Run, graph: str, repo: str, commit_every: int, work
     op = ops.get("domains.publish")
     rows = op(graph=graph, repo=repo, commit_every=commit_every, workers=workers, shard_rows=shard_rows,
               private=private, keep=keep, min_free_gb=min_free_gb, max_stall=seconds("--max-stall", max_stall),
-              no_push=no_push, hub=hub, endpoint=_endpoint(run), staging=str(staging), client_options=client(run),
-              notice=_echo)
+              no_push=no_push, hub=hub, endpoint=_endpoint(run), staging=str(staging), ctx=run.context())
     run.emit(rows, columns=op.columns)
 
 
@@ -71,7 +66,7 @@ def domains_recount_cmd(run: Run, graph: str, repo: str, no_push: bool, hub: str
 
     op = ops.get("domains.recount")
     rows = op(repo=domains_repo(run, repo), graph=graph, no_push=no_push, hub=hub, endpoint=_endpoint(run),
-              notice=_echo)
+              notice=echo_err)
     run.emit(rows, columns=op.columns)
 
 
@@ -91,7 +86,7 @@ def domains_diff_cmd(run: Run, repo: str, from_release: str, to_release: str, ad
 
     op = ops.get("domains.diff")
     rows = op(from_release=from_release, to_release=to_release, repo=domains_repo(run, repo), added_out=added_out,
-              workers=workers, hub=hub, endpoint=_endpoint(run), notice=_echo)
+              workers=workers, hub=hub, endpoint=_endpoint(run), notice=echo_err)
     run.emit(rows, columns=op.columns, single=True)
 
 

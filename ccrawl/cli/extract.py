@@ -28,12 +28,11 @@ def _leaf(content: str) -> click.Command:
     @click.argument("url")
     def leaf(run: Run, url: str) -> None:
         from ccrawl import ops
-        from ccrawl.cli.commoncrawl import _client, _columns, _crawl, _default_format, _echo
+        from ccrawl.cli.commoncrawl import content_columns, crawl_of, default_format
 
-        _default_format(run, "text" if content == "title" else content)
-        records = ops.get("cc.get")(url=url, content=content, crawl=_crawl(run), client_options=_client(run),
-                                   notice=_echo)
-        run.emit(records, columns=_columns(content), single=content != "links")
+        default_format(run, "text" if content == "title" else content)
+        records = ops.get("cc.get")(url=url, content=content, crawl=crawl_of(run), ctx=run.context())
+        run.emit(records, columns=content_columns(content), single=content != "links")
 
     return leaf
 

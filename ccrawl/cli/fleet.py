@@ -40,10 +40,10 @@ def fleet(run: Run, source: str, repo: str, shards: int, executor: str, ray_addr
           kind: str, watch: str, commit_every: int, restarts: int, cpus_per_shard: float, task_retries: int,
           run_args: str, publish_args: str, status_addr: str | None) -> None:
     from ccrawl import ops
-    from ccrawl.cli.publish import _InfoHandler, _seconds
+    from ccrawl.cli.publish import InfoHandler, duration_arg
     from ccrawl.errors import UsageError
 
-    seconds = _seconds("--watch", watch)
+    seconds = duration_arg("--watch", watch)
     if seconds <= 0:
         raise UsageError("--watch must be more than 0: a fleet's publishers keep watching until their crawl is done")
     op = ops.get("recrawl.fleet")
@@ -51,7 +51,7 @@ def fleet(run: Run, source: str, repo: str, shards: int, executor: str, ray_addr
                  commit_every=commit_every, restarts=restarts, executor=executor, ray_address=ray_address,
                  cpus_per_shard=cpus_per_shard, task_retries=task_retries, run_args=shlex.split(run_args),
                  publish_args=shlex.split(publish_args), status_addr=status_addr)
-    handler = _InfoHandler(run.info)
+    handler = InfoHandler(run.info)
     logger = logging.getLogger("ccrawl.fleet")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)

@@ -15,7 +15,7 @@ import importlib
 import click
 
 from ccrawl.cli.common import Run, command
-from ccrawl.cli.rank import client, echo_err, graph_option
+from ccrawl.cli.rank import graph_option
 
 
 @click.group("host", help="Enumerate and enrich hosts from the CC web graph.")
@@ -29,7 +29,7 @@ def host_top(run: Run, graph: str | None) -> None:
     from ccrawl import ops
 
     op = ops.get("rank.all")
-    run.emit(op(graph=graph, limit=run.output.limit or 10, client_options=client(run), notice=echo_err),
+    run.emit(op(graph=graph, limit=run.output.limit or 10, ctx=run.context()),
              columns=ops.get("host.get").columns)
 
 
@@ -41,7 +41,7 @@ def host_get(run: Run, hostname: str, graph: str | None, cdx: bool) -> None:
     from ccrawl import ops
 
     op = ops.get("host.get")
-    run.emit(op(hostname=hostname, graph=graph, cdx=cdx, client_options=client(run), notice=echo_err),
+    run.emit(op(hostname=hostname, graph=graph, cdx=cdx, ctx=run.context()),
              columns=op.columns, single=True)
 
 
@@ -51,7 +51,7 @@ def host_vertices(run: Run, graph: str | None) -> None:
     from ccrawl import ops
 
     op = ops.get("host.vertices")
-    run.emit(op(graph=graph, client_options=client(run), notice=echo_err), columns=op.columns)
+    run.emit(op(graph=graph, ctx=run.context()), columns=op.columns)
 
 
 @command("degrees", help="In- and out-degree of every host from the edge files (streamed, bounded memory).")
@@ -60,7 +60,7 @@ def host_degrees(run: Run, graph: str | None) -> None:
     from ccrawl import ops
 
     op = ops.get("host.degrees")
-    run.emit(op(graph=graph, client_options=client(run), notice=echo_err), columns=op.columns)
+    run.emit(op(graph=graph, ctx=run.context()), columns=op.columns)
 
 
 @command("enrich", help="Enrichment pipeline: rank, then --degrees and --cdx (opt-in, large transfers).")
@@ -71,8 +71,8 @@ def host_enrich(run: Run, graph: str | None, degrees: bool, cdx: bool) -> None:
     from ccrawl import ops
 
     op = ops.get("host.enrich")
-    run.emit(op(graph=graph, limit=run.output.limit or 20, degrees=degrees, cdx=cdx, client_options=client(run),
-                notice=echo_err), columns=op.columns)
+    run.emit(op(graph=graph, limit=run.output.limit or 20, degrees=degrees, cdx=cdx, ctx=run.context()),
+             columns=op.columns)
 
 
 for _cmd in (host_top, host_get, host_vertices, host_degrees, host_enrich):

@@ -31,10 +31,6 @@ def _crawl(run: Run) -> str | None:
     return str(value) if value else None
 
 
-def _echo(message: str) -> None:
-    click.echo(message, err=True)
-
-
 @command("list", help="List the artifacts the manifest records (-c, --kind, --format narrow; -n caps).")
 @click.option("--kind", default=None, help="Only this kind: warc, wet, wat, ... [all]")
 @click.option("--format", "fmt", default=None, help="Only this format: raw, parquet, jsonl [all]")

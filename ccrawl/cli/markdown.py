@@ -59,16 +59,6 @@ def _keep(run: Run, command: str, keep: bool, keep_parquet: bool) -> bool:
     return keep or keep_parquet
 
 
-def _client(run: Run) -> dict[str, Any]:
-    from ccrawl.net.client import client_options
-
-    options = client_options(run.settings.values)
-    options["no_cache"] = run.no_cache
-    options["verbose"] = run.verbose
-    options["warn"] = run.warn
-    return options
-
-
 def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
     """``--shards`` cut down to this task's share (round robin), as an explicit list for the exporter."""
     from ccrawl.errors import UsageError
@@ -134,49 +124,23 @@ def export(run: Run, shards: str, task: str | None, tasks: int | None, source_ki
            workers: int, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep: bool,
            keep_parquet: bool, min_free_gb: float, ledger: Path | None, skip_errors: bool, executor: str,
            ray_address: str) -> None:
-    import shlex
-
-    from ccrawl.markdown.export import COLUMNS, Exporter, ExportOptions, open_export_repo
+    from ccrawl import ops
 
     if task is not None:
         shards = _task_share(run, shards, task, tasks)
-    journal = run.flags.get("journal")
-    root = click.get_current_context().find_root().obj
-    given = root.get("argv") if isinstance(root, dict) else None
-    argv: list[str] = [str(a) for a in given] if isinstance(given, list) else sys.argv[1:]
-    opts = ExportOptions(
-        out=out, crawl=str(run.settings.crawl or ""), shards=shards, source_kind=source_kind or "",
+    op = ops.get("markdown.export")
+    run.emit(op(
+        out=str(out), crawl=str(run.settings.crawl or ""), shards=shards, source_kind=source_kind or "",
         extractor=extractor, lang=lang, min_lang_confidence=min_lang_confidence, dedup_digest=dedup_digest,
         locations=_locations(run, locations) if locations is not None else None, part_size=part_size,
         gap=_size("--gap", gap), max_span=_size("--max-span", max_span), parallel=parallel, workers=workers,
         limit=limit, push=push, repo=repo, commit_batch=commit_batch,
-        keep_parquet=_keep(run, "markdown export", keep, keep_parquet), min_free_gb=min_free_gb, ledger=ledger,
-        skip_errors=skip_errors,
-        journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
-        client_options=_client(run), executor=executor, ray_address=ray_address,
-    )
-    opts.validate()
-    target = None
-    if push:
-        target = open_export_repo(repo, endpoint=str(run.settings.hf_endpoint or ""))
-    exporter = Exporter(opts, target, log=run.warn)
-    try:
-        run.emit(exporter.run(), columns=COLUMNS)
-    finally:
-        for line in exporter.language_lines():
-            run.info(line)
-        run.info(exporter.summary_line())
-        if exporter.deleted_line():
-            run.info(exporter.deleted_line())
-    s = exporter.stats
-    if locations is not None and not s.units:
-        from ccrawl.errors import NothingMatched
+        keep_parquet=_keep(run, "markdown export", keep, keep_parquet), min_free_gb=min_free_gb,
+        ledger=str(ledger or ""), skip_errors=skip_errors, endpoint=str(run.settings.hf_endpoint or "") if push else "",
+        journal=str(run.flags.get("journal") or ""), executor=executor, ray_address=ray_address,
+        ctx=run.context(run.warn), info=run.info,
+    ), columns=op.columns, verdict=True)
 
-        raise NothingMatched("markdown export: the location stream held no locations")
-    if s.failed and not s.written and not s.already:
-        from ccrawl.errors import CcrawlError
-
-        raise CcrawlError(f"markdown export: every one of {s.failed} unit(s) failed")
 
 markdown.add_command(export)
 
@@ -213,40 +177,19 @@ def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidenc
             fetch_only: bool, rate: str, timeout: str, max_redirects: int, warc_cache_dir: Path | None,
             no_warc_cache: bool, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep: bool,
             keep_parquet: bool, ledger: Path | None, skip_errors: bool) -> None:
-    import shlex
+    from ccrawl import ops
+    from ccrawl.cli.publish import duration_arg
 
-    from ccrawl.cli.publish import _seconds
-    from ccrawl.markdown.export import COLUMNS, ExportOptions, open_export_repo
-    from ccrawl.markdown.refetch import Refetcher, RefetchOptions
-
-    journal = run.flags.get("journal")
-    root = click.get_current_context().find_root().obj
-    given = root.get("argv") if isinstance(root, dict) else None
-    argv: list[str] = [str(a) for a in given] if isinstance(given, list) else sys.argv[1:]
-    opts = ExportOptions(
-        out=out, crawl=str(run.settings.crawl or ""), shards=shards, source_kind="warc", extractor=extractor,
-        lang=lang, min_lang_confidence=min_lang_confidence, limit=limit, push=push, repo=repo,
-        commit_batch=commit_batch, keep_parquet=_keep(run, "markdown refetch", keep, keep_parquet), ledger=ledger,
-        skip_errors=skip_errors,
-        journal=Path(journal) if journal else None, command_line=shlex.join(["ccrawl", *argv]),
-        client_options=_client(run),
-    )
-    more = RefetchOptions(fetch_workers=fetch_workers, fetch_only=fetch_only, delay=_seconds("--rate", rate),
-                          timeout=_seconds("--timeout", timeout), max_redirects=max_redirects,
-                          warc_cache_dir=warc_cache_dir,
-                          no_warc_cache=no_warc_cache)
-    more.validate(opts)
-    opts.validate()
-    target = open_export_repo(repo, endpoint=str(run.settings.hf_endpoint or "")) if push else None
-    refetcher = Refetcher(opts, more, target, log=run.warn)
-    try:
-        run.emit(refetcher.run(), columns=COLUMNS)
-    finally:
-        for line in [*refetcher.phase_lines(), *refetcher.language_lines()]:
-            run.info(line)
-        run.info(refetcher.summary_line())
-        if refetcher.deleted_line():
-            run.info(refetcher.deleted_line())
+    op = ops.get("markdown.refetch")
+    run.emit(op(
+        out=str(out), shards=shards, crawl=str(run.settings.crawl or ""), extractor=extractor, lang=lang,
+        min_lang_confidence=min_lang_confidence, fetch_workers=fetch_workers, fetch_only=fetch_only,
+        delay=duration_arg("--rate", rate), timeout=duration_arg("--timeout", timeout), max_redirects=max_redirects,
+        warc_cache_dir=str(warc_cache_dir or ""), no_warc_cache=no_warc_cache, limit=limit, push=push, repo=repo,
+        commit_batch=commit_batch, keep_parquet=_keep(run, "markdown refetch", keep, keep_parquet),
+        ledger=str(ledger or ""), skip_errors=skip_errors, endpoint=str(run.settings.hf_endpoint or "") if push else "",
+        journal=str(run.flags.get("journal") or ""), ctx=run.context(run.warn), info=run.info,
+    ), columns=op.columns)
 
 
 markdown.add_command(refetch)

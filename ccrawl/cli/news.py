@@ -17,19 +17,6 @@ from ccrawl.cli.common import Run, command
 _DURATION = "a duration such as 30s, 5m or a number of seconds"
 
 
-def _echo(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def _client(run: Run) -> dict[str, Any]:
-    from ccrawl.net.client import client_options
-
-    options = client_options(run.settings.values)
-    options["no_cache"] = run.no_cache
-    options["verbose"] = run.verbose
-    return options
-
-
 def _seconds(flag: str, value: str) -> float:
     from ccrawl.config import parse_duration
     from ccrawl.errors import UsageError
@@ -63,7 +50,7 @@ def news_list_cmd(run: Run, year: int, month: int, files: int) -> None:
     from ccrawl import ops
 
     op = ops.get("news.list")
-    run.emit(op(year=year, month=month, files=files, client_options=_client(run), notice=_echo), columns=op.columns)
+    run.emit(op(year=year, month=month, files=files, ctx=run.context()), columns=op.columns)
 
 
 @command("download", help="Download CC-NEWS files of --year/--month (resumable, checksummed as they stream).")
@@ -77,7 +64,7 @@ def news_download_cmd(run: Run, year: int, month: int, out_dir: str, files: int,
     op = ops.get("news.download")
     workers = int(run.flags.get("workers") or getattr(run.settings, "workers", 4) or 4)
     run.emit(op(year=year, month=month, out=out_dir, files=files, flat=flat, workers=workers,
-                client_options=_client(run), notice=_echo), columns=op.columns)
+                ctx=run.context()), columns=op.columns)
 
 
 @command("search", help="Find a publisher's articles in a month, from the index or by scanning the archives.")
@@ -96,7 +83,7 @@ def news_search_cmd(run: Run, host: str, year: int, month: int, repo: str, hub: 
     op = ops.get("news.search")
     rows = op(host=host, year=year, month=month, repo=_repo(run, repo), hub=hub,
               endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), no_index=no_index, limit=limit,
-              workers=workers, client_options=_client(run), notice=_echo)
+              workers=workers, ctx=run.context())
     run.emit(rows, columns=op.columns)
 
 
@@ -134,7 +121,7 @@ def news_publish_cmd(run: Run, months: str, repo: str, files: int, commit_every:
     rows = op(months=months, repo=repo, files=files, commit_every=commit_every, workers=workers, private=private,
               keep=keep, min_free_gb=min_free_gb, max_stall=_seconds("--max-stall", max_stall), no_push=no_push,
               hub=hub, endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), staging=str(staging),
-              client_options=_client(run), notice=_echo, executor=executor, ray_address=ray_address)
+              ctx=run.context(), executor=executor, ray_address=ray_address)
     run.emit(rows, columns=op.columns)
 
 

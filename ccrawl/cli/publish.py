@@ -17,7 +17,7 @@ from ccrawl.cli.common import Run, command
 _DURATION = "a duration such as 30s, 5m or a number of seconds"
 
 
-def _seconds(flag: str, value: str) -> float:
+def duration_arg(flag: str, value: str) -> float:
     from ccrawl.config import parse_duration
     from ccrawl.errors import UsageError
 
@@ -67,15 +67,15 @@ def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard:
         repo = str(getattr(settings, f"recrawl_{kind}_repo", "") or "")
     records = ops.get("recrawl.publish")(
         dir=str(directory), repo=repo, kind=kind, server=server, shard=assignment.index, shards=assignment.count,
-        state=str(state) if state else "", commit_every=commit_every, watch=_seconds("--watch", watch), keep=keep,
+        state=str(state) if state else "", commit_every=commit_every, watch=duration_arg("--watch", watch), keep=keep,
         private=private, no_push=no_push, staging=str(staging) if staging else "",
-        max_stall=_seconds("--max-stall", max_stall), hub=hub,
+        max_stall=duration_arg("--max-stall", max_stall), hub=hub,
         endpoint=str(getattr(settings, "hf_endpoint", "") or ""),
         backoff=float(getattr(settings, "backoff", 1.0) or 1.0),
         backoff_max=float(getattr(settings, "backoff_max", 60.0) or 60.0),
     )
     # the operation reports progress and its summary on the ccrawl.publish logger: to stderr via run.info
-    handler = _InfoHandler(run.info)
+    handler = InfoHandler(run.info)
     logger = logging.getLogger("ccrawl.publish")
     logger.addHandler(handler)
     old_level = logger.level
@@ -96,7 +96,7 @@ def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard:
         logger.propagate = propagate
 
 
-class _InfoHandler(logging.Handler):
+class InfoHandler(logging.Handler):
     """Hands each message of the ``ccrawl.publish`` logger to ``run.info`` (stderr, silenced by -q)."""
 
     def __init__(self, info: Callable[[str], None]) -> None:

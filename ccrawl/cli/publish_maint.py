@@ -12,12 +12,8 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import Run, command
-from ccrawl.cli.urls import client, staging_for, urls_repo
-
-
-def _echo(message: str) -> None:
-    click.echo(message, err=True)
+from ccrawl.cli.common import Run, command, echo_err
+from ccrawl.cli.urls import staging_for, urls_repo
 
 
 @click.group("publish", help="Maintenance for the published Common Crawl datasets.")
@@ -61,7 +57,7 @@ def verify_cmd(run: Run, graph: str, repo: str, sample: int, workers: int, repai
     reports: list[object] = []
     rows = op(crawl=crawl, graph=graph, repo=repo, sample=sample, workers=workers, repair=repair,
               no_push=no_push, hub=hub, endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""),
-              staging=str(staging_for(run, repo, staging)), client_options=client(run), notice=_echo,
+              staging=str(staging_for(run, repo, staging)), ctx=run.context(),
               report=reports)
     if not as_json:
         run.emit(rows, columns=op.columns)
@@ -96,7 +92,7 @@ def delete_obsolete_cmd(run: Run, yes: bool, hub: str) -> None:
     confirm = ask if sys.stdin.isatty() else None
     op = ops.get("publish.delete_obsolete")
     rows = op(yes=yes, hub=hub, endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), confirm=confirm,
-              notice=_echo)
+              notice=echo_err)
     run.emit(rows, columns=op.columns)
 
 

@@ -17,19 +17,6 @@ from ccrawl.cli.common import Run, command
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def echo_err(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def client(run: Run) -> dict[str, Any]:
-    from ccrawl.net.client import client_options
-
-    options = client_options(run.settings.values)
-    options["no_cache"] = run.no_cache
-    options["verbose"] = run.verbose
-    return options
-
-
 def graph_option(func: F) -> F:
     return click.option("--graph", default=None, metavar="RELEASE",
                         help="Web-graph release ID, e.g. cc-main-2026-mar-apr-may (default: latest)")(func)
@@ -52,7 +39,7 @@ def rank_domain(run: Run, domain: str, graph: str | None, table: str | None) -> 
     from ccrawl import ops
 
     op = ops.get("rank.domain")
-    run.emit(op(domain=domain, graph=graph, table=table, client_options=client(run), notice=echo_err),
+    run.emit(op(domain=domain, graph=graph, table=table, ctx=run.context()),
              columns=op.columns, single=True)
 
 
@@ -63,7 +50,7 @@ def rank_host(run: Run, host: str, graph: str | None, table: str | None) -> None
     from ccrawl import ops
 
     op = ops.get("rank.host")
-    run.emit(op(host=host, graph=graph, table=table, client_options=client(run), notice=echo_err),
+    run.emit(op(host=host, graph=graph, table=table, ctx=run.context()),
              columns=op.columns, single=True)
 
 
@@ -72,7 +59,7 @@ def _all(run: Run, graph: str | None, table: str | None, tld: str | None, defaul
 
     op = ops.get("rank.all")
     limit = run.output.limit or default_limit
-    run.emit(op(graph=graph, table=table, tld=tld, limit=limit, client_options=client(run), notice=echo_err),
+    run.emit(op(graph=graph, table=table, tld=tld, limit=limit, ctx=run.context()),
              columns=op.columns)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
-import sys
 from typing import Any
 
 import click
@@ -144,7 +142,7 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
         progress=run.progress,
         journal=run.flags.get("journal"),
         metrics_addr=run.flags.get("metrics_addr"),
-        command_line=shlex.join(["ccrawl", *sys.argv[1:]]),
+        command_line=run.command_line,
         **{k: v for k, v in flags.items() if v is not None or k in ("column", "release", "out", "state")},
     )
     record = next(iter(records))

@@ -10,7 +10,7 @@ import click
 
 from ccrawl.cli.common import Run, command
 from ccrawl.cli.host import attach_optional
-from ccrawl.cli.rank import client, echo_err, graph_option
+from ccrawl.cli.rank import graph_option
 
 
 @click.group("sched", help="Recrawl scheduling: tier assignment and differential CDX analysis.")
@@ -26,8 +26,7 @@ def sched_assign(run: Run, graph: str | None, change_rate: float) -> None:
     from ccrawl import ops
 
     op = ops.get("sched.assign")
-    run.emit(op(graph=graph, change_rate=change_rate, limit=run.output.limit, client_options=client(run),
-                notice=echo_err), columns=op.columns)
+    run.emit(op(graph=graph, change_rate=change_rate, limit=run.output.limit, ctx=run.context()), columns=op.columns)
 
 
 sched.add_command(sched_assign)

@@ -22,22 +22,6 @@ _HELP = (
 )
 
 
-def _echo(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def client_options_of(run: Run, retries: int | None = None) -> dict[str, Any]:
-    """CCClient keywords from the resolved settings (endpoints, pacing, retries, cache)."""
-    from ccrawl.net.client import client_options
-
-    options = client_options(run.settings.values)
-    options["no_cache"] = run.no_cache
-    options["verbose"] = run.verbose
-    if retries is not None:
-        options["retries"] = retries
-    return options
-
-
 def _options(func: Any) -> Any:
     decorators = [
         click.argument("url"),
@@ -82,11 +66,14 @@ def _search(run: Run, url: str, **flags: Any) -> None:
     from ccrawl import ops
 
     _exit_on_sigterm()
-    options = client_options_of(run, flags.pop("retries"))
+    ctx = run.context()
+    retries = flags.pop("retries")
+    if retries is not None:
+        ctx = ctx.with_client(retries=retries)
     crawl = run.settings.crawl or "latest"
     if flags.pop("estimate"):
         op = ops.get("cc.estimate")
-        run.emit(op(url=url, crawl=crawl, match=flags["match"], client_options=options, notice=_echo),
+        run.emit(op(url=url, crawl=crawl, match=flags["match"], ctx=ctx),
                  columns=op.columns)
         return
     op = ops.get("cc.search")
@@ -114,8 +101,7 @@ def _search(run: Run, url: str, **flags: Any) -> None:
         locations=locations,
         limit=run.output.limit,
         workers=max(1, min(int(run.settings.workers or 2), 4)),
-        client_options=options,
-        notice=_echo,
+        ctx=ctx,
     )
     from ccrawl.commoncrawl.cdx import LOCATION_COLUMNS
 

@@ -17,11 +17,8 @@ from ccrawl.cli.common import Run, command
 
 
 def _injected(run: Run) -> dict[str, Any]:
-    from ccrawl.net.client import client_options
-
-    options = client_options(run.settings.values)
-    options["no_cache"] = run.no_cache
-    return {"client_options": options, "notice": lambda message: click.echo(message, err=True)}
+    """What the server injects into every operation (never a client's): its :class:`OpContext`."""
+    return {"ctx": run.context().with_client(verbose=0)}
 
 
 def _defaults(run: Run, registry: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -204,9 +201,8 @@ def api(run: Run, addr: str, index_dir: str | None, graph: str | None, max_hosts
     where = parse_addr(addr)
     guard = _guard(run, where, "api", token, allow_hosts)
     searcher = Searcher.open(index_dir) if index_dir else None
-    options = _injected(run)["client_options"]
     run.info(f"api: loading the top {max_hosts:,} hosts of the web graph's host ranks")
-    hosts = load_host_store(options, graph, max_hosts)
+    hosts = load_host_store(run.context().with_client(verbose=0).client, graph, max_hosts)
     run.info(f"api: {len(hosts):,} hosts from {hosts.graph}"
              + (f"; index of {searcher.documents:,} documents" if searcher else "; no index (search answers 503)"))
     serve_forever(make_app(hosts, searcher, guard=guard), where, announce=lambda m: click.echo(f"api: {m}", err=True))

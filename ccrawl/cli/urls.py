@@ -12,22 +12,9 @@ from typing import Any, TypeVar
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, echo_err
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _echo(message: str) -> None:
-    click.echo(message, err=True)
-
-
-def client(run: Run) -> dict[str, Any]:
-    from ccrawl.net.client import client_options
-
-    options = client_options(run.settings.values)
-    options["no_cache"] = run.no_cache
-    options["verbose"] = run.verbose
-    return options
 
 
 def seconds(flag: str, value: str) -> float:
@@ -99,7 +86,7 @@ def urls_publish_cmd(run: Run, repo: str, commit_every: int, workers: int, whole
               whole=whole, private=private, keep=keep, min_free_gb=min_free_gb,
               max_stall=seconds("--max-stall", max_stall), no_push=no_push, hub=hub,
               endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""),
-              staging=str(staging_for(run, repo, staging)), client_options=client(run), notice=_echo)
+              staging=str(staging_for(run, repo, staging)), ctx=run.context())
     run.emit(rows, columns=op.columns)
 
 
@@ -114,7 +101,7 @@ def urls_recount_cmd(run: Run, repo: str, no_push: bool, hub: str) -> None:
     repo = urls_repo(run, repo)
     op = ops.get("urls.recount")
     rows = op(repo=repo, crawl=run.settings.crawl or "", no_push=no_push, hub=hub,
-              endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), notice=_echo)
+              endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), notice=echo_err)
     run.emit(rows, columns=op.columns)
 
 

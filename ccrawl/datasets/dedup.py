@@ -32,7 +32,7 @@ found: 1,000,000 rows take about 100 MB.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -406,30 +406,32 @@ def dedup_report(paths: Sequence[str | Path], *, distance: int = 3, top: int = 1
     return report
 
 
-def render_text(report: DedupReport) -> str:
-    """The table the seed prints."""
+def render_text(report: DedupReport | Mapping[str, Any]) -> str:
+    """The table the seed prints, from the report or its :meth:`DedupReport.as_dict` (the operation's record)."""
     from ccrawl.output import format_size
 
     def kb(n: int) -> str:
         return format_size(n, step=1000, units=("B", "kB", "MB", "GB", "TB"))
 
-    share = 100.0 * report.redundant / report.rows if report.rows else 0.0
+    d = report.as_dict() if isinstance(report, DedupReport) else report
+    exact, near, rows = d["exact"], d["near"], d["rows"]
+    share = 100.0 * d["redundant"] / rows if rows else 0.0
     lines = [
-        f"{report.rows:,} rows in {report.files} files",
-        f"  exact duplicates {report.exact_duplicates:>12,} in {report.exact_clusters:,} clusters, "
-        f"{kb(report.exact_bytes)}",
-        f"  near duplicates  {report.near_duplicates:>12,} in {report.near_clusters:,} clusters, "
-        f"{kb(report.near_bytes)}  (distance <= {report.distance})",
-        f"  redundant        {report.redundant:>12,}  ({share:.1f}% of rows)",
-        f"  no fingerprint   {report.no_fingerprint:>12,}  (too short to hash, left alone)",
+        f"{rows:,} rows in {d['files']} files",
+        f"  exact duplicates {exact['duplicates']:>12,} in {exact['clusters']:,} clusters, "
+        f"{kb(exact['bytes'])}",
+        f"  near duplicates  {near['duplicates']:>12,} in {near['clusters']:,} clusters, "
+        f"{kb(near['bytes'])}  (distance <= {d['distance']})",
+        f"  redundant        {d['redundant']:>12,}  ({share:.1f}% of rows)",
+        f"  no fingerprint   {d['no_fingerprint']:>12,}  (too short to hash, left alone)",
     ]
-    if report.fingerprinted:
-        lines.append(f"  fingerprinted    {report.fingerprinted:>12,}  (files without a simhash column)")
-    if report.top:
+    if d["fingerprinted_on_the_fly"]:
+        lines.append(f"  fingerprinted    {d['fingerprinted_on_the_fly']:>12,}  (files without a simhash column)")
+    if d["clusters"]:
         lines.append("")
         lines.append("largest clusters")
-        for c in report.top:
-            lines.append(f"  {c.kind:<5} {c.size:>6,} docs {kb(c.bytes):>10}  {' '.join(c.urls)}")
+        for c in d["clusters"]:
+            lines.append(f"  {c['kind']:<5} {c['size']:>6,} docs {kb(c['bytes']):>10}  {' '.join(c['urls'])}")
     return "\n".join(lines) + "\n"
 
 

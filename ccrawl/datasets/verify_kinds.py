@@ -22,11 +22,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.datasets.verify import ShardCheck, VerifyReport, verify
 from ccrawl.errors import CredentialMissing, InputError, NothingMatched, UsageError
 from ccrawl.hub.repo import DatasetRepo, HubFile
+
+if TYPE_CHECKING:
+    from ccrawl.ops.context import OpContext
 
 Record = dict[str, Any]
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -198,7 +201,7 @@ def _row_problems(r: Any, f: HubFile | None, chk: ShardCheck | None) -> list[str
 
 
 def verify_other(repo: DatasetRepo, *, graph: str, sample: int, workers: int, repair: bool, no_push: bool,
-                 client_options: Any, say: Callable[[str], None], report: Any = None) -> Iterator[Record]:
+                 ctx: OpContext | None, say: Callable[[str], None], report: Any = None) -> Iterator[Record]:
     """``publish verify`` of a domain release (``graph``), or of the news or recrawl dataset ``repo`` holds.
 
     Yields a record per shard and per ledger disagreement, and raises InputError at the end when any
@@ -222,7 +225,7 @@ def verify_other(repo: DatasetRepo, *, graph: str, sample: int, workers: int, re
         from ccrawl.ops.news import month_paths
 
         def manifest(y: int, m: int) -> list[str]:
-            return month_paths(y, m, client_options) if client_options is not None else []
+            return month_paths(y, m, ctx) if ctx is not None else []
 
         for month, rep in verify_news(repo, sample=sample, workers=workers, manifest=manifest):
             units.append((month, rep, [(f"{month}/stats.csv", p) for p in rep.ledger_problems]))

@@ -43,9 +43,17 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ccrawl import __version__
 from ccrawl.errors import CcrawlError, InputError, TemporaryFailure, Unreachable, UsageError
 from ccrawl.net.cache import DiskCache
+from ccrawl.net.options import (
+    DEFAULT_CDX_ENDPOINT,
+    DEFAULT_COLLINFO_ENDPOINT,
+    DEFAULT_DATA_ENDPOINT,
+    DEFAULT_S3_ENDPOINT,
+    DEFAULT_USER_AGENT,
+    ClientOptions,
+    seconds,
+)
 from ccrawl.net.ratelimit import NO_GATE, AdaptiveConcurrency, RateLimiter
 
 if TYPE_CHECKING:
@@ -53,11 +61,9 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-DEFAULT_COLLINFO_ENDPOINT = "https://index.commoncrawl.org/collinfo.json"
-DEFAULT_DATA_ENDPOINT = "https://data.commoncrawl.org"
-DEFAULT_S3_ENDPOINT = "https://commoncrawl.s3.amazonaws.com"
-DEFAULT_CDX_ENDPOINT = "https://index.commoncrawl.org"
-DEFAULT_USER_AGENT = f"ccrawl/{__version__} (+https://commoncrawl.org/terms-of-use)"
+__all__ = ["DEFAULT_CDX_ENDPOINT", "DEFAULT_COLLINFO_ENDPOINT", "DEFAULT_DATA_ENDPOINT", "DEFAULT_S3_ENDPOINT",
+           "DEFAULT_USER_AGENT", "CCClient", "ClientOptions", "HTTPStatusError", "ShortRead", "client_options",
+           "iterate", "run", "seconds"]
 
 #: The keyword arguments :class:`CCClient` accepts; :func:`client_options` picks these out of settings.
 OPTION_NAMES = (
@@ -79,20 +85,6 @@ OPTION_NAMES = (
     "max_connections",
     "verbose",
 )
-
-def seconds(value: float | int | str | None, *, name: str = "duration") -> float:
-    """A duration in seconds from a number or a duration string; :func:`ccrawl.config.parse_duration` reads it."""
-    from ccrawl.config import parse_duration
-
-    if value is None:
-        return 0.0
-    if isinstance(value, str) and not value.strip():
-        return 0.0
-    try:
-        return parse_duration(value)
-    except ValueError as exc:
-        raise UsageError(f"{name}: {exc}") from exc
-
 
 def client_options(settings: Mapping[str, Any]) -> dict[str, Any]:
     """The subset of ``settings`` that :class:`CCClient` takes, unknown keys dropped."""
@@ -338,6 +330,16 @@ class CCClient:
         self.stats = ClientStats()
         self.concurrency = AdaptiveConcurrency(self.max_connections)
         self._session: aiohttp.ClientSession | None = None
+
+    @classmethod
+    def of(cls, options: ClientOptions | None, *, warn: Callable[[str], None] | None = None) -> CCClient:
+        """A client configured by ``options`` (None: every default), its warnings to ``warn``."""
+        o = options or ClientOptions()
+        return cls(collinfo_endpoint=o.collinfo_endpoint, data_endpoint=o.data_endpoint, cdx_endpoint=o.cdx_endpoint,
+                   s3_endpoint=o.s3_endpoint, source=o.source, rate=o.rate, global_rate=o.global_rate,
+                   data_dir=o.data_dir, cache_dir=o.cache_dir, no_cache=o.no_cache, timeout=o.timeout,
+                   retries=o.retries, backoff=o.backoff, backoff_max=o.backoff_max, user_agent=o.user_agent,
+                   max_connections=o.max_connections, verbose=o.verbose, warn=warn)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -635,24 +637,34 @@ class Stream:
 # -- sync bridges for commands that are not async ------------------------------------------------
 
 
-def run(fn: Callable[[CCClient], Awaitable[T]], **options: Any) -> T:
-    """Open a client with ``options``, await ``fn(client)`` and close it again."""
+def _client(typed: ClientOptions | None, warn: Callable[[str], None] | None, options: dict[str, Any]) -> CCClient:
+    if typed is not None:
+        return CCClient.of(typed, warn=warn)
+    if warn is not None:
+        options = {**options, "warn": warn}
+    return CCClient(**options)
+
+
+def run(fn: Callable[[CCClient], Awaitable[T]], typed: ClientOptions | None = None, /, *,
+        warn: Callable[[str], None] | None = None, **options: Any) -> T:
+    """Open a client configured by ``typed`` (or the keyword ``options``), await ``fn(client)`` and close it."""
 
     async def main() -> T:
-        async with CCClient(**options) as client:
+        async with _client(typed, warn, options) as client:
             return await fn(client)
 
     return asyncio.run(main())
 
 
-def iterate(fn: Callable[[CCClient], AsyncIterator[T]], **options: Any) -> Iterator[T]:
+def iterate(fn: Callable[[CCClient], AsyncIterator[T]], typed: ClientOptions | None = None, /, *,
+            warn: Callable[[str], None] | None = None, **options: Any) -> Iterator[T]:
     """Drive the async generator ``fn(client)`` from synchronous code, one item at a time.
 
     The event loop runs only while the next item is awaited, so a consumer that stops early
     (``-n``) closes the generator and the client cleanly, and nothing runs behind its back.
     """
     loop = asyncio.new_event_loop()
-    client = CCClient(**options)
+    client = _client(typed, warn, options)
     agen: AsyncIterator[T] | None = None
     try:
         loop.run_until_complete(client.open())

@@ -7,7 +7,7 @@ below (``Annotated`` metadata, so the type checker still sees the plain type)::
                  limit: Annotated[int, Cap.VALUE, Bounds(1, 10_000)] = 100,
                  ledger: WritePath[str | None] = None,
                  max_body: Limit[int] = 8 << 20,
-                 client_options: Injected[Mapping[str, Any] | None] = None) -> ...
+                 ctx: Injected[OpContext | None] = None) -> ...
 
 The CLI sets every parameter (the user at a shell owns the machine). The network front ends
 (``serve``, ``mcp``) take only :attr:`Cap.VALUE` and :attr:`Cap.SQL` parameters from a client, and
@@ -43,7 +43,8 @@ class Cap(enum.Enum):
     NETWORK = "network"
     #: resource limits (body caps, timeouts, sizes, workers, memory): server configuration
     LIMIT = "limit"
-    #: filled in by the front end itself (client options, notices, callbacks, the CLI's trust): never a client's
+    #: filled in by the front end itself (the OpContext: client options, notices, the command line;
+    #: callbacks, the CLI's trust): never a client's
     INJECTED = "injected"
 
     @property

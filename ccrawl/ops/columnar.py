@@ -1,7 +1,7 @@
 """Columnar-index operations: ``columnar.*``, ``db.load``, ``host.cdx`` and ``sched.diff``.
 
 Every filter operation takes the same keyword parameters (the columnar filter flags, ``crawl``,
-``engine``, ``limit``, ``jobs``, ``local`` for a local copy of the bucket, ``client_options``) and
+``engine``, ``limit``, ``jobs``, ``local`` for a local copy of the bucket, ``ctx``) and
 yields the records :mod:`ccrawl.commoncrawl.columnar.query` answers. ``explain``, when given, is an
 :class:`~ccrawl.commoncrawl.columnar.query.Explain` filled in as the query runs.
 """
@@ -14,6 +14,7 @@ from typing import Annotated, Any
 
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value
+from ccrawl.ops.context import OpContext, context
 
 _SUMMARIES = {
     "urls": ("Matching URLs", ("url",)),
@@ -45,7 +46,7 @@ def filters_from(params: Mapping[str, Any]) -> Any:
 
 @contextmanager
 def open_index(
-    *, crawl: str, local: str | None, client_options: Mapping[str, Any] | None, jobs: int, crawls: Sequence[str] = ()
+    *, crawl: str, local: str | None, ctx: OpContext | None, jobs: int, crawls: Sequence[str] = ()
 ) -> Iterator[Any]:
     """The index of ``crawl`` (over HTTP, or from the local copy ``local``), closed afterwards."""
     from ccrawl.commoncrawl.columnar import parts
@@ -53,7 +54,7 @@ def open_index(
     if local:
         index = parts.open_local(local, crawls=crawls)
     else:
-        index = parts.open_http(client_options or {}, ",".join(crawls) if crawls else crawl,
+        index = parts.open_http(context(ctx).client.as_dict(), ",".join(crawls) if crawls else crawl,
                                 connections=max(4, 2 * jobs))
     try:
         yield index
@@ -63,14 +64,14 @@ def open_index(
 
 @contextmanager
 def open_filtered(
-    f: Any, *, crawl: str, local: str | None, client_options: Mapping[str, Any] | None, jobs: int
+    f: Any, *, crawl: str, local: str | None, ctx: OpContext | None, jobs: int
 ) -> Iterator[tuple[Any, Any]]:
     """The index of ``crawl`` and the filters ``f`` narrowed to the crawls selected in it."""
-    with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
-        yield index, f.with_crawls(_select_crawls(index, crawl, local))
+    with open_index(crawl=crawl, local=local, ctx=ctx, jobs=jobs) as index:
+        yield index, f.with_crawls(select_crawls(index, crawl, local))
 
 
-def _select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
+def select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
     """With a local copy, ``crawl`` is matched against the crawls present (``latest`` = the newest)."""
     if not local:
         return list(index.crawls)
@@ -109,7 +110,7 @@ def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
         limit: Annotated[int | None, Cap.VALUE, Bounds(0, 10**12)] = None,
         jobs: Limit[int] = 4,
         local: ReadPath[str | None] = None,
-        client_options: Injected[Mapping[str, Any] | None] = None,
+        ctx: Injected[OpContext | None] = None,
         explain: Injected[Any] = None,
     ) -> Iterator[dict[str, Any]]:
         from ccrawl.commoncrawl.columnar import query
@@ -117,7 +118,7 @@ def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
         params = locals()
         f = filters_from(params)
         query.choose_engine(engine)
-        with open_filtered(f, crawl=crawl, local=local, client_options=client_options, jobs=jobs) as (index, f):
+        with open_filtered(f, crawl=crawl, local=local, ctx=ctx, jobs=jobs) as (index, f):
             yield from query.run(kind, f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
 
     op.__name__ = f"columnar_{kind}"
@@ -135,7 +136,7 @@ def columnar_query(
     engine: Value[str] = "auto",
     jobs: Limit[int] = 4,
     local: ReadPath[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
+    ctx: Injected[OpContext | None] = None,
     trusted: Injected[bool] = False,
 ) -> Iterator[dict[str, Any]]:
     """The rows of ``sql`` over the view ``ccindex``, streamed.
@@ -151,15 +152,15 @@ def columnar_query(
     if engine == "print":
         yield {"sql": sql}
         return
-    with open_index(crawl=crawl, local=local, client_options=client_options, jobs=jobs) as index:
-        keep = set(_select_crawls(index, crawl, local))
+    with open_index(crawl=crawl, local=local, ctx=ctx, jobs=jobs) as index:
+        keep = set(select_crawls(index, crawl, local))
         chosen = [p for p in index.parts if p.crawl in keep]
         con = duck.connect_index(index.source, chosen, threads=jobs)
         try:
             if not trusted:
                 sandbox(con, allowed_paths=duck.part_urls(chosen), threads=min(jobs, THREADS))
             for row in stream(con, sql):  # a bad query is said in one line
-                yield query._clean(row)
+                yield query.clean_record(row)
         finally:
             con.close()
 
@@ -184,9 +185,8 @@ def host_cdx(
     jobs: Limit[int] = 4,
     local: ReadPath[str | None] = None,
     graph: Value[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
+    ctx: Injected[OpContext | None] = None,
     explain: Injected[Any] = None,
-    notice: Injected[Callable[[str], None] | None] = None,
 ) -> Iterator[dict[str, Any]]:
     """Per-host CDX statistics of ``crawl``; with ``graph``, of the crawls that web-graph release was built from.
 
@@ -196,15 +196,14 @@ def host_cdx(
     from ccrawl.commoncrawl.columnar import filters, query
 
     if graph:
-        crawl = _graph_crawls(graph, crawl, client_options, notice)
+        crawl = graph_crawls(graph, crawl, ctx)
     f = filters.build(host=[filter] if filter else ())
     query.choose_engine(engine)
-    with open_filtered(f, crawl=crawl, local=local, client_options=client_options, jobs=jobs) as (index, f):
+    with open_filtered(f, crawl=crawl, local=local, ctx=ctx, jobs=jobs) as (index, f):
         yield from query.run("hostcdx", f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
 
 
-def _graph_crawls(graph: str, crawl: str, client_options: Mapping[str, Any] | None,
-                  notice: Callable[[str], None] | None) -> str:
+def graph_crawls(graph: str, crawl: str, ctx: OpContext | None) -> str:
     """The crawls (a comma list) web-graph release ``graph`` was built from, per graphinfo.json."""
     from ccrawl.commoncrawl import webgraph
     from ccrawl.errors import NothingMatched, UsageError
@@ -212,11 +211,11 @@ def _graph_crawls(graph: str, crawl: str, client_options: Mapping[str, Any] | No
 
     if crawl not in ("", "latest"):
         raise UsageError(f"--graph {graph} and -c {crawl} both pick the crawls: give one")
-    rel = run(lambda cc: webgraph.release(cc, graph), **dict(client_options or {}))
+    c = context(ctx)
+    rel = run(lambda cc: webgraph.release(cc, graph), c.client)
     if not rel.crawls:
         raise NothingMatched(f"--graph {rel.id}: graphinfo.json lists no crawls for it")
-    if notice is not None:
-        notice(f"host cdx: --graph {rel.id}: crawls {', '.join(rel.crawls)}")
+    c.notice(f"host cdx: --graph {rel.id}: crawls {', '.join(rel.crawls)}")
     return ",".join(rel.crawls)
 
 
@@ -229,7 +228,7 @@ def sched_diff(
     limit: Annotated[int | None, Cap.VALUE, Bounds(0, 10**12)] = None,
     jobs: Limit[int] = 4,
     local: ReadPath[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
+    ctx: Injected[OpContext | None] = None,
     explain: Injected[Any] = None,
 ) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar import filters, query
@@ -240,7 +239,7 @@ def sched_diff(
     if crawl_a == crawl_b:
         raise UsageError(f"--crawl-a and --crawl-b are both {crawl_a}: give two different crawls")
     query.choose_engine(engine)
-    with open_index(crawl="", local=local, client_options=client_options, jobs=jobs,
+    with open_index(crawl="", local=local, ctx=ctx, jobs=jobs,
                     crawls=(crawl_a, crawl_b)) as index:
         missing = [c for c in (crawl_a, crawl_b) if c not in index.crawls]
         if missing:

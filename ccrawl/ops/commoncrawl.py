@@ -1,42 +1,30 @@
 """Operations over Common Crawl's data: crawls, stats, paths, download, fetch, get, export.
 
-Each takes its limits as keywords plus ``client_options`` (the :class:`~ccrawl.net.client.CCClient`
-keywords: endpoints, rate, global rate, retries, cache...) and ``notice`` (where stderr lines go),
-the same convention as :mod:`ccrawl.ops.search`. A stream of per-item work (fetch, download)
-names each failure through ``notice`` and carries on; it ends with exit 3 when there was nothing
+Each takes its limits as keywords plus the front end's :class:`~ccrawl.ops.context.OpContext`
+(``ctx``: the Common Crawl client's options, where notices go, the command line), the same
+convention as :mod:`ccrawl.ops.search`. A stream of per-item work (fetch, download) names each
+failure through the context's notice and carries on; it ends with exit 3 when there was nothing
 to do and exit 1 when every item failed.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Annotated, Any
 
 from ccrawl.errors import CcrawlError, NothingMatched, UsageError
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Value, WritePath
+from ccrawl.ops.context import Notice, OpContext, context, stderr_notice
 
 Record = dict[str, Any]
-Notice = Callable[[str], None]
 
 
-def _say(notice: Notice | None) -> Notice:
-    return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
-
-
-def _options(client_options: Mapping[str, Any] | None, notice: Notice | None) -> dict[str, Any]:
-    options = dict(client_options or {})
-    if notice is not None:
-        options.setdefault("warn", notice)
-    return options
-
-
-def _crawls(crawl: str, options: Mapping[str, Any], notice: Notice | None) -> list[str]:
+def _crawls(crawl: str, c: OpContext) -> list[str]:
     from ccrawl.commoncrawl.crawls import resolve
     from ccrawl.net.client import run
 
-    return run(lambda cc: resolve(cc, crawl, warn=_say(notice)), **options)
+    return run(lambda cc: resolve(cc, crawl, warn=c.notice), c.client, warn=c.notice)
 
 
 def _end_of_stream(ok: int, failed: int, what: str) -> None:
@@ -51,13 +39,13 @@ def _end_of_stream(ok: int, failed: int, what: str) -> None:
 
 @operation("crawls.list", summary="The monthly crawls, newest first", columns=("crawl", "name", "from", "to"))
 def crawls_list(
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.crawls import list_crawls
     from ccrawl.net.client import run
 
-    for crawl in run(lambda cc: list_crawls(cc, warn=_say(notice)), **_options(client_options, notice)):
+    c = context(ctx)
+    for crawl in run(lambda cc: list_crawls(cc, warn=c.notice), c.client, warn=c.notice):
         row = crawl.record()
         row.pop("cdx_api")
         yield row
@@ -65,20 +53,18 @@ def crawls_list(
 
 @operation("crawls.latest", summary="The newest crawl ID", columns=("crawl",))
 def crawls_latest(
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
-    for crawl in _crawls("latest", _options(client_options, notice), notice):
+    for crawl in _crawls("latest", context(ctx)):
         yield {"crawl": crawl}
 
 
 @operation("crawls.resolve", summary="Crawl IDs a -c value names (year, latest, all, N, list)", columns=("crawl",))
 def crawls_resolve(
     ref: Value[str] = "latest",
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
-    for crawl in _crawls(ref, _options(client_options, notice), notice):
+    for crawl in _crawls(ref, context(ctx)):
         yield {"crawl": crawl}
 
 
@@ -88,16 +74,15 @@ def crawls_resolve(
 def crawls_info(
     crawl: Value[str] = "latest",
     kinds: Value[Sequence[str] | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """One row per crawl and kind; a manifest that cannot be fetched shows ``files`` -1, never a gap."""
     from ccrawl.commoncrawl.manifests import MANIFESTS, check_kind, count_paths
     from ccrawl.net.client import run
 
     wanted = [check_kind(k) for k in kinds] if kinds else list(MANIFESTS)
-    options = _options(client_options, notice)
-    crawls = _crawls(crawl, options, notice)
+    c = context(ctx)
+    crawls = _crawls(crawl, c)
 
     async def count_all(cc: Any) -> list[Record]:
         import asyncio
@@ -106,10 +91,10 @@ def crawls_info(
         counts = await asyncio.gather(*(count_paths(cc, c, k) for c, k in jobs))
         return [{"crawl": c, "kind": k, "files": n} for (c, k), n in zip(jobs, counts, strict=True)]
 
-    rows = run(count_all, **options)
+    rows = run(count_all, c.client, warn=c.notice)
     for row in rows:
         if row["files"] < 0:
-            _say(notice)(f"stats: {row['crawl']}: the {row['kind']} manifest could not be read, files shown as -1")
+            c.notice(f"stats: {row['crawl']}: the {row['kind']} manifest could not be read, files shown as -1")
     yield from rows
 
 
@@ -126,17 +111,16 @@ def _paths_of(crawl: str, kind: str) -> Callable[[Any], Any]:
 def cc_paths(
     kind: Value[str],
     crawl: Value[str] = "latest",
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.manifests import check_kind
     from ccrawl.net.client import CCClient, run
 
     check_kind(kind)
-    options = _options(client_options, notice)
-    for crawl_id in _crawls(crawl, options, notice):
-        paths = run(_paths_of(crawl_id, kind), **options)
-        base = CCClient(**{k: v for k, v in options.items() if k != "warn"})
+    c = context(ctx)
+    for crawl_id in _crawls(crawl, c):
+        paths = run(_paths_of(crawl_id, kind), c.client, warn=c.notice)
+        base = CCClient.of(c.client)
         for path in paths:
             yield {"crawl": crawl_id, "kind": kind, "path": path, "url": base.data_url(path)}
 
@@ -156,8 +140,7 @@ def cc_download(
     workers: Limit[int] = 8,
     limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
     library: WritePath[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Every file of ``kind`` in the crawls ``crawl`` names, or the given ``paths`` (``download -``).
 
@@ -170,21 +153,21 @@ def cc_download(
 
     if library is not None and flat:
         raise UsageError("--flat and --library: the library keeps its own <crawl>/<kind>/<file> tree; drop --flat")
-    options = _options(client_options, notice)
+    c = context(ctx)
     if paths is None:
         if kind is None:
             raise UsageError("download needs a kind (warc, wat, wet, ...) or - to read paths on stdin")
         check_kind(kind, allowed=DOWNLOAD_KINDS)
         todo: list[str] = []
-        for crawl_id in _crawls(crawl, options, notice):
-            todo += run(_paths_of(crawl_id, kind), **options)
+        for crawl_id in _crawls(crawl, c):
+            todo += run(_paths_of(crawl_id, kind), c.client, warn=c.notice)
     else:
         todo = [p.strip() for p in paths if p and p.strip()]
     if limit > 0:
         todo = todo[:limit]
     if library is None:
         rows: Iterable[Record] = iterate(
-            lambda cc: download_all(cc, todo, out_dir=out, flat=flat, workers=workers), **options
+            lambda cc: download_all(cc, todo, out_dir=out, flat=flat, workers=workers), c.client, warn=c.notice
         )
     else:
         from ccrawl.store.library import Library, download_relpath, record_downloads
@@ -192,13 +175,14 @@ def cc_download(
         lib = Library(library)
         places = {p: lib.locate(download_relpath(p, kind)) for p in todo}  # a path with no place fails here
         rows = record_downloads(lib, iterate(
-            lambda cc: download_all(cc, todo, out_dir=lib.root, workers=workers, place=places.__getitem__), **options
+            lambda cc: download_all(cc, todo, out_dir=lib.root, workers=workers, place=places.__getitem__),
+            c.client, warn=c.notice,
         ))
     ok = failed = 0
     for row in rows:
         if str(row["status"]).startswith("failed"):
             failed += 1
-            _say(notice)(f"download: {row['path']}: {str(row['status'])[len('failed: '):]}")
+            c.notice(f"download: {row['path']}: {str(row['status'])[len('failed: '):]}")
         else:
             ok += 1
         yield row
@@ -231,15 +215,25 @@ def cc_fetch(
     order: Value[str] = "file",
     lookahead: Limit[int] = 64,
     ledger: WritePath[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    to_dir: WritePath[str | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
-    """Rows per record under the ``content`` flag; each record's rows carry nothing of how it was read."""
+    """Rows per record under the ``content`` flag; each record's rows carry nothing of how it was read.
+
+    With ``to_dir`` each record is written to a file of its own there instead, one row per file
+    (``url``, ``filename``, ``offset``, ``path``, ``bytes``)."""
+    from pathlib import Path
+
+    from ccrawl.commoncrawl.fetch import write_record_file
+
     for result in fetch_results(
         locations, content=content, batch=batch, gap=gap, max_span=max_span, order=order, lookahead=lookahead,
-        ledger=ledger, client_options=client_options, notice=notice,
+        ledger=ledger, ctx=ctx,
     ):
-        yield from result.rows or ()
+        if to_dir is not None:
+            yield write_record_file(Path(to_dir), result, content)
+        else:
+            yield from result.rows or ()
 
 
 def fetch_results(
@@ -252,15 +246,15 @@ def fetch_results(
     order: str = "file",
     lookahead: int = 64,
     ledger: str | None = None,
-    client_options: Mapping[str, Any] | None = None,
-    notice: Notice | None = None,
+    ctx: OpContext | None = None,
 ) -> Iterator[Any]:
     """The :class:`~ccrawl.commoncrawl.fetch.FetchResult` of every location that read; failures named."""
     from ccrawl.commoncrawl.fetch import Ledger, check_batch, fetch_batch, fetch_each
     from ccrawl.commoncrawl.records import check_content
     from ccrawl.net.client import iterate
 
-    say = _say(notice)
+    c = context(ctx)
+    say = c.notice
     check_content(content)
     if batch:
         check_batch(gap, max_span, order, lookahead)
@@ -274,12 +268,10 @@ def fetch_results(
                 lambda cc: fetch_batch(
                     cc, locs, content=content, gap=gap, max_span=max_span, order=order, lookahead=lookahead, ledger=book
                 ),
-                **_options(client_options, notice),
+                c.client, warn=say,
             )
         else:
-            stream = iterate(
-                lambda cc: fetch_each(cc, locs, content=content, ledger=book), **_options(client_options, notice)
-            )
+            stream = iterate(lambda cc: fetch_each(cc, locs, content=content, ledger=book), c.client, warn=say)
         for result in stream:
             if result.error is not None:
                 failed += 1
@@ -303,18 +295,16 @@ def dry_run_line(
     from ccrawl.commoncrawl.fetch import Ledger, check_batch, dry_run
 
     check_batch(gap, max_span, "file", 1)
-    return dry_run(_locations(locations, _say(notice)), gap=gap, max_span=max_span, ledger=Ledger(ledger))
+    return dry_run(_locations(locations, notice or stderr_notice), gap=gap, max_span=max_span, ledger=Ledger(ledger))
 
 
-def newest_capture(
-    url: str, crawls: Sequence[str], *, client_options: Mapping[str, Any], notice: Notice | None = None
-) -> Record | None:
+def newest_capture(url: str, crawls: Sequence[str], *, ctx: OpContext | None = None) -> Record | None:
     """The capture ``get`` fetches: in the newest crawl that has ``url``, its newest 200, else its newest."""
     from ccrawl.commoncrawl.cdx import CdxQuery, search
 
-    options = {k: v for k, v in client_options.items() if k != "warn"}
+    c = context(ctx)
     for crawl in crawls:
-        rows = list(search(CdxQuery(url, match="exact"), [crawl], client_options=options, notice=notice))
+        rows = list(search(CdxQuery(url, match="exact"), [crawl], client_options=c.client.as_dict(), notice=c.notice))
         if rows:
             ok = [r for r in rows if str(r.get("status")) == "200"]
             return max(ok or rows, key=lambda r: str(r.get("timestamp", "")))
@@ -326,20 +316,19 @@ def cc_get(
     url: Value[str],
     content: Value[str] = "body",
     crawl: Value[str] = "latest",
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Look ``url`` up in the index of the crawls ``crawl`` names (newest first), then fetch the record."""
     from ccrawl.commoncrawl.records import check_content
 
     check_content(content)
-    options = _options(client_options, notice)
-    crawls = _crawls(crawl, options, notice)
-    capture = newest_capture(url, crawls, client_options=options, notice=notice)
+    c = context(ctx)
+    crawls = _crawls(crawl, c)
+    capture = newest_capture(url, crawls, ctx=c)
     if capture is None:
         where = crawls[0] if len(crawls) == 1 else f"{len(crawls)} crawls"
         raise NothingMatched(f"get: no capture of {url} in {where}; try -c all or `ccrawl search {url} -c all`")
-    for result in fetch_results([capture], content=content, client_options=client_options, notice=notice):
+    for result in fetch_results([capture], content=content, ctx=c):
         yield from result.rows or ()
 
 
@@ -357,23 +346,22 @@ def cc_export(
     out_dir: WritePath[str] = ".",
     creator: Value[str | None] = None,
     operator: Value[str | None] = None,
-    command_line: Injected[str] = "",
     strict: Value[bool] = False,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Copy the records at ``locations`` (CDX rows or location JSON) into WARC files under ``out_dir``."""
     from ccrawl.commoncrawl.export import export_locations
     from ccrawl.net.client import iterate
 
-    say = _say(notice)
+    c = context(ctx)
+    say = c.notice
     locs = list(_locations(locations, say))
     if not locs:
         raise NothingMatched("export: no captures to write")
     yield from iterate(
         lambda cc: export_locations(
             cc, locs, out_dir=out_dir, prefix=prefix, subprefix=subprefix, size=size, creator=creator,
-            operator=operator, command_line=command_line, strict=strict, warn=say,
+            operator=operator, command_line=c.command_line, strict=strict, warn=say,
         ),
-        **_options(client_options, notice),
+        c.client, warn=say,
     )

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Network, ReadPath, Value, WritePath
+from ccrawl.ops.context import OpContext
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -33,8 +34,7 @@ def crawl_seed(
     graph: Value[str | None] = None,
     max_seeds: Annotated[int, Cap.VALUE, Bounds(0, 10**9)] = 10_000_000,
     max_tier: Annotated[int, Cap.VALUE, Bounds(0, 100)] = 5,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Hosts in harmonic order as ``https://host/``, stopping at ``max_seeds`` or past ``max_tier``."""
     from ccrawl.commoncrawl.webgraph import reverse_host
@@ -49,7 +49,7 @@ def crawl_seed(
         raise UsageError(f"--max-tier {max_tier}: give 2 to 5 (5 = every host)")
     if max_seeds < 0:
         raise UsageError("--max-seeds must be >= 0")
-    for count, row in enumerate(host_rank_rows(graph=graph, client_options=client_options, notice=notice)):
+    for count, row in enumerate(host_rank_rows(graph=graph, ctx=ctx)):
         if max_seeds and count >= max_seeds:
             return
         tier = seed_tier(row.harmonic_pos)

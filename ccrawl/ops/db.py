@@ -9,7 +9,7 @@ first load); a row is written once per load, so loading the same filters twice d
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +17,7 @@ from ccrawl.errors import Absent, UsageError
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value, WritePath
 from ccrawl.ops.columnar import filters_from, open_filtered
+from ccrawl.ops.context import OpContext
 
 _TABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,62}$")
 
@@ -50,7 +51,7 @@ def db_load(
     limit: Annotated[int | None, Cap.VALUE, Bounds(0, 10**12)] = None,
     jobs: Limit[int] = 4,
     local: ReadPath[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
+    ctx: Injected[OpContext | None] = None,
     explain: Injected[Any] = None,
 ) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar import native, query
@@ -62,7 +63,7 @@ def db_load(
     path = Path(db).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
     loaded = 0
-    with open_filtered(f, crawl=crawl, local=local, client_options=client_options, jobs=jobs) as (index, f):
+    with open_filtered(f, crawl=crawl, local=local, ctx=ctx, jobs=jobs) as (index, f):
         con = connect(str(path))
         try:
             stats = explain.stats if explain is not None else None
@@ -97,7 +98,7 @@ def db_sql(sql: Sql[str], db: ReadPath[str], trusted: Injected[bool] = False) ->
     (:func:`ccrawl.store.duck.connect_sandboxed`): no other file, no extension, no config change,
     a memory and thread budget.
     """
-    from ccrawl.commoncrawl.columnar.query import _clean
+    from ccrawl.commoncrawl.columnar.query import clean_record
     from ccrawl.store.duck import connect, connect_sandboxed, duck_errors, stream
 
     path = Path(db).expanduser()
@@ -107,6 +108,6 @@ def db_sql(sql: Sql[str], db: ReadPath[str], trusted: Injected[bool] = False) ->
         con = connect(str(path)) if trusted else connect_sandboxed(str(path))
     try:
         for row in stream(con, sql):
-            yield _clean(row)
+            yield clean_record(row)
     finally:
         con.close()

@@ -1,6 +1,6 @@
 """The web-graph domain mirror: ``domains publish|recount|diff``.
 
-Same conventions as :mod:`ccrawl.ops.mirrors`: ``client_options`` are the
+Same conventions as :mod:`ccrawl.ops.mirrors`: ``ctx`` (:class:`~ccrawl.ops.context.OpContext`) carries the
 :class:`~ccrawl.net.client.CCClient` keywords (where the web graph is read from), ``hub`` picks where the
 dataset repo lives (``""`` for ``$CCRAWL_HUB`` or the Hub, ``"hf"``, or a directory), and ``notice`` is
 where stderr lines go.
@@ -8,12 +8,12 @@ where stderr lines go.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Endpoint, Injected, Limit, Value, WritePath
-from ccrawl.ops.webgraph import _options, _say  # the web-graph operations' client options and stderr
+from ccrawl.ops.context import OpContext, context, stderr_notice
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -25,20 +25,20 @@ DIFF_COLUMNS = ("from", "to", "from_domains", "to_domains", "added", "removed", 
                 "dataset_bytes")
 
 
-def domain_table(graph: str, client_options: Mapping[str, Any] | None, notice: Notice | None) -> tuple[str, str]:
+def domain_table(graph: str, ctx: OpContext | None) -> tuple[str, str]:
     """(release id, URL) of the domain rank table of ``graph``, or of the newest release that has one."""
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, iterate
 
     async def find(cc: CCClient) -> Any:
-        rel, url = await wg.domain_table(cc, graph or None, warn=_say(notice))
+        rel, url = await wg.domain_table(cc, graph or None, warn=context(ctx).notice)
         yield rel.id, url
 
-    found: tuple[str, str] = next(iterate(find, **_options(client_options, notice)))
+    found: tuple[str, str] = next(iterate(find, context(ctx).client, warn=context(ctx).notice))
     return found
 
 
-def table_blocks(url: str, client_options: Mapping[str, Any] | None, notice: Notice | None) -> Iterator[bytes]:
+def table_blocks(url: str, ctx: OpContext | None) -> Iterator[bytes]:
     """The decompressed blocks of the table at ``url``, streamed (a truncated file raises at its end)."""
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, iterate
@@ -46,7 +46,7 @@ def table_blocks(url: str, client_options: Mapping[str, Any] | None, notice: Not
     def blocks(cc: CCClient) -> Any:
         return wg.gz_blocks(cc, url)
 
-    return iterate(blocks, **_options(client_options, notice))
+    return iterate(blocks, context(ctx).client, warn=context(ctx).notice)
 
 
 @operation("domains.publish", summary="Mirror a web-graph release's domain ranks to a dataset repo, in rank order",
@@ -65,25 +65,24 @@ def domains_publish(
     hub: Endpoint[str] = "",
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
     stats: Injected[Any] = None,
 ) -> Iterator[Record]:
     """One record per shard: committed, staged (``no_push``), exists (on the hub already) or failed."""
     from pathlib import Path
 
     from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, summary_line
-    from ccrawl.ops.mirrors import _open
+    from ccrawl.hub.factory import open_publish_repo
 
-    say = _say(notice)
+    say = context(ctx).notice
     opts = DomainsPublishOptions(repo_id=repo, commit_every=commit_every, workers=workers, shard_rows=shard_rows,
                                  private=private, keep=keep, min_free_gb=min_free_gb, max_stall=max_stall,
                                  no_push=no_push, staging=Path(staging) if staging else
                                  Path("domains-staging") / repo.replace("/", "__"))
-    target = _open(repo, hub, endpoint, no_push)
-    release, url = domain_table(graph, client_options, notice)
+    target = open_publish_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
+    release, url = domain_table(graph, ctx)
     say(f"domains publish: {release}: streaming {url}")
-    pub = DomainsPublisher(opts, target, release, url, lambda: table_blocks(url, client_options, notice), log=say)
+    pub = DomainsPublisher(opts, target, release, url, lambda: table_blocks(url, ctx), log=say)
     yield from pub.run()
     say(summary_line(pub.stats, release, no_push=no_push))
     if stats is not None:
@@ -102,11 +101,11 @@ def domains_recount(
 ) -> Iterator[Record]:
     """One record per total that changed; the repaired stats.csv and card land in one commit."""
     from ccrawl.datasets.publish_domains import STATS, recount, render_card
+    from ccrawl.hub.factory import open_publish_repo
     from ccrawl.hub.repo import Add
-    from ccrawl.ops.mirrors import _open
 
-    say = _say(notice)
-    target = _open(repo, hub, endpoint, no_push)
+    say = notice or stderr_notice
+    target = open_publish_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
     head = target.head()
     old, new = recount(target, releases=[g for g in graph.split(",") if g])
     changed = []
@@ -143,7 +142,7 @@ def domains_diff(
     from ccrawl.datasets.domain_diff import diff_releases, pick_releases
     from ccrawl.hub.factory import open_repo
 
-    say = _say(notice)
+    say = notice or stderr_notice
     target = open_repo(repo, hub=hub or None, endpoint=endpoint or None)
     older, newer = pick_releases(target, from_release, to_release)
     say(f"domains diff: {repo}: {older} -> {newer}")

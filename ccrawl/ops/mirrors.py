@@ -1,6 +1,6 @@
 """The dataset mirrors and their upkeep: ``urls publish|recount``, ``publish verify|delete-obsolete``.
 
-Same conventions as :mod:`ccrawl.ops.news`: ``client_options`` are the
+Same conventions as :mod:`ccrawl.ops.news`: ``ctx`` (the :class:`~ccrawl.ops.context.OpContext`) carries the
 :class:`~ccrawl.net.client.CCClient` keywords (where the cc-index-table is read from), ``hub`` picks
 where the dataset repo lives (``""`` for ``$CCRAWL_HUB`` or the Hub, ``"hf"``, or a directory), and
 ``notice`` is where stderr lines go.
@@ -9,11 +9,12 @@ where the dataset repo lives (``""`` for ``$CCRAWL_HUB`` or the Hub, ``"hf"``, o
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
+from ccrawl.ops.context import OpContext, context
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -31,15 +32,11 @@ def _say(notice: Notice | None) -> Notice:
     return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
 
 
-def source_parts(crawl: str, client_options: Mapping[str, Any] | None, *, connections: int = 8,
-                 notice: Notice | None = None) -> tuple[Any, dict[str, list[str]]]:
+def source_parts(crawl: str, ctx: OpContext | None, *, connections: int = 8) -> tuple[Any, dict[str, list[str]]]:
     """(a RangeSource over the bucket, {crawl id: its subset=warc part paths}) for a crawl reference."""
     from ccrawl.commoncrawl.columnar.parts import open_http
 
-    options = dict(client_options or {})
-    if notice is not None:
-        options.setdefault("warn", notice)
-    index = open_http(options, crawl, connections=connections)
+    index = open_http(context(ctx).client_kwargs(), crawl, connections=connections)
     crawls: dict[str, list[str]] = {c: [] for c in index.crawls}
     for p in index.parts:
         if p.subset == "warc":
@@ -69,8 +66,7 @@ def urls_publish(
     hub: Endpoint[str] = "",
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
     stats: Injected[Any] = None,
 ) -> Iterator[Record]:
     """One record per source part: committed, staged (``no_push``), exists (on the hub already) or failed."""
@@ -78,13 +74,13 @@ def urls_publish(
 
     from ccrawl.datasets.publish_urls import UrlsPublisher, UrlsPublishOptions, summary_line
 
-    say = _say(notice)
+    say = context(ctx).notice
     opts = UrlsPublishOptions(repo_id=repo, commit_every=commit_every, workers=workers, whole=whole,
                               private=private, keep=keep, min_free_gb=min_free_gb, max_stall=max_stall,
                               no_push=no_push,
                               staging=Path(staging) if staging else Path("urls-staging") / repo.replace("/", "__"))
     target = _open(repo, hub, endpoint, no_push)
-    source, crawls = source_parts(crawl, client_options, connections=max(2, opts.workers * 2), notice=notice)
+    source, crawls = source_parts(crawl, ctx, connections=max(2, opts.workers * 2))
     try:
         pub = UrlsPublisher(opts, target, source, crawls, log=say)
         yield from pub.run()
@@ -145,11 +141,14 @@ def publish_verify(
     hub: Endpoint[str] = "",
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
-    client_options: Injected[Mapping[str, Any] | None] = None,
+    ctx: Injected[OpContext | None] = None,
     notice: Injected[Notice | None] = None,
     report: Injected[Any] = None,
 ) -> Iterator[Record]:
     """One record per shard with its verdict, then one ``ledger`` record per disagreement with stats.csv.
+
+    The source's manifests are read (to name a shard never uploaded) only when a context is given (its
+    client options say where Common Crawl is); ``notice`` alone only says where the lines go.
 
     Raises :class:`~ccrawl.errors.InputError` (non-zero exit) at the end when a shard failed or the
     ledger disagrees and ``repair`` was not asked for.
@@ -169,7 +168,7 @@ def publish_verify(
     )
     from ccrawl.hub.factory import open_repo
 
-    say = _say(notice)
+    say = notice or context(ctx).notice
     if graph and crawl:
         raise UsageError("publish verify: -c names a crawl of the URL mirror and --graph a release of the domain "
                          "mirror: give one")
@@ -180,15 +179,15 @@ def publish_verify(
         from ccrawl.datasets.verify_kinds import verify_other
 
         yield from verify_other(target, graph=graph, sample=sample, workers=workers, repair=repair, no_push=no_push,
-                                client_options=client_options, say=say, report=report)
+                                ctx=ctx, say=say, report=report)
         return
     source: Any = None
     expected: dict[str, str] = {}
     crawls = [crawl]
     try:
-        if client_options is not None:
+        if ctx is not None:
             try:
-                source, by_crawl = source_parts(crawl, client_options, connections=workers, notice=notice)
+                source, by_crawl = source_parts(crawl, ctx, connections=workers)
             except (Unreachable, TemporaryFailure, NothingMatched) as exc:
                 if repair:
                     raise

@@ -1,22 +1,21 @@
 """CC-NEWS operations: list, download, search (index or scan) and publish (build the index).
 
-Same conventions as :mod:`ccrawl.ops.commoncrawl`: limits are keywords, ``client_options`` are the
-:class:`~ccrawl.net.client.CCClient` keywords, ``notice`` is where stderr lines go. ``hub`` picks where
+Same conventions as :mod:`ccrawl.ops.commoncrawl`: limits are keywords, ``ctx`` is the front end's
+:class:`~ccrawl.ops.context.OpContext` (the client's options, where notices go). ``hub`` picks where
 the index repo lives: ``""`` for ``$CCRAWL_HUB`` or else the HuggingFace Hub (``endpoint``), ``"hf"`` for
 the Hub explicitly, or a directory for a local hub.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
+from ccrawl.ops.context import OpContext, context
 
 Record = dict[str, Any]
-Notice = Callable[[str], None]
 
 LIST_COLUMNS = ("month", "path")
 DOWNLOAD_COLUMNS = ("path", "file", "status", "bytes", "sha256")
@@ -25,25 +24,14 @@ SEARCH_COLUMNS = ("urlkey", "timestamp", "url", "mime", "mime-detected", "status
 PUBLISH_COLUMNS = ("month", "file", "source", "rows", "articles", "bytes_read", "action", "commit")
 
 
-def _say(notice: Notice | None) -> Notice:
-    return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
-
-
-def _options(client_options: Mapping[str, Any] | None, notice: Notice | None) -> dict[str, Any]:
-    options = dict(client_options or {})
-    if notice is not None:
-        options.setdefault("warn", notice)
-    return options
-
-
-def month_paths(year: int, month: int, client_options: Mapping[str, Any] | None = None,
-                notice: Notice | None = None) -> list[str]:
+def month_paths(year: int, month: int, ctx: OpContext | None = None) -> list[str]:
     """Every archive of one month, from its ``warc.paths.gz``."""
     from ccrawl.commoncrawl.news.months import check_month, fetch_month_paths
     from ccrawl.net.client import run
 
     m = check_month(year, month)
-    return run(lambda cc: fetch_month_paths(cc, m), **_options(client_options, notice))
+    c = context(ctx)
+    return run(lambda cc: fetch_month_paths(cc, m), c.client, warn=c.notice)
 
 
 @operation("news.list", summary="CC-NEWS archives of a month, from its warc.paths.gz", columns=LIST_COLUMNS)
@@ -51,12 +39,11 @@ def news_list(
     year: Annotated[int, Cap.VALUE, Bounds(1990, 2200)],
     month: Annotated[int, Cap.VALUE, Bounds(1, 12)],
     files: Annotated[int, Cap.VALUE, Bounds(0, 10**6)] = 0,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.news.months import Month
 
-    paths = month_paths(year, month, client_options, notice)
+    paths = month_paths(year, month, ctx)
     for p in paths[:files] if files else paths:
         yield {"month": str(Month(year, month)), "path": p}
 
@@ -70,24 +57,23 @@ def news_download(
     files: Annotated[int, Cap.VALUE, Bounds(0, 10**6)] = 0,
     flat: Value[bool] = False,
     workers: Limit[int] = 4,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.download import download_all
     from ccrawl.errors import CcrawlError, NothingMatched
     from ccrawl.net.client import iterate
 
-    paths = month_paths(year, month, client_options, notice)
+    paths = month_paths(year, month, ctx)
     if files:
         paths = paths[:files]
     if not paths:
         raise NothingMatched(f"CC-NEWS {year:04d}/{month:02d} lists no archives")
     ok = failed = 0
     for row in iterate(lambda cc: download_all(cc, paths, out_dir=out, flat=flat, workers=workers),
-                       **_options(client_options, notice)):
+                       context(ctx).client, warn=context(ctx).notice):
         if str(row["status"]).startswith("failed"):
             failed += 1
-            _say(notice)(f"news download: {row['path']}: {row['status']}")
+            context(ctx).notice(f"news download: {row['path']}: {row['status']}")
         else:
             ok += 1
         yield row
@@ -117,8 +103,7 @@ def news_search(
     no_index: Value[bool] = False,
     limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
     workers: Limit[int] = 0,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
     report: Injected[Any] = None,
 ) -> Iterator[Record]:
     """CDX rows; says on ``notice`` which path it took and what it could not search."""
@@ -130,12 +115,12 @@ def news_search(
     from ccrawl.hub.repo import HubError
     from ccrawl.net.client import iterate
 
-    say = _say(notice)
+    say = context(ctx).notice
     query = normalize_host(host)
     m = check_month(year, month)
     workers = workers or max(2, min(8, (os.cpu_count() or 1) * 2))
     rep = report if report is not None else SearchReport()
-    paths = month_paths(year, month, client_options, notice)
+    paths = month_paths(year, month, ctx)
     rep.manifest_files = len(paths)
     files: list[Any] = []
     target = None
@@ -167,7 +152,7 @@ def news_search(
     why = "--no-index" if no_index else f"{m} is not indexed in {repo}"
     say(f"news search: scanning {len(paths)} archive(s) of {m} ({why})")
     yield from iterate(lambda cc: scan_archives(cc, paths, query, limit=limit, workers=workers, report=rep,
-                                                notice=say), **_options(client_options, notice))
+                                                notice=say), context(ctx).client, warn=context(ctx).notice)
     say(f"news search: {rep.matches} match(es); scanned {rep.archives_scanned} archive(s), "
         f"{rep.bytes_read:,} bytes")
 
@@ -195,8 +180,7 @@ def news_publish(
     hub: Endpoint[str] = "",
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
     stats: Injected[Any] = None,
     executor: Limit[str] = "local",
     ray_address: Endpoint[str] = "",
@@ -207,17 +191,17 @@ def news_publish(
     from ccrawl.commoncrawl.news.months import Month, parse_months
     from ccrawl.datasets.publish_news import NewsPublisher, NewsPublishOptions, summary_line
 
-    say = _say(notice)
+    say = context(ctx).notice
     opts = NewsPublishOptions(
         parse_months(months), repo_id=repo, files=files, commit_every=commit_every, workers=workers,
         private=private, keep=keep, min_free_gb=min_free_gb, max_stall=max_stall, no_push=no_push,
         staging=Path(staging) if staging else Path("news-staging") / repo.replace("/", "__"),
-        client_options=dict(client_options or {}), executor=executor, ray_address=ray_address,
+        client_options=context(ctx).client.as_dict(), executor=executor, ray_address=ray_address,
     )
     target = open_news_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
 
     def paths_of(m: Month) -> list[str]:
-        return month_paths(m.year, m.month, client_options, notice)
+        return month_paths(m.year, m.month, ctx)
 
     publisher = NewsPublisher(opts, target, month_paths=paths_of, log=say)
     yield from publisher.run()

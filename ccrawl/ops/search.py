@@ -7,26 +7,27 @@ stream ends so the stderr summary lines come first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Annotated, Any
 
 from ccrawl.commoncrawl.cdx import COLUMNS, DEFAULT_MAX_BUFFER, LOCATION_COLUMNS, CdxQuery, SearchStats
 from ccrawl.errors import NothingMatched
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Value
+from ccrawl.ops.context import OpContext, context
 
 Record = dict[str, Any]
 
 
-def resolve_crawls(crawl: str, client_options: Mapping[str, Any], warn: Callable[[str], None] | None) -> list[str]:
+def resolve_crawls(crawl: str, ctx: OpContext | None) -> list[str]:
     """Crawl IDs for a ``-c`` value (explicit IDs need no network)."""
     from ccrawl.commoncrawl.crawls import explicit_id, needs_list, resolve
     from ccrawl.net.client import run
 
     if not needs_list(crawl):
         return [c for c in (explicit_id(p) for p in crawl.split(",")) if c]
-    kwargs = {"warn": warn} if warn is not None else {}
-    return run(lambda cc: resolve(cc, crawl, **kwargs), **dict(client_options))
+    c = context(ctx)
+    return run(lambda cc: resolve(cc, crawl, warn=c.notice), c.client, warn=c.notice)
 
 
 def build_query(
@@ -83,8 +84,7 @@ def cc_search(
     locations: Value[bool] = False,
     limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
     workers: Limit[int] = 2,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Callable[[str], None] | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Every capture matching the query over the crawls ``crawl`` names; see :func:`ccrawl.commoncrawl.cdx.search`."""
     from ccrawl.commoncrawl.cdx import search
@@ -93,14 +93,14 @@ def cc_search(
         url, match=match, status=status, mime=mime, lang=lang, filters=filters, url_contains=url_contains,
         url_not_contains=url_not_contains, from_ts=from_ts, to_ts=to_ts, push_filters=push_filters,
     )
-    options = dict(client_options or {})
-    crawls = resolve_crawls(crawl, options, notice)
+    c = context(ctx)
+    crawls = resolve_crawls(crawl, c)
     stats = SearchStats()
     count = 0
     for row in search(
-        query, crawls, client_options=options, at=at, latest_only=latest_only, dedup=dedup, sort=sort,
+        query, crawls, client_options=c.client.as_dict(), at=at, latest_only=latest_only, dedup=dedup, sort=sort,
         max_buffer=max_buffer, strict=strict, explain=explain, locations=locations, workers=workers,
-        limit=limit, notice=notice, stats=stats,
+        limit=limit, notice=c.notice, stats=stats,
     ):
         count += 1
         yield row
@@ -118,15 +118,14 @@ def cc_estimate(
     url: Value[str],
     crawl: Value[str] = "latest",
     match: Value[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Callable[[str], None] | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Pages, blocks and an upper bound of captures per crawl (``showNumPages``)."""
     from ccrawl.commoncrawl.cdx import estimate
 
-    options = dict(client_options or {})
-    crawls = resolve_crawls(crawl, options, notice)
-    yield from estimate(build_query(url, match=match), crawls, client_options=options)
+    c = context(ctx)
+    crawls = resolve_crawls(crawl, c)
+    yield from estimate(build_query(url, match=match), crawls, client_options=c.client.as_dict())
 
 
 __all__ = ["LOCATION_COLUMNS", "build_query", "cc_estimate", "cc_search", "resolve_crawls"]

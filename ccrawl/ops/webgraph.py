@@ -8,17 +8,16 @@ columnar index operations; ``host enrich --cdx`` calls the ``host.cdx`` operatio
 
 from __future__ import annotations
 
-import sys
 from array import array
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
 from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Value
+from ccrawl.ops.context import Notice, OpContext, context
 
 Record = dict[str, Any]
-Notice = Callable[[str], None]
 
 RANK_COLUMNS = ("host", "host_rev", "tld", "registered_domain", "harmonic_pos", "harmonic_val", "pagerank_pos",
                 "pagerank_val")
@@ -32,15 +31,12 @@ VERTEX_COLUMNS = ("id", "host_rev", "host")
 SCHED_COLUMNS = ("host", "harmonic_pos", "change_rate", "tier", "interval")
 
 
-def _say(notice: Notice | None) -> Notice:
-    return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
+def _say(ctx: OpContext | None) -> Notice:
+    return context(ctx).notice
 
 
-def _options(client_options: Mapping[str, Any] | None, notice: Notice | None) -> dict[str, Any]:
-    options = dict(client_options or {})
-    if notice is not None:
-        options.setdefault("warn", notice)
-    return options
+def _options(ctx: OpContext | None) -> dict[str, Any]:
+    return context(ctx).client_kwargs()
 
 
 def host_record(row: Any) -> Record:
@@ -69,7 +65,7 @@ def _tld_ok(name_rev: str, tld: str | None) -> bool:
 
 def host_rank_rows(
     *, graph: str | None = None, table: str | None = None, tld: str | None = None,
-    client_options: Mapping[str, Any] | None = None, notice: Notice | None = None,
+    ctx: OpContext | None = None,
 ) -> Iterator[Any]:
     """RankRows of the host table of ``graph`` (newest by default) or of ``table``, streamed."""
     from ccrawl.commoncrawl import webgraph as wg
@@ -81,7 +77,7 @@ def host_rank_rows(
             if _tld_ok(row.name_rev, tld):
                 yield row
 
-    yield from iterate(rows, **_options(client_options, notice))
+    yield from iterate(rows, **_options(ctx))
 
 
 def _check_table_graph(graph: str | None, table: str | None) -> None:
@@ -92,13 +88,13 @@ def _check_table_graph(graph: str | None, table: str | None) -> None:
 @operation("rank.host", summary="Rank of a host in the web graph's host table", columns=HOST_COLUMNS)
 def rank_host(
     host: Value[str], graph: Value[str | None] = None, table: Endpoint[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None, notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.webgraph import reverse_host
 
     _check_table_graph(graph, table)
     want = reverse_host(host.strip().lower().rstrip("."))
-    for row in host_rank_rows(graph=graph, table=table, client_options=client_options, notice=notice):
+    for row in host_rank_rows(graph=graph, table=table, ctx=ctx):
         if row.name_rev == want:
             yield host_record(row)
             return
@@ -109,7 +105,7 @@ def rank_host(
            columns=DOMAIN_COLUMNS)
 def rank_domain(
     domain: Value[str], graph: Value[str | None] = None, table: Endpoint[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None, notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, iterate
@@ -121,7 +117,7 @@ def rank_domain(
         if table:
             rel_id, url = None, table
         else:
-            rel, url = await wg.domain_table(cc, graph, warn=_say(notice))
+            rel, url = await wg.domain_table(cc, graph, warn=_say(ctx))
             rel_id = rel.id
         async for row in wg.rank_rows(cc, url):
             if row.name_rev == want:
@@ -134,7 +130,7 @@ def rank_domain(
                 return
 
     found = False
-    for record in iterate(find, **_options(client_options, notice)):
+    for record in iterate(find, **_options(ctx)):
         found = True
         yield record
     if not found:
@@ -147,13 +143,12 @@ def rank_all(
     table: Endpoint[str | None] = None,
     tld: Value[str | None] = None,
     limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     _check_table_graph(graph, table)
     if limit < 0:
         raise UsageError(f"-n {limit}: must be 0 (all) or more")
-    rows = host_rank_rows(graph=graph, table=table, tld=tld, client_options=client_options, notice=notice)
+    rows = host_rank_rows(graph=graph, table=table, tld=tld, ctx=ctx)
     for count, row in enumerate(rows, start=1):
         yield host_record(row)
         if limit and count >= limit:
@@ -164,11 +159,11 @@ def rank_all(
            columns=HOST_COLUMNS)
 def host_get(
     hostname: Value[str], graph: Value[str | None] = None, cdx: Value[bool] = False,
-    client_options: Injected[Mapping[str, Any] | None] = None, notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
-    records = [dict(r) for r in rank_host(hostname, graph=graph, client_options=client_options, notice=notice)]
+    records = [dict(r) for r in rank_host(hostname, graph=graph, ctx=ctx)]
     if cdx:
-        _add_cdx(records, client_options=client_options, notice=notice)
+        _add_cdx(records, ctx=ctx)
     yield from records
 
 
@@ -176,8 +171,7 @@ def host_get(
            columns=VERTEX_COLUMNS)
 def host_vertices(
     graph: Value[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, iterate
@@ -187,7 +181,7 @@ def host_vertices(
         async for vid, rev in wg.vertices(cc, rel):
             yield {"id": vid, "host_rev": rev, "host": wg.reverse_host(rev)}
 
-    yield from iterate(rows, **_options(client_options, notice))
+    yield from iterate(rows, **_options(ctx))
 
 
 def count_degrees(edge_pairs: Iterator[tuple[int, int]], *, sparse: bool = False) -> tuple[Any, Any]:
@@ -219,14 +213,13 @@ def count_degrees(edge_pairs: Iterator[tuple[int, int]], *, sparse: bool = False
            columns=("id", *HOST_COLUMNS))
 def host_degrees(
     graph: Value[str | None] = None,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Two passes: the edges (counted into per-vertex arrays), then the vertices (joined by id)."""
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, iterate
 
-    options = _options(client_options, notice)
+    options = _options(ctx)
     graph_id: list[wg.GraphRelease] = []
 
     async def edge_stream(cc: CCClient) -> AsyncIterator[tuple[int, int]]:
@@ -277,7 +270,7 @@ def _add_degrees(records: list[Record], graph: str | None, options: dict[str, An
         record["out_degree"] = dout.get(vid, 0)
 
 
-def _add_cdx(records: list[Record], *, client_options: Mapping[str, Any] | None, notice: Notice | None) -> None:
+def _add_cdx(records: list[Record], *, ctx: OpContext | None) -> None:
     from ccrawl import ops
 
     try:
@@ -287,7 +280,7 @@ def _add_cdx(records: list[Record], *, client_options: Mapping[str, Any] | None,
     for record in records:
         # the query ran: a host with no capture in the index is a measured zero, not a blank
         record.update(cdx_captures=0, cdx_urls=0)
-        for row in cdx(filter=record["host"], client_options=client_options):
+        for row in cdx(filter=record["host"], ctx=ctx):
             record["cdx_captures"] = int(record["cdx_captures"]) + int(row.get("captures") or 0)
             record["cdx_urls"] = int(record["cdx_urls"]) + int(row.get("urls") or 0)
 
@@ -298,17 +291,16 @@ def host_enrich(
     limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 20,
     degrees: Value[bool] = False,
     cdx: Value[bool] = False,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Phase 1-2 the rank table's top ``limit`` hosts; phase 3 their degrees; phase 4 their CDX counts."""
     if limit <= 0:
         raise UsageError("host enrich needs -n > 0: the degree and CDX phases hold the hosts they enrich")
-    records = [dict(r) for r in rank_all(graph=graph, limit=limit, client_options=client_options, notice=notice)]
+    records = [dict(r) for r in rank_all(graph=graph, limit=limit, ctx=ctx)]
     if degrees:
-        _add_degrees(records, graph, _options(client_options, notice))
+        _add_degrees(records, graph, _options(ctx))
     if cdx:
-        _add_cdx(records, client_options=client_options, notice=notice)
+        _add_cdx(records, ctx=ctx)
     yield from records
 
 
@@ -318,14 +310,13 @@ def sched_assign(
     graph: Value[str | None] = None,
     change_rate: Annotated[float, Cap.VALUE, Bounds(0, 1e9)] = 0.5,
     limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
-    client_options: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     from ccrawl.commoncrawl.webgraph import reverse_host
     from ccrawl.crawl.tiers import check_change_rate, tier_of
 
     check_change_rate(change_rate)
-    rows = host_rank_rows(graph=graph, client_options=client_options, notice=notice)
+    rows = host_rank_rows(graph=graph, ctx=ctx)
     for count, row in enumerate(rows, start=1):
         tier = tier_of(row.harmonic_pos, change_rate)
         yield {"host": reverse_host(row.name_rev), "harmonic_pos": row.harmonic_pos, "change_rate": change_rate,

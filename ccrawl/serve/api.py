@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Iterable
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from ccrawl.net.options import ClientOptions
 
 MAX_HOSTS_N = 10_000
 MAX_K = 1_000
@@ -217,7 +220,7 @@ def make_app(hosts: HostStore, searcher: Any | None = None, *, guard: Any = None
     return app
 
 
-def load_host_store(client_options: dict[str, Any], graph: str | None, max_hosts: int) -> HostStore:
+def load_host_store(client: ClientOptions, graph: str | None, max_hosts: int) -> HostStore:
     """The top ``max_hosts`` rows of the host rank table of ``graph`` (newest when None)."""
     import contextlib
 
@@ -236,5 +239,5 @@ def load_host_store(client_options: dict[str, Any], graph: str | None, max_hosts
                     break
         return HostStore.build(rel.id, profiles)
 
-    store: HostStore = run(load, **client_options)
+    store: HostStore = run(load, client)
     return store

@@ -25,6 +25,7 @@ from ccrawl.ops.caps import Cap
 from ccrawl.serve.binding import BindError, Policy, bind, input_schema
 from ccrawl.serve.ops_http import exposed, server_only
 from ccrawl.serve.worker import Budget, Runner
+from ccrawl.serve.worker import wants_notice as notices
 
 
 def tool_name(op_name: str) -> str:
@@ -58,7 +59,7 @@ async def call(
         kwargs = bind(op, arguments, policy=policy, defaults=defaults, injected=injected)
     except BindError as exc:
         return to_json({"error": str(exc), "param": exc.param, "exit_code": 2}), True
-    wants_notice = any(p.name == "notice" for p in op.params)
+    wants_notice = notices(op)
     try:
         async with contextlib.aclosing(runner.stream(op.name, kwargs, wants_notice=wants_notice)) as frames:
             async for frame in frames:

@@ -35,6 +35,7 @@ from ccrawl.serve.binding import Policy, bind, fields_of, input_schema, unsuppli
 from ccrawl.serve.errors import error_body
 from ccrawl.serve.guard import Guard
 from ccrawl.serve.worker import Busy, Runner, wire_line
+from ccrawl.serve.worker import wants_notice as notices
 
 NDJSON = "application/x-ndjson"
 
@@ -81,7 +82,8 @@ def make_app(
 
     ``root`` is the one folder a client's paths may name (None: no path from a client);
     ``defaults[op_name]`` is the server's configuration for that operation's parameters;
-    ``injected`` fills the operations' front-end parameters (``client_options``); a JSON body over
+    ``injected`` fills the operations' front-end parameters (``ctx``, the server's
+    :class:`~ccrawl.ops.context.OpContext`); a JSON body over
     ``max_body`` bytes is refused (413). Each operation runs in a child of ``runner`` (default: a
     fork server with the default :class:`~ccrawl.serve.worker.Budget`). ``guard`` checks Host,
     Origin and the token (default: loopback names only, no token).
@@ -134,7 +136,7 @@ def make_app(
             kwargs = bind(op, values, from_text=from_text, policy=policy, defaults=defaults.get(name), injected=front)
         except Exception as exc:  # a BindError is a 400; anything else is ours, and still one JSON line
             return json_response(*error_body(exc))
-        wants_notice = any(p.name == "notice" for p in op.params)
+        wants_notice = notices(op)
         response: web.StreamResponse | None = None
         try:
             async with contextlib.aclosing(runner.stream(name, kwargs, wants_notice=wants_notice)) as frames:

@@ -182,6 +182,24 @@ def _close_inherited(keep: int) -> None:
                 os.close(fd)
 
 
+def wants_notice(op: Any) -> bool:
+    """True when ``op`` says things to its user (a ``notice``, or the context carrying one)."""
+    return any(p.name in ("notice", "ctx") for p in op.params)
+
+
+def with_notice(op: Any, kwargs: Mapping[str, Any], notice: Callable[[str], None]) -> dict[str, Any]:
+    """``kwargs`` with the operation's notices going to ``notice`` (a frame to the client)."""
+    from ccrawl.ops.context import context
+
+    names = {p.name for p in op.params}
+    out = dict(kwargs)
+    if "ctx" in names:
+        out["ctx"] = context(out.get("ctx")).with_notice(notice)
+    if "notice" in names:
+        out["notice"] = notice
+    return out
+
+
 def _child(name: str, kwargs: dict[str, Any], wants_notice: bool, conn: Any, forked: bool) -> None:
     """The child's body: run the operation ``name`` and frame what it yields onto ``conn``."""
     os.setpgid(0, 0)
@@ -200,7 +218,7 @@ def _child(name: str, kwargs: dict[str, Any], wants_notice: bool, conn: Any, for
     produced = 0
     try:
         if wants_notice:
-            kwargs = {**kwargs, "notice": out.notice}
+            kwargs = with_notice(ops.get(name), kwargs, out.notice)
         records = ops.get(name)(**kwargs)
         for record in records:
             if isinstance(record, Mapping):

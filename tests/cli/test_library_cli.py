@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ccrawl.ops.commoncrawl import cc_download
+from ccrawl.ops.context import OpContext
 from ccrawl.store.library import Library, download_relpath
 from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
 
@@ -81,7 +82,7 @@ def test_a_resumed_partial_download_records_the_whole_files_checksum(fakecc: Fak
     dest = lib.locate(download_relpath(path))
     dest.parent.mkdir(parents=True)
     dest.with_name(dest.name + ".part").write_bytes(source[:777])
-    (row,) = list(cc_download(paths=[path], library=str(lib.root), client_options=fakecc.client_options()))
+    (row,) = list(cc_download(paths=[path], library=str(lib.root), ctx=OpContext.of(fakecc.client_options())))
     assert row["status"] == "resumed" and dest.read_bytes() == source
     (entry,) = lib.load().values()
     assert entry.sha256 == hashlib.sha256(source).hexdigest() and entry.size == len(source)

@@ -12,6 +12,7 @@ import pytest
 
 from ccrawl.commoncrawl.cdx import CdxQuery, SearchStats, estimate, human_bytes, search
 from ccrawl.errors import CcrawlError, NothingMatched, TemporaryFailure, UsageError
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc.cdx import CdxIndex, CdxServer, index_warc_tree
 from ccrawl.testing.fakecc.site import SiteSpec, build_site
 from ccrawl.warc.reader import iter_records
@@ -212,8 +213,8 @@ def test_no_captures_found_is_zero_rows_and_the_op_says_nothing_matched(server: 
     from ccrawl.ops.search import cc_search
 
     with pytest.raises(NothingMatched):
-        list(cc_search(url="*.example.com", crawl=newest, status="599", client_options=options(server),
-                       notice=lambda _: None))
+        list(cc_search(url="*.example.com", crawl=newest, status="599", ctx=OpContext.of(options(server),
+                                                                                         notice=lambda _: None)))
 
 
 def test_an_unknown_crawl_is_an_error_not_an_empty_result(server: CdxServer) -> None:

@@ -12,6 +12,7 @@ from ccrawl.commoncrawl.crawls import go_duration, parse_ref, resolve_from
 from ccrawl.errors import NothingMatched, Unreachable, UsageError
 from ccrawl.net.cache import DiskCache
 from ccrawl.ops.commoncrawl import crawls_info, crawls_latest, crawls_list, crawls_resolve
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 
 
@@ -22,7 +23,7 @@ def _dead_port() -> int:
 
 
 def test_list_is_newest_first_over_two_years(fakecc: FakeCCServer, tmp_path: Path) -> None:
-    rows = list(crawls_list(client_options=fakecc.client_options(data_dir=tmp_path)))
+    rows = list(crawls_list(ctx=OpContext.of(fakecc.client_options(data_dir=tmp_path))))
     ids = [r["crawl"] for r in rows]
     assert ids == fakecc.site.crawls and ids == sorted(ids, reverse=True)
     assert {i[8:12] for i in ids} == {"2024", "2025"}
@@ -38,18 +39,18 @@ def test_list_is_newest_first_over_two_years(fakecc: FakeCCServer, tmp_path: Pat
     ],
 )
 def test_c_forms_resolve(fakecc: FakeCCServer, tmp_path: Path, ref: str, expected: list[str]) -> None:
-    rows = list(crawls_resolve(ref, client_options=fakecc.client_options(data_dir=tmp_path)))
+    rows = list(crawls_resolve(ref, ctx=OpContext.of(fakecc.client_options(data_dir=tmp_path))))
     assert [r["crawl"] for r in rows] == expected
 
 
 def test_all_resolves_every_crawl(fakecc: FakeCCServer, tmp_path: Path) -> None:
-    rows = list(crawls_resolve("all", client_options=fakecc.client_options(data_dir=tmp_path)))
+    rows = list(crawls_resolve("all", ctx=OpContext.of(fakecc.client_options(data_dir=tmp_path))))
     assert [r["crawl"] for r in rows] == fakecc.site.crawls
 
 
 def test_an_explicit_id_never_touches_the_network() -> None:
     opts = {"collinfo_endpoint": f"http://127.0.0.1:{_dead_port()}/collinfo.json", "global_rate": 0}
-    assert [r["crawl"] for r in crawls_resolve("CC-MAIN-2023-50", client_options=opts)] == ["CC-MAIN-2023-50"]
+    assert [r["crawl"] for r in crawls_resolve("CC-MAIN-2023-50", ctx=OpContext.of(opts))] == ["CC-MAIN-2023-50"]
 
 
 def test_bad_and_empty_forms() -> None:
@@ -61,17 +62,17 @@ def test_bad_and_empty_forms() -> None:
 
 def test_collinfo_is_cached_for_six_hours(fakecc: FakeCCServer, tmp_path: Path) -> None:
     opts = fakecc.client_options(data_dir=tmp_path)
-    list(crawls_latest(client_options=opts))
-    list(crawls_latest(client_options=opts))
+    list(crawls_latest(ctx=OpContext.of(opts)))
+    list(crawls_latest(ctx=OpContext.of(opts)))
     assert len(fakecc.faults.requests("collinfo")) == 1
     DiskCache(tmp_path / "cache").touch_age(opts["collinfo_endpoint"], 6 * 3600 + 5)
-    list(crawls_latest(client_options=opts))
+    list(crawls_latest(ctx=OpContext.of(opts)))
     assert len(fakecc.faults.requests("collinfo")) == 2
 
 
 def test_stale_cache_is_used_when_the_index_server_is_down(fakecc: FakeCCServer, tmp_path: Path) -> None:
     opts = fakecc.client_options(data_dir=tmp_path)
-    list(crawls_latest(client_options=opts))
+    list(crawls_latest(ctx=OpContext.of(opts)))
     cache = DiskCache(tmp_path / "cache")
     cache.touch_age(opts["collinfo_endpoint"], 19 * 3600)
     # Same cache, server gone: the collinfo URL keys the cache, so copy the entry to the dead one.
@@ -79,7 +80,7 @@ def test_stale_cache_is_used_when_the_index_server_is_down(fakecc: FakeCCServer,
     cache.put(dead, cache.get(opts["collinfo_endpoint"]).body)  # type: ignore[union-attr]
     cache.touch_age(dead, 19 * 3600)
     lines: list[str] = []
-    rows = list(crawls_latest(client_options={**opts, "collinfo_endpoint": dead, "retries": 1}, notice=lines.append))
+    rows = list(crawls_latest(ctx=OpContext.of({**opts, "collinfo_endpoint": dead, "retries": 1}, notice=lines.append)))
     assert rows == [{"crawl": "CC-MAIN-2025-26"}]
     assert lines == [
         "crawls: the index server is unreachable, using the crawl list cached 19h0m0s ago; "
@@ -91,24 +92,24 @@ def test_no_cache_and_server_down_is_exit_8(tmp_path: Path) -> None:
     opts = {"collinfo_endpoint": f"http://127.0.0.1:{_dead_port()}/collinfo.json", "global_rate": 0,
             "backoff": 0.01, "retries": 1, "data_dir": tmp_path}
     with pytest.raises(Unreachable, match="pass -c") as info:
-        list(crawls_latest(client_options=opts))
+        list(crawls_latest(ctx=OpContext.of(opts)))
     assert info.value.exit_code == 8
 
 
 def test_no_cache_turns_the_fallback_off(fakecc: FakeCCServer, tmp_path: Path) -> None:
     opts = fakecc.client_options(data_dir=tmp_path)
-    list(crawls_latest(client_options=opts))
+    list(crawls_latest(ctx=OpContext.of(opts)))
     fakecc.faults.add("status", path="collinfo", times=-1, status=503)
-    assert list(crawls_latest(client_options=opts)) == [{"crawl": "CC-MAIN-2025-26"}]  # fresh cache
+    assert list(crawls_latest(ctx=OpContext.of(opts))) == [{"crawl": "CC-MAIN-2025-26"}]  # fresh cache
     with pytest.raises(Unreachable):
-        list(crawls_latest(client_options={**opts, "no_cache": True, "retries": 1}))
+        list(crawls_latest(ctx=OpContext.of({**opts, "no_cache": True, "retries": 1})))
 
 
 def test_stats_counts_files_and_shows_minus_one_for_a_failed_manifest(fakecc: FakeCCServer, tmp_path: Path) -> None:
     fakecc.faults.add("status", path=r"CC-MAIN-2025-26/wat\.paths\.gz", times=-1, status=503)
     lines: list[str] = []
-    rows = list(crawls_info("latest", client_options=fakecc.client_options(data_dir=tmp_path, retries=1),
-                            notice=lines.append))
+    rows = list(crawls_info("latest", ctx=OpContext.of(fakecc.client_options(data_dir=tmp_path, retries=1),
+                                                       notice=lines.append)))
     counts = {r["kind"]: r["files"] for r in rows}
     assert counts["warc"] == 2 and counts["wet"] == 2 and counts["segment"] == 1
     assert counts["wat"] == -1
@@ -127,12 +128,12 @@ def test_a_collinfo_that_is_not_json_is_not_cached_and_the_old_copy_is_used(
     fakecc: FakeCCServer, tmp_path: Path
 ) -> None:
     opts = fakecc.client_options(data_dir=tmp_path)
-    list(crawls_latest(client_options=opts))
+    list(crawls_latest(ctx=OpContext.of(opts)))
     cache = DiskCache(tmp_path / "cache")
     cache.touch_age(opts["collinfo_endpoint"], 7 * 3600)
     fakecc.faults.add("status", path="collinfo", times=1, status=200)  # a 200 whose body is not the list
     lines: list[str] = []
-    assert list(crawls_latest(client_options=opts, notice=lines.append)) == [{"crawl": "CC-MAIN-2025-26"}]
+    assert list(crawls_latest(ctx=OpContext.of(opts, notice=lines.append))) == [{"crawl": "CC-MAIN-2025-26"}]
     assert len(lines) == 1 and "cached 7h0m0s ago" in lines[0]
     cached = cache.get(opts["collinfo_endpoint"])
     assert cached is not None and cached.body.startswith(b"[")
@@ -140,11 +141,12 @@ def test_a_collinfo_that_is_not_json_is_not_cached_and_the_old_copy_is_used(
 
 def test_same_url_dropping_every_connection_falls_back_to_the_cache(fakecc: FakeCCServer, tmp_path: Path) -> None:
     opts = fakecc.client_options(data_dir=tmp_path, retries=2)
-    list(crawls_latest(client_options=opts))
+    list(crawls_latest(ctx=OpContext.of(opts)))
     DiskCache(tmp_path / "cache").touch_age(opts["collinfo_endpoint"], 3 * 86400 + 61)
     fakecc.faults.add("drop", path="collinfo", times=-1)
     lines: list[str] = []
-    assert [r["crawl"] for r in crawls_resolve("2", client_options=opts, notice=lines.append)] == fakecc.site.crawls[:2]
+    assert [r["crawl"] for r in crawls_resolve("2", ctx=OpContext.of(opts,
+                                                                     notice=lines.append))] == fakecc.site.crawls[:2]
     assert lines == [
         "crawls: the index server is unreachable, using the crawl list cached 72h1m1s ago; "
         "pass -c to name a crawl instead of resolving it"

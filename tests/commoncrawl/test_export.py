@@ -10,6 +10,7 @@ from warcio.archiveiterator import ArchiveIterator
 from ccrawl import __version__
 from ccrawl.errors import TemporaryFailure
 from ccrawl.ops.commoncrawl import cc_export
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 
 
@@ -32,7 +33,7 @@ def test_export_writes_provenance_and_the_records(fakecc: FakeCCServer, tmp_path
     caps = [c for c in fakecc.site.captures if c["filename"].startswith("crawl-data/CC-MAIN-2025-26/")]
     cmd = "ccrawl export - --prefix example --creator 'Jane Doe'"
     rows = list(cc_export(caps, prefix="example", subprefix="test", out_dir=str(tmp_path), creator="Jane Doe",
-                          operator="ops@example.org", command_line=cmd, client_options=fakecc.client_options()))
+                          operator="ops@example.org", ctx=OpContext.of(fakecc.client_options(), command_line=cmd)))
     assert len(rows) == 1 and rows[0]["records"] == len(caps)
     path = Path(rows[0]["file"])
     assert path.name == "example-test-000000.extracted.warc.gz"
@@ -51,7 +52,7 @@ def test_export_writes_provenance_and_the_records(fakecc: FakeCCServer, tmp_path
 def test_export_rotates_at_size_and_every_file_opens_with_warcinfo(fakecc: FakeCCServer, tmp_path: Path) -> None:
     caps = fakecc.site.captures[:10]
     rows = list(cc_export(caps, prefix="rot", size=4000, out_dir=str(tmp_path),
-                          client_options=fakecc.client_options()))
+                          ctx=OpContext.of(fakecc.client_options())))
     assert len(rows) > 1
     assert [Path(r["file"]).name for r in rows] == [f"rot-{i:06d}.extracted.warc.gz" for i in range(len(rows))]
     total = 0
@@ -70,9 +71,9 @@ def test_an_unreadable_record_is_skipped_or_fails_with_strict(fakecc: FakeCCServ
     missing = {**good, "filename": "crawl-data/nope.warc.gz"}
     lines: list[str] = []
     rows = list(cc_export([good, missing], prefix="p", out_dir=str(tmp_path / "a"),
-                          client_options=fakecc.client_options(), notice=lines.append))
+                          ctx=OpContext.of(fakecc.client_options(), notice=lines.append)))
     assert rows[0]["records"] == 1
     assert any("incomplete, 1 record could not be read" in line for line in lines)
     with pytest.raises(TemporaryFailure):
         list(cc_export([missing, good], prefix="p", strict=True, out_dir=str(tmp_path / "b"),
-                       client_options=fakecc.client_options(), notice=lines.append))
+                       ctx=OpContext.of(fakecc.client_options(), notice=lines.append)))

@@ -12,12 +12,13 @@ from ccrawl.commoncrawl.fetch import file_bytes, record_file_name
 from ccrawl.commoncrawl.records import CONTENT, location_from
 from ccrawl.errors import CcrawlError, NothingMatched, UsageError
 from ccrawl.ops.commoncrawl import cc_fetch, dry_run_line, fetch_results
+from ccrawl.ops.context import OpContext
 from ccrawl.output import render_to_string
 from ccrawl.testing.fakecc import FakeCCServer
 
 
 def _rows(fakecc: FakeCCServer, **kw: Any) -> list[dict[str, Any]]:
-    return list(cc_fetch(client_options=fakecc.client_options(), **kw))
+    return list(cc_fetch(ctx=OpContext.of(fakecc.client_options()), **kw))
 
 
 def _shuffled(fakecc: FakeCCServer, seed: int = 7) -> list[dict[str, Any]]:
@@ -98,7 +99,7 @@ def test_a_bad_location_is_named_and_the_rest_carry_on(fakecc: FakeCCServer) -> 
     for batch in (False, True):
         lines.clear()
         rows = list(cc_fetch(locations=[bad, good, missing, {"url": "x"}], batch=batch,
-                             client_options=fakecc.client_options(), notice=lines.append))
+                             ctx=OpContext.of(fakecc.client_options(), notice=lines.append)))
         assert [r["url"] for r in rows] == [good["url"]]
         assert len(lines) == 3, lines
         assert any("nope.warc.gz" in line and "404" in line for line in lines)
@@ -107,10 +108,10 @@ def test_a_bad_location_is_named_and_the_rest_carry_on(fakecc: FakeCCServer) -> 
 def test_every_location_failing_is_exit_1_and_empty_input_exit_3(fakecc: FakeCCServer) -> None:
     missing = {**fakecc.site.captures[0], "filename": "crawl-data/nope.warc.gz"}
     with pytest.raises(CcrawlError, match="every location failed") as info:
-        list(cc_fetch(locations=[missing], client_options=fakecc.client_options(), notice=lambda m: None))
+        list(cc_fetch(locations=[missing], ctx=OpContext.of(fakecc.client_options(), notice=lambda m: None)))
     assert info.value.exit_code == 1
     with pytest.raises(NothingMatched):
-        list(cc_fetch(locations=[], client_options=fakecc.client_options()))
+        list(cc_fetch(locations=[], ctx=OpContext.of(fakecc.client_options())))
 
 
 def test_a_503_group_is_retried_inside_the_batch(fakecc: FakeCCServer) -> None:
@@ -134,7 +135,7 @@ def test_columnar_location_names_are_accepted() -> None:
 
 def test_record_files_are_named_by_warc_and_offset(fakecc: FakeCCServer) -> None:
     cap = next(c for c in fakecc.site.captures if c["status"] == "200")
-    (result,) = list(fetch_results([cap], content="markdown", client_options=fakecc.client_options()))
+    (result,) = list(fetch_results([cap], content="markdown", ctx=OpContext.of(fakecc.client_options())))
     name = record_file_name(result.location, "markdown", result.rows)
     stem = cap["filename"].rsplit("/", 1)[1].removesuffix(".warc.gz")
     assert name == f"{stem}-{cap['offset']}.md"
@@ -146,7 +147,7 @@ def test_a_server_that_says_slow_down_still_gets_every_record(fakecc: FakeCCServ
     fakecc.faults.latency = 0.02
     caps = fakecc.site.captures
     rows = list(cc_fetch(locations=caps, batch=True, gap=0,
-                         client_options=fakecc.client_options(retries=8, backoff_max=0.1)))
+                         ctx=OpContext.of(fakecc.client_options(retries=8, backoff_max=0.1))))
     assert len(rows) == len(caps)
     assert any(r.status == 503 for r in fakecc.faults.log)  # the limit really bit
 
@@ -154,4 +155,4 @@ def test_a_server_that_says_slow_down_still_gets_every_record(fakecc: FakeCCServ
 def test_source_s3_reads_the_same_records_through_the_s3_endpoint(fakecc: FakeCCServer) -> None:
     caps = fakecc.site.captures[:3]
     opts = fakecc.client_options(data_endpoint="http://127.0.0.1:9", source="s3")
-    assert [r["url"] for r in cc_fetch(locations=caps, client_options=opts)] == [c["url"] for c in caps]
+    assert [r["url"] for r in cc_fetch(locations=caps, ctx=OpContext.of(opts))] == [c["url"] for c in caps]

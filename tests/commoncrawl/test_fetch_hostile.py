@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ccrawl.ops.commoncrawl import cc_fetch
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from tests.warc.hostile import bomb_record, measured
 
@@ -32,8 +33,8 @@ def test_a_range_past_the_end_of_a_file_is_one_bad_record_not_a_dead_run(fakecc:
     bad = _past_end(caps[-1], size)
     notes: list[str] = []
     started = time.monotonic()
-    rows = list(cc_fetch([*caps[:-1], bad], batch=batch, client_options=fakecc.client_options(retries=5, backoff=1),
-                         notice=notes.append))
+    rows = list(cc_fetch([*caps[:-1], bad], batch=batch, ctx=OpContext.of(fakecc.client_options(retries=5, backoff=1),
+                                                                          notice=notes.append)))
     took = time.monotonic() - started
     # Every good record of the file, the ones read in the same GET as the bad one included.
     assert [r["url"] for r in rows] == [c["url"] for c in caps[:-1]]
@@ -47,8 +48,8 @@ def test_a_range_starting_past_the_end_is_one_bad_record(fakecc: FakeCCServer) -
     caps, size = _one_file(fakecc)
     beyond = {**caps[0], "offset": str(size + 10), "length": "100"}
     notes: list[str] = []
-    rows = list(cc_fetch([beyond, caps[0]], client_options=fakecc.client_options(retries=5, backoff=1),
-                         notice=notes.append))
+    rows = list(cc_fetch([beyond, caps[0]], ctx=OpContext.of(fakecc.client_options(retries=5, backoff=1),
+                                                             notice=notes.append)))
     assert [r["url"] for r in rows] == [caps[0]["url"]] and len(notes) == 1 and "416" in notes[0]
 
 
@@ -97,7 +98,7 @@ def test_a_location_over_the_record_cap_is_refused_before_any_request(fakecc: Fa
     }
     fakecc.faults.clear()
     with pytest.raises(UsageError, match=r"over the 64 MiB cap \(MAX_RECORD_LENGTH") as caught:
-        list(ops.get("cc.fetch")(locations=[good, huge], batch=batch, client_options=fakecc.client_options()))
+        list(ops.get("cc.fetch")(locations=[good, huge], batch=batch, ctx=OpContext.of(fakecc.client_options())))
     assert "\n" not in str(caught.value) and str(3 << 30) in str(caught.value)
     assert _warc_requests(fakecc) == []  # not even the good location's
 

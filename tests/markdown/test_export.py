@@ -13,6 +13,7 @@ import pytest
 
 from ccrawl.cli.main import main
 from ccrawl.markdown.schema import COLUMN_NAMES, provenance_of
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from tests.markdown.conftest import CRAWL, SHARDS, warc_path, wet_text
 
@@ -300,7 +301,7 @@ def test_the_export_operation(cc_env: dict[str, str], tmp_path: Path, fakecc: Fa
 
     locs = _locations(fakecc, 0)
     records = list(ops.get("markdown.export")(out=str(tmp_path / "md"), locations=locs, part_size=100,
-                                              client_options=fakecc.client_options()))
+                                              ctx=OpContext.of(fakecc.client_options())))
     assert [r["rows"] for r in records] == [4] and records[0]["file"].endswith("part-000000.parquet")
 
 

@@ -18,6 +18,7 @@ from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_sh
 from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, shard_path
 from ccrawl.errors import InputError, UsageError
 from ccrawl.hub.localhub import LocalRepo
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.webgraph import DOMAIN_LAPSED, ROOT
 from ccrawl.testing.fakehub import planted
@@ -32,9 +33,9 @@ OLDEST = "cc-main-2025-sep-oct-nov"
 def publish(server: FakeCCServer, tmp: Path, graph: str = "", **kw: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     stats: dict[str, Any] = {}
     args: dict[str, Any] = {"repo": REPO, "hub": str(tmp / "hub"), "staging": str(tmp / "staging"), "shard_rows": 7,
-                            "commit_every": 2, "workers": 2, "client_options": client_options(server, tmp),
-                            "notice": lambda _m: None}
+                            "commit_every": 2, "workers": 2}
     args.update(kw)
+    args["ctx"] = OpContext.of(client_options(server, tmp), notice=args.pop("notice", lambda _m: None))
     return list(ops.get("domains.publish")(graph=graph, stats=stats, **args)), stats
 
 

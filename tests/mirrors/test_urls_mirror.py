@@ -13,6 +13,7 @@ import pytest
 from ccrawl import ops
 from ccrawl.datasets.publish_urls import URL_COLUMNS, shard_path
 from ccrawl.hub.localhub import LocalRepo
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.columnar import part_paths
 from ccrawl.testing.fakehub import planted
@@ -25,8 +26,9 @@ REPO = "mirror/urls"
 def publish(server: FakeCCServer, tmp: Path, **kw: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     stats: dict[str, Any] = {}
     args: dict[str, Any] = {"crawl": CRAWL, "repo": REPO, "hub": str(tmp / "hub"), "staging": str(tmp / "staging"),
-                            "commit_every": 1, "client_options": client_options(server, tmp), "notice": lambda _m: None}
+                            "commit_every": 1}
     args.update(kw)
+    args["ctx"] = OpContext.of(client_options(server, tmp), notice=args.pop("notice", lambda _m: None))
     rows = list(ops.get("urls.publish")(stats=stats, **args))
     return rows, stats
 

@@ -12,6 +12,7 @@ from ccrawl import ops
 from ccrawl.datasets.publish_urls import shard_path, url_schema
 from ccrawl.errors import InputError, UsageError
 from ccrawl.hub.localhub import LocalRepo
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.columnar import part_paths
 from ccrawl.testing.fakehub import planted
@@ -25,7 +26,7 @@ OTHER = "CC-MAIN-2025-13"
 def _publish(server: FakeCCServer, tmp: Path) -> LocalRepo:
     list(ops.get("urls.publish")(crawl=f"{CRAWL},{OTHER}", repo=REPO, hub=str(tmp / "hub"),
                                  staging=str(tmp / "staging"), commit_every=4,
-                                 client_options=client_options(server, tmp), notice=lambda _m: None))
+                                 ctx=OpContext.of(client_options(server, tmp), notice=lambda _m: None)))
     return LocalRepo(tmp / "hub", REPO)
 
 
@@ -35,7 +36,7 @@ def _verify(server: FakeCCServer, tmp: Path, crawl: str = CRAWL, **kw: Any) -> t
     err = None
     try:
         for rec in ops.get("publish.verify")(crawl=crawl, repo=REPO, hub=str(tmp / "hub"),
-                                             client_options=client_options(server, tmp), notice=lambda _m: None,
+                                             ctx=OpContext.of(client_options(server, tmp), notice=lambda _m: None),
                                              staging=str(tmp / "repair"), report=reports, **kw):
             out.append(rec)
     except InputError as exc:
@@ -192,7 +193,7 @@ def test_verify_without_the_source_checks_what_the_hub_lists(mirror: LocalRepo, 
     notes: list[str] = []
     opts = {"data_endpoint": "http://127.0.0.1:9", "collinfo_endpoint": "http://127.0.0.1:9/collinfo.json",
             "cdx_endpoint": "http://127.0.0.1:9", "retries": 0, "data_dir": str(tmp_path / "cc"), "no_cache": True}
-    out = list(ops.get("publish.verify")(crawl=CRAWL, repo=REPO, hub=str(tmp_path / "hub"), client_options=opts,
-                                         notice=notes.append))
+    out = list(ops.get("publish.verify")(crawl=CRAWL, repo=REPO, hub=str(tmp_path / "hub"), ctx=OpContext.of(opts,
+                                                                                                             notice=notes.append)))
     assert out and {r["verdict"] for r in out} == {"ok"}
     assert any("cannot read the source manifest" in n for n in notes)

@@ -15,6 +15,7 @@ from ccrawl.datasets.publish_domains import shard_path
 from ccrawl.errors import InputError, UsageError
 from ccrawl.hub.localhub import LocalRepo
 from ccrawl.hub.repo import Add
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakehub import planted
 
@@ -26,8 +27,8 @@ RELEASE = "cc-main-2025-sep-oct-nov"
 
 def _publish(server: FakeCCServer, tmp: Path) -> list[dict[str, Any]]:
     return list(ops.get("domains.publish")(graph=RELEASE, repo=REPO, hub=str(tmp / "hub"), staging=str(tmp / "st"),
-                                           shard_rows=7, commit_every=8, client_options=client_options(server, tmp),
-                                           notice=lambda _m: None))
+                                           shard_rows=7, commit_every=8, ctx=OpContext.of(client_options(server, tmp),
+                                                                                          notice=lambda _m: None)))
 
 
 def _verify(tmp: Path, **kw: Any) -> tuple[list[dict[str, Any]], InputError | None, list[Any]]:

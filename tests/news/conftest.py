@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
 from ccrawl.testing.fakecc.news import NewsSite, build_news
 
@@ -80,7 +81,7 @@ def published(news_server: FakeCCServer, tmp_path_factory: pytest.TempPathFactor
     notices: list[str] = []
     records = list(news_publish(
         months=MONTH, repo=REPO, hub=str(tmp / "hub"), staging=str(tmp / "staging"), commit_every=10, workers=2,
-        client_options=client_options(news_server, tmp), notice=notices.append, stats=stats,
+        ctx=OpContext.of(client_options(news_server, tmp), notice=notices.append), stats=stats,
     ))
     return Published(tmp / "hub", REPO, MONTH, records, stats, notices)
 

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
 from ccrawl.testing.fakecc.news import NewsSite
 
@@ -49,8 +50,8 @@ def fake_hub_index(news_server: FakeCCServer, tmp_path_factory: pytest.TempPathF
     os.environ.setdefault("HF_TOKEN", "hf_test_token")
     with FakeHub(tmp / "fakehub") as hub:
         list(news_publish(months=MONTH, repo="org/news", hub="hf", endpoint=hub.url, staging=str(tmp / "staging"),
-                          commit_every=12, workers=2, client_options=client_options(news_server, tmp),
-                          notice=lambda _m: None, stats={}))
+                          commit_every=12, workers=2, ctx=OpContext.of(client_options(news_server, tmp),
+                                                                       notice=lambda _m: None), stats={}))
         yield hub.url
 
 

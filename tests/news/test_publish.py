@@ -14,6 +14,7 @@ import pytest
 from ccrawl.commoncrawl.news.schema import COLUMNS, arrow_schema
 from ccrawl.datasets.news_card import news_card_totals
 from ccrawl.hub.localhub import LocalRepo
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.news import NewsSite
 
@@ -32,7 +33,7 @@ def _publish(server: FakeCCServer, tmp: Path, **kw: Any) -> tuple[list[dict[str,
     kw.setdefault("staging", str(tmp / "staging"))
     kw.setdefault("workers", 1)
     records = list(news_publish(months=kw.pop("months", MONTH), repo=kw.pop("repo", "t/news"),
-                                client_options=client_options(server, tmp), notice=lambda _m: None, stats=stats,
+                                ctx=OpContext.of(client_options(server, tmp), notice=lambda _m: None), stats=stats,
                                 **kw))
     return records, stats
 
@@ -221,7 +222,7 @@ def test_fake_hub_push(news_server: FakeCCServer, news_site: NewsSite, tmp_path:
         host = next(r["url"].split("/")[2] for r in news_site.responses(MONTH) if r["filename"] in first)
         said: list[str] = []
         rows = list(news_search(host=host, year=2026, month=7, repo="org/news", hub="hf", endpoint=hub.url,
-                                client_options=client_options(news_server, tmp_path), notice=said.append))
+                                ctx=OpContext.of(client_options(news_server, tmp_path), notice=said.append)))
         want = {(r["filename"], r["offset"]) for r in news_site.responses(MONTH)
                 if r["filename"] in first and r["url"].split("/")[2] == host}
         assert {(r["filename"], int(r["offset"])) for r in rows} == want
@@ -291,7 +292,7 @@ def test_an_archive_that_fails_is_named_and_the_run_exits_1(news_server: FakeCCS
         with pytest.raises(CcrawlError, match="1 archive"):
             for r in news_publish(months="2026/05", repo="t/news", files=3, hub=str(tmp_path / "hub"),
                                   staging=str(tmp_path / "st"), workers=1,
-                                  client_options=client_options(news_server, tmp_path), notice=lambda _m: None):
+                                  ctx=OpContext.of(client_options(news_server, tmp_path), notice=lambda _m: None)):
                 records.append(r)
     finally:
         news_server.faults.clear()

@@ -11,6 +11,7 @@ import pytest
 
 from ccrawl.commoncrawl.news.search import SearchReport
 from ccrawl.hub.localhub import LocalRepo
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakecc.news import NewsSite
 
@@ -26,7 +27,7 @@ def _search(server: FakeCCServer, tmp: Path, host: str, published: Published | N
     hub = str(published.hub) if published else str(tmp / "nohub")
     repo = published.repo if published else "none/none"
     rows = list(news_search(host=host, year=2026, month=7, repo=repo, hub=hub, report=report,
-                            client_options=client_options(server, tmp), notice=said.append, **kw))
+                            ctx=OpContext.of(client_options(server, tmp), notice=said.append), **kw))
     return rows, report, said
 
 

@@ -11,6 +11,7 @@ from ccrawl import ops
 from ccrawl.commoncrawl.news.schema import arrow_schema
 from ccrawl.errors import InputError
 from ccrawl.hub.localhub import LocalRepo
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 from ccrawl.testing.fakehub import planted
 
@@ -26,7 +27,7 @@ def _verify(repo: LocalRepo, server: FakeCCServer, tmp: Path) -> tuple[list[dict
     out: list[dict[str, Any]] = []
     try:
         out.extend(ops.get("publish.verify")(repo=repo.repo_id, hub=str(repo.root), notice=lambda _m: None,
-                                             client_options=client_options(server, tmp)))
+                                             ctx=OpContext.of(client_options(server, tmp))))
     except InputError as exc:
         return out, exc
     return out, None

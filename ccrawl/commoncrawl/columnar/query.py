@@ -153,10 +153,10 @@ def _duckdb(kind: str, f: Filters, index: Index, *, limit: int | None, jobs: int
     if kind == "count":
         names = ["count"]
     for row in rows:
-        yield _clean(dict(zip(names, row, strict=True)))
+        yield clean_record(dict(zip(names, row, strict=True)))
 
 
-def _clean(rec: dict[str, Any]) -> dict[str, Any]:
+def clean_record(rec: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for k, v in rec.items():
         if isinstance(v, bytes | bytearray):
@@ -199,7 +199,7 @@ def _native(kind: str, f: Filters, index: Index, *, limit: int | None, jobs: int
                 table = table.slice(0, limit - n)
             n += table.num_rows
             if kind == "rows":
-                yield from map(_clean, table.to_pylist())
+                yield from map(clean_record, table.to_pylist())
                 continue
             # Column by column into Python, then one dict a row (Table.to_pylist builds each row's dict
             # key by key); a single column is a comprehension.

@@ -9,6 +9,7 @@ import pytest
 
 from ccrawl.errors import UsageError
 from ccrawl.ops.columnar import columnar_query
+from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -19,7 +20,7 @@ def test_sandboxed_query_over_http_reads_the_parts_and_nothing_else(colcc: FakeC
                                                                       tmp_path: Path) -> None:
     rows = oracle.all_rows(colroot)
     options = colcc.client_options(no_cache=True)
-    got = list(columnar_query(sql="SELECT count(*) AS n FROM ccindex", crawl="all", client_options=options, jobs=2))
+    got = list(columnar_query(sql="SELECT count(*) AS n FROM ccindex", crawl="all", ctx=OpContext.of(options), jobs=2))
     assert got == [{"n": len(rows)}]
     secret = tmp_path / "secret.txt"
     secret.write_text("TOPSECRET-http")
@@ -27,6 +28,6 @@ def test_sandboxed_query_over_http_reads_the_parts_and_nothing_else(colcc: FakeC
     for sql in (f"SELECT * FROM read_text('{secret}')", f"COPY (SELECT * FROM ccindex) TO '{out}'",
                 "SELECT * FROM read_text('ccrange://collinfo.json')"):
         with pytest.raises(UsageError) as info:
-            list(columnar_query(sql=sql, crawl="all", client_options=options, jobs=2))
+            list(columnar_query(sql=sql, crawl="all", ctx=OpContext.of(options), jobs=2))
         assert "\n" not in str(info.value) and "TOPSECRET" not in str(info.value)
     assert not out.exists()
