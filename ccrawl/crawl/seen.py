@@ -13,10 +13,10 @@ A key is the first 8 bytes of blake3 of the canonical URL, read as a little-endi
 
 A batch of keys (one flush: seeds, links, redirect targets) is checked in one pass (:meth:`SeenStore.check`):
 deduplicated and sorted, tested against the memory arrays with ``searchsorted``, then against each
-run. For a run the fences name the page each key would be on; the pages needed are read in order,
-16 MB of the file's span at a time, one ``pread`` per stretch of consecutive pages: a small batch
-reads a page per key, a batch as large as the run reads the run once, sequentially (DRUM's merge
-pass). Reads go through ``pread``, not ``mmap``, so the process keeps no file page resident: memory is
+run. For a run the fences name the page each key would be on; the pages named are gathered from a
+read-only mapping of the run in one vectorised step and searched at once: a small batch touches a page
+per key, a batch as large as the run reads the run once, in order (DRUM's merge pass). The mapping lives
+for one check, so the process keeps no run page resident between checks: memory is
 the in-memory keys (``mem_keys``, 8 bytes each) plus the fences, whatever the run sizes.
 
 When the memory keys pass ``mem_keys`` they are **spilled**: written sorted to a new run (a ``.tmp``
@@ -37,6 +37,7 @@ N keys, a new URL is wrongly taken as seen with probability N / 2^64 (5e-12 at 1
 
 from __future__ import annotations
 
+import mmap
 import os
 import signal
 import sqlite3
@@ -106,34 +107,34 @@ class _Run:
         return np.frombuffer(raw, dtype="<u8").astype(np.uint64, copy=False)
 
     def contains(self, q: Keys) -> npt.NDArray[np.bool_]:
-        """For sorted unique ``q``: which keys the run holds."""
+        """For sorted unique ``q``: which keys the run holds.
+
+        The fences name the page each key would be on; the pages needed are gathered from a read-only
+        mapping of the run in one vectorised step (a page per distinct page named, in order, so the gathered
+        keys stay sorted) and searched at once. The mapping lives for this call only: the pages it touched
+        leave the process with it, so memory stays the fences and the gathered pages, whatever the run size.
+        """
         found = np.zeros(len(q), dtype=bool)
         if not self.count or not len(q):
             return found
         page = np.searchsorted(self.fences, q, side="right").astype(np.int64) - 1
-        pages = len(self.fences)
-        window = WINDOW_KEYS // PAGE_KEYS
-        # one window of the file's span at a time: the keys whose pages fall in it, then its pages
         lo = int(np.searchsorted(page, 0))
-        while lo < len(q):
-            w0 = int(page[lo])
-            hi = int(np.searchsorted(page, w0 + window))
-            need = np.unique(page[lo:hi])
-            # stretches of consecutive pages, one read each
-            breaks = np.flatnonzero(np.diff(need) != 1) + 1
-            parts = []
-            for stretch in np.split(need, breaks):
-                first = int(stretch[0]) * PAGE_KEYS
-                last = min(self.count, (int(stretch[-1]) + 1) * PAGE_KEYS)
-                parts.append(self.read(first, last - first))
-            have = parts[0] if len(parts) == 1 else np.concatenate(parts)
-            sub = q[lo:hi]
-            at = np.searchsorted(have, sub)
-            at[at >= len(have)] = len(have) - 1
-            found[lo:hi] = have[at] == sub
-            lo = hi
-            if w0 + window >= pages:
-                break
+        if lo >= len(q):
+            return found
+        page, sub = page[lo:], q[lo:]
+        need = np.unique(page)
+        with mmap.mmap(self.fd, self.count * 8, prot=mmap.PROT_READ) as mm:
+            keys = np.frombuffer(mm, dtype="<u8")
+            full = self.count // PAGE_KEYS
+            whole = need[need < full]
+            parts = [keys[: full * PAGE_KEYS].reshape(full, PAGE_KEYS)[whole].reshape(-1)]
+            if len(whole) < len(need):  # the last, partial page
+                parts.append(keys[full * PAGE_KEYS :].copy())
+            del keys
+        have = (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(np.uint64, copy=False)
+        at = np.searchsorted(have, sub)
+        at[at >= len(have)] = len(have) - 1
+        found[lo:] = have[at] == sub
         return found
 
     def close(self) -> None:

@@ -71,16 +71,31 @@ def test_checks_match_a_set_through_spills_merges_and_a_reopen(tmp_path: Path) -
     assert not again.check(held_arr).any()
 
 
-def test_a_batch_as_large_as_the_run_reads_it_in_windows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import ccrawl.crawl.seen as seen
-
-    monkeypatch.setattr(seen, "WINDOW_KEYS", 2048)  # 4 pages a window: many windows, many stretches
+def test_a_batch_as_large_as_the_run_is_answered_whole(tmp_path: Path) -> None:
     db, store = _store(tmp_path, mem_keys=10)
     keys = np.arange(1, 40_001, dtype=np.uint64) * 3
     _add(db, store, keys)
     assert store.count == 40_000 and len(store.runs) == 1
     probe = np.arange(0, 130_000, dtype=np.uint64)
     assert np.flatnonzero(~store.check(probe)).tolist() == (keys.astype(np.int64)).tolist()
+
+
+@pytest.mark.parametrize("size", [1, PAGE_KEYS - 1, PAGE_KEYS, PAGE_KEYS + 1, 10 * PAGE_KEYS + 17])
+def test_a_run_answers_as_a_set_does_at_page_edges(tmp_path: Path, size: int) -> None:
+    """Keys on the first, a middle and the last (partial) page, below the first key and above the last."""
+    from ccrawl.crawl.seen import _Run
+
+    rng = np.random.default_rng(size)
+    keys = np.unique(rng.integers(1 << 10, 1 << 62, size, dtype=np.uint64))
+    keys.astype("<u8").tofile(tmp_path / "r.u64")
+    keys[::PAGE_KEYS].astype("<u8").tofile(tmp_path / "r.fence")
+    run = _Run(tmp_path, "r")
+    probe = np.unique(np.concatenate([
+        keys, keys + 1, keys - 1, np.array([0, 1, (1 << 64) - 1], dtype=np.uint64),
+        rng.integers(0, 1 << 63, 500, dtype=np.uint64),
+    ]))
+    assert run.contains(probe).tolist() == np.isin(probe, keys).tolist()
+    run.close()
 
 
 def test_url_keys_are_the_frontier_keys() -> None:
