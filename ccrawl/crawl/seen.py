@@ -55,6 +55,9 @@ PAGE_KEYS = 64
 key at most, so smaller pages read less: 512 bytes, 12.5 MB of fences per 100M keys in memory)."""
 WINDOW_KEYS = 1 << 21
 """Keys per read window (16 MB) when a batch checks a run and when runs are merged."""
+MAP_KEYS = 1 << 23
+"""Keys a check maps of a run at once (64 MB): the pages it touches leave with the mapping, so a check of
+a batch as large as a run of 100M keys never holds more than this much of it."""
 MEM_KEYS = 1 << 22
 """Keys kept in memory before a spill to a run (32 MB)."""
 RATIO = 4
@@ -123,14 +126,24 @@ class _Run:
             return found
         page, sub = page[lo:], q[lo:]
         need = np.unique(page)
-        with mmap.mmap(self.fd, self.count * 8, prot=mmap.PROT_READ) as mm:
-            keys = np.frombuffer(mm, dtype="<u8")
-            full = self.count // PAGE_KEYS
-            whole = need[need < full]
-            parts = [keys[: full * PAGE_KEYS].reshape(full, PAGE_KEYS)[whole].reshape(-1)]
-            if len(whole) < len(need):  # the last, partial page
-                parts.append(keys[full * PAGE_KEYS :].copy())
-            del keys
+        full = self.count // PAGE_KEYS
+        span = MAP_KEYS // PAGE_KEYS  # pages a mapping covers (a multiple of the OS page: MAP_KEYS is)
+        parts = []
+        at_page = 0
+        while at_page < len(need):
+            first = int(need[at_page]) // span * span  # the window holding the next page needed
+            upto = int(np.searchsorted(need, first + span))
+            pages = need[at_page:upto] - first
+            keys_in = min(self.count - first * PAGE_KEYS, span * PAGE_KEYS)
+            with mmap.mmap(self.fd, keys_in * 8, prot=mmap.PROT_READ, offset=first * PAGE_KEYS * 8) as mm:
+                keys = np.frombuffer(mm, dtype="<u8")
+                whole_in = min(span, full - first)
+                whole = pages[pages < whole_in]
+                parts.append(keys[: whole_in * PAGE_KEYS].reshape(whole_in, PAGE_KEYS)[whole].reshape(-1))
+                if len(whole) < len(pages):  # the run's last, partial page
+                    parts.append(keys[whole_in * PAGE_KEYS :].copy())
+                del keys
+            at_page = upto
         have = (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(np.uint64, copy=False)
         at = np.searchsorted(have, sub)
         at[at >= len(have)] = len(have) - 1

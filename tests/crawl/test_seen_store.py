@@ -80,13 +80,21 @@ def test_a_batch_as_large_as_the_run_is_answered_whole(tmp_path: Path) -> None:
     assert np.flatnonzero(~store.check(probe)).tolist() == (keys.astype(np.int64)).tolist()
 
 
-@pytest.mark.parametrize("size", [1, PAGE_KEYS - 1, PAGE_KEYS, PAGE_KEYS + 1, 10 * PAGE_KEYS + 17])
-def test_a_run_answers_as_a_set_does_at_page_edges(tmp_path: Path, size: int) -> None:
-    """Keys on the first, a middle and the last (partial) page, below the first key and above the last."""
+@pytest.mark.parametrize("map_keys", [512, 1 << 23])
+@pytest.mark.parametrize("size", [1, PAGE_KEYS - 1, PAGE_KEYS, PAGE_KEYS + 1, 10 * PAGE_KEYS + 17, 5000, 4096])
+def test_a_run_answers_as_a_set_does_at_page_edges(
+    tmp_path: Path, size: int, map_keys: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keys on the first, a middle and the last (partial) page, below the first key and above the last,
+    with the run mapped whole or in windows of 8 pages (a page edge at every window edge)."""
+    import ccrawl.crawl.seen as seen
     from ccrawl.crawl.seen import _Run
+
+    monkeypatch.setattr(seen, "MAP_KEYS", map_keys)
 
     rng = np.random.default_rng(size)
     keys = np.unique(rng.integers(1 << 10, 1 << 62, size, dtype=np.uint64))
+    assert len(keys) == size
     keys.astype("<u8").tofile(tmp_path / "r.u64")
     keys[::PAGE_KEYS].astype("<u8").tofile(tmp_path / "r.fence")
     run = _Run(tmp_path, "r")
