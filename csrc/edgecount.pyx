@@ -122,7 +122,8 @@ cdef class EdgeTally:
 
         The counters of an in-degree are spread over the whole array, so each add is a cache (and
         TLB) miss: lines are parsed ``BATCH`` at a time with their counters prefetched, and the adds
-        of a batch then find them on their way in (4x on a 50 M-vertex graph, bench/README.md).
+        of a batch then find them on their way in (1.9x on a 50 M-vertex graph, and 2.5x more with
+        the arrays on huge pages: bench/README.md).
         """
         cdef Py_ssize_t pos = 0, end, i, k = 0
         cdef int err
