@@ -153,10 +153,12 @@ async def domain_table(cc: CCClient, graph: str | None, warn: Warn | None = None
 
 async def gz_blocks(
     cc: CCClient, url: str, *, resumes: int = 5, on_bytes: Callable[[int], None] | None = None,
+    block_size: int = 1 << 22,
 ) -> AsyncIterator[bytes]:
     """The decompressed bytes of a (multi-member) gzip file at ``url``, in blocks as they stream.
 
-    ``on_bytes`` is told the size of every compressed chunk as it arrives.
+    ``on_bytes`` is told the size of every compressed chunk as it arrives; a block is at most
+    ``block_size`` bytes.
 
     Empty members are skipped; a file that ends inside a member raises, because a rank table cut
     short would otherwise read as a complete, shorter one. A connection dropped mid-body is picked up
@@ -172,7 +174,7 @@ async def gz_blocks(
     while True:
         try:
             async with cc.stream(url, start=received) as stream:
-                async for chunk in stream.chunks():
+                async for chunk in stream.chunks(min(1 << 20, 2 * block_size)):
                     received += len(chunk)
                     failures = 0
                     if on_bytes is not None:
@@ -180,7 +182,7 @@ async def gz_blocks(
                     data = chunk
                     while data:
                         try:
-                            out = decomp.decompress(data, 1 << 22)
+                            out = decomp.decompress(data, block_size)
                         except (zlib.error, inflate.error) as exc:
                             raise CcrawlError(f"{url}: not gzip data ({exc})") from exc
                         in_member = True
