@@ -55,7 +55,7 @@ def host_vertices(run: Run, graph: str | None) -> None:
 
 
 @command("degrees", help="In- and out-degree of every host from the edge files (streamed, 8 bytes a vertex; "
-                         "-j N counts N files at once on N cores).")
+                         "-j N counts N files at once on N threads, default 1).")
 @graph_option
 def host_degrees(run: Run, graph: str | None) -> None:
     from ccrawl import ops
@@ -65,9 +65,15 @@ def host_degrees(run: Run, graph: str | None) -> None:
 
 
 def _jobs(run: Run) -> int:
-    """Edge files counted at once: ``-j``, at most the machine's cores (a thread each)."""
+    """Edge files counted at once: ``-j`` when given (at most the machine's cores, a thread each), else 1.
+
+    Not the workers setting's default of 8: two threads adding into one pair of arrays measured
+    slower than one on the 2-vCPU bench machine (bench/README.md, "host degrees at scale").
+    """
     import os
 
+    if run.settings.sources.get("workers", "default") == "default":
+        return 1
     return max(1, min(int(run.settings.workers or 1), os.cpu_count() or 1))
 
 

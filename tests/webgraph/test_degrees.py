@@ -252,3 +252,12 @@ def test_random_multi_file_graph_with_jobs(hostile_env: FakeCCServer, capsys: py
     for host, rec in rows.items():
         assert rec["in_degree"] == sum(1 for _, b in RANDOM if b == by_id[host])
         assert rec["out_degree"] == sum(1 for a, _ in RANDOM if a == by_id[host])
+
+
+def test_threads_are_one_unless_j_is_given(hostile_env: FakeCCServer, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    code, _, err = _degrees(capsys, "good")
+    assert code == 0 and "with 1 thread(s)" in err  # not the workers setting's default of 8
+    code, _, err = _degrees(capsys, "good", "-j", "2")
+    assert code == 0 and f"with {min(2, os.cpu_count() or 1)} thread(s)" in err
