@@ -19,6 +19,7 @@ from types import ModuleType
 NATIVE_MODULES = (
     "surt", "domain", "canon", "simhash", "gzmembers", "gzinflate", "ranges", "h2mwalk", "lxbtree", "pqfooter",
     "textout",
+    "edgecount",
 )
 
 _chosen: dict[str, str] = {}

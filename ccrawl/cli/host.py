@@ -54,13 +54,27 @@ def host_vertices(run: Run, graph: str | None) -> None:
     run.emit(op(graph=graph, ctx=run.context()), columns=op.columns)
 
 
-@command("degrees", help="In- and out-degree of every host from the edge files (streamed, bounded memory).")
+@command("degrees", help="In- and out-degree of every host from the edge files (streamed, 8 bytes a vertex; "
+                         "-j N counts N files at once on N threads, default 1).")
 @graph_option
 def host_degrees(run: Run, graph: str | None) -> None:
     from ccrawl import ops
 
     op = ops.get("host.degrees")
-    run.emit(op(graph=graph, ctx=run.context()), columns=op.columns)
+    run.emit(op(graph=graph, jobs=_jobs(run), ctx=run.context()), columns=op.columns)
+
+
+def _jobs(run: Run) -> int:
+    """Edge files counted at once: ``-j`` when given (at most the machine's cores, a thread each), else 1.
+
+    Not the workers setting's default of 8: two threads adding into one pair of arrays measured
+    slower than one on the 2-vCPU bench machine (bench/README.md, "host degrees at scale").
+    """
+    import os
+
+    if run.settings.sources.get("workers", "default") == "default":
+        return 1
+    return max(1, min(int(run.settings.workers or 1), os.cpu_count() or 1))
 
 
 @command("enrich", help="Enrichment pipeline: rank, then --degrees and --cdx (opt-in, large transfers).")
@@ -71,8 +85,8 @@ def host_enrich(run: Run, graph: str | None, degrees: bool, cdx: bool) -> None:
     from ccrawl import ops
 
     op = ops.get("host.enrich")
-    run.emit(op(graph=graph, limit=run.output.limit or 20, degrees=degrees, cdx=cdx, ctx=run.context()),
-             columns=op.columns)
+    run.emit(op(graph=graph, limit=run.output.limit or 20, degrees=degrees, cdx=cdx, jobs=_jobs(run),
+                ctx=run.context()), columns=op.columns)
 
 
 for _cmd in (host_top, host_get, host_vertices, host_degrees, host_enrich):

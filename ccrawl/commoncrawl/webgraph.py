@@ -38,6 +38,8 @@ class GraphRelease:
     crawls: tuple[str, ...]
     prefix: str
     """Path of the release's directory on the data host, ``projects/hyperlinkgraph/<id>/``."""
+    host_nodes: int | None = None
+    """Vertices of the host graph (``stats.host.nodes`` in ``graphinfo.json``), None when not listed."""
 
     def file(self, name: str) -> str:
         return self.prefix + name
@@ -66,6 +68,13 @@ def graphinfo_url(collinfo_endpoint: str) -> str:
     return f"{base}/graphinfo.json"
 
 
+def _host_nodes(entry: dict[str, Any]) -> int | None:
+    stats = entry.get("stats")
+    host = stats.get("host") if isinstance(stats, dict) else None
+    nodes = host.get("nodes") if isinstance(host, dict) else None
+    return nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes >= 0 else None
+
+
 def _prefix_of(entry: dict[str, Any]) -> str:
     location = str(entry.get("location") or "")
     if location.startswith("s3://"):
@@ -82,7 +91,8 @@ async def list_releases(cc: CCClient) -> list[GraphRelease]:
     try:
         entries = json.loads(resp.body)
         releases = [
-            GraphRelease(str(e["id"]), tuple(str(c) for c in e.get("crawls") or ()), _prefix_of(e)) for e in entries
+            GraphRelease(str(e["id"]), tuple(str(c) for c in e.get("crawls") or ()), _prefix_of(e), _host_nodes(e))
+            for e in entries
         ]
     except (ValueError, KeyError, TypeError) as exc:
         raise CcrawlError(f"{url}: not a web-graph release list ({exc})") from exc
@@ -141,8 +151,14 @@ async def domain_table(cc: CCClient, graph: str | None, warn: Warn | None = None
     raise NothingMatched("no web-graph release has a domain table")
 
 
-async def gz_blocks(cc: CCClient, url: str, *, resumes: int = 5) -> AsyncIterator[bytes]:
+async def gz_blocks(
+    cc: CCClient, url: str, *, resumes: int = 5, on_bytes: Callable[[int], None] | None = None,
+    block_size: int = 1 << 22,
+) -> AsyncIterator[bytes]:
     """The decompressed bytes of a (multi-member) gzip file at ``url``, in blocks as they stream.
+
+    ``on_bytes`` is told the size of every compressed chunk as it arrives; a block is at most
+    ``block_size`` bytes.
 
     Empty members are skipped; a file that ends inside a member raises, because a rank table cut
     short would otherwise read as a complete, shorter one. A connection dropped mid-body is picked up
@@ -158,13 +174,15 @@ async def gz_blocks(cc: CCClient, url: str, *, resumes: int = 5) -> AsyncIterato
     while True:
         try:
             async with cc.stream(url, start=received) as stream:
-                async for chunk in stream.chunks():
+                async for chunk in stream.chunks(min(1 << 20, 2 * block_size)):
                     received += len(chunk)
                     failures = 0
+                    if on_bytes is not None:
+                        on_bytes(len(chunk))
                     data = chunk
                     while data:
                         try:
-                            out = decomp.decompress(data, 1 << 22)
+                            out = decomp.decompress(data, block_size)
                         except (zlib.error, inflate.error) as exc:
                             raise CcrawlError(f"{url}: not gzip data ({exc})") from exc
                         in_member = True
@@ -280,3 +298,38 @@ async def edges(cc: CCClient, rel: GraphRelease) -> AsyncIterator[tuple[int, int
                 yield int(a), int(b)
             except ValueError as exc:
                 raise InputError(f"{path}: edge line does not parse: {line[:80]!r}") from exc
+
+
+async def vertex_ids(cc: CCClient, rel: GraphRelease, revs: set[str]) -> dict[str, int]:
+    """The vertex ids of the reversed host names ``revs``, found by a byte search of the vertex files.
+
+    Each inflated block is searched for ``<TAB>name<LF>`` once per name still missing, so a few
+    names cost one scan at ``bytes.find``'s speed, not a Python string per vertex; the scan stops
+    as soon as every name is found. A name not in the graph is left out of the answer.
+    """
+    missing = {rev: ("\t" + rev + "\n").encode() for rev in revs}
+    found: dict[str, int] = {}
+    for path in await vertex_files(cc, rel):
+        tail = b""
+        async for block in gz_blocks(cc, cc.data_url(path)):
+            text = tail + block
+            cut = text.rfind(b"\n") + 1
+            text, tail = b"\n" + text[:cut], text[cut:]
+            for rev, needle in list(missing.items()):
+                at = text.find(needle)
+                if at < 0:
+                    continue
+                start = text.rfind(b"\n", 0, at) + 1
+                try:
+                    found[rev] = int(text[start:at])
+                except ValueError as exc:
+                    raise InputError(f"{path}: vertex line does not parse: {text[start:at + 80]!r}") from exc
+                del missing[rev]
+            if not missing:
+                return found
+        if tail:  # a last line without its newline
+            for rev, needle in list(missing.items()):
+                if (b"\n" + tail + b"\n").find(needle) >= 0:
+                    found[rev] = int(tail.partition(b"\t")[0])
+                    del missing[rev]
+    return found

@@ -8,13 +8,12 @@ columnar index operations; ``host enrich --cdx`` calls the ``host.cdx`` operatio
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import AsyncIterator, Iterator
 from typing import Annotated, Any
 
 from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.ops import operation
-from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Value
+from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value
 from ccrawl.ops.context import Notice, OpContext, context
 
 Record = dict[str, Any]
@@ -184,62 +183,55 @@ def host_vertices(
     yield from iterate(rows, **_options(ctx))
 
 
-def count_degrees(edge_pairs: Iterator[tuple[int, int]], *, sparse: bool = False) -> tuple[Any, Any]:
-    """(in, out) degree counts: two uint32 arrays indexed by vertex id, or two dicts when ``sparse``.
-
-    Memory is 8 bytes per vertex, never per edge: the edge files stream by. ``sparse`` is for
-    pairs already filtered to a few vertices (``host enrich``): dicts over the ids that show up.
-    """
-    if sparse:
-        din: dict[int, int] = {}
-        dout: dict[int, int] = {}
-        for a, b in edge_pairs:
-            dout[a] = dout.get(a, 0) + 1
-            din[b] = din.get(b, 0) + 1
-        return din, dout
-    ain, aout = array("I"), array("I")
-    for a, b in edge_pairs:
-        top = max(a, b)
-        if top >= len(ain):
-            grow = max(top + 1, len(ain) * 2) - len(ain)
-            ain.extend(array("I", bytes(4 * grow)))
-            aout.extend(array("I", bytes(4 * grow)))
-        aout[a] += 1
-        ain[b] += 1
-    return ain, aout
-
-
 @operation("host.degrees", summary="In- and out-degree of every host, streamed from the edge files",
            columns=("id", *HOST_COLUMNS))
 def host_degrees(
     graph: Value[str | None] = None,
+    jobs: Limit[int] = 1,
     ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
-    """Two passes: the edges (counted into per-vertex arrays), then the vertices (joined by id)."""
+    """Two passes: the edges (counted into per-vertex arrays, ``jobs`` files at once), then the
+    vertices (joined by id). Memory is 8 bytes a vertex (ccrawl.commoncrawl.degrees)."""
     from ccrawl.commoncrawl import webgraph as wg
+    from ccrawl.errors import InputError
     from ccrawl.net.client import CCClient, iterate
 
     options = _options(ctx)
-    graph_id: list[wg.GraphRelease] = []
-
-    async def edge_stream(cc: CCClient) -> AsyncIterator[tuple[int, int]]:
-        rel = await wg.release(cc, graph)
-        graph_id.append(rel)
-        async for pair in wg.edges(cc, rel):
-            yield pair
-
-    din, dout = count_degrees(iterate(edge_stream, **options))
+    rel, counts = _count_degrees(graph, jobs, options, _say(ctx))
+    din, dout = counts.din, counts.dout
 
     async def vertex_stream(cc: CCClient) -> AsyncIterator[tuple[int, str]]:
-        async for item in wg.vertices(cc, graph_id[0]):
+        async for item in wg.vertices(cc, rel):
             yield item
 
     for vid, rev in iterate(vertex_stream, **options):
+        if not 0 <= vid < len(din):
+            raise InputError(f"vertex id {vid} ({rev}) is beyond the {len(din):,} vertices {rel.id} lists")
         host = wg.reverse_host(rev)
         record: Record = {"id": vid, **dict.fromkeys(HOST_COLUMNS)}
         record.update(host=host, host_rev=rev, tld=host.rsplit(".", 1)[-1], registered_domain=_registered(host),
-                      in_degree=din[vid] if vid < len(din) else 0, out_degree=dout[vid] if vid < len(dout) else 0)
+                      in_degree=int(din[vid]), out_degree=int(dout[vid]))
         yield record
+
+
+def _count_degrees(graph: str | None, jobs: int, options: dict[str, Any], notice: Notice) -> tuple[Any, Any]:
+    """(release, EdgeCount): every vertex's degrees from the release's edge files."""
+    from ccrawl.commoncrawl import degrees
+    from ccrawl.commoncrawl import webgraph as wg
+    from ccrawl.net.client import CCClient, run
+
+    if jobs < 1:
+        raise UsageError(f"-j {jobs}: must be 1 or more")
+
+    async def plan(cc: CCClient) -> tuple[wg.GraphRelease, int, list[str]]:
+        rel = await wg.release(cc, graph)
+        vertices = await degrees.vertex_count(cc, rel, notice)
+        return rel, vertices, [cc.data_url(p) for p in await wg.edge_files(cc, rel)]
+
+    rel, vertices, urls = run(plan, **options)
+    counts = degrees.count_edges(urls, vertices, jobs=jobs, client_options=options)
+    notice(counts.summary(f"host degrees {rel.id}"))
+    return rel, counts
 
 
 def _registered(host: str) -> str | None:
@@ -248,26 +240,22 @@ def _registered(host: str) -> str | None:
     return registered_domain(host)
 
 
-def _add_degrees(records: list[Record], graph: str | None, options: dict[str, Any]) -> None:
+def _add_degrees(records: list[Record], graph: str | None, jobs: int, options: dict[str, Any],
+                 notice: Notice) -> None:
+    """Degrees of ``records``' hosts: every vertex counted (8 bytes a vertex), then their ids looked up."""
     from ccrawl.commoncrawl import webgraph as wg
-    from ccrawl.net.client import CCClient, iterate
+    from ccrawl.net.client import CCClient, run
 
-    by_rev = {r["host_rev"]: r for r in records}
-    ids: dict[int, Record] = {}
+    rel, counts = _count_degrees(graph, jobs, options, notice)
+    wanted = {r["host_rev"]: r for r in records}
 
-    async def pairs(cc: CCClient) -> AsyncIterator[tuple[int, int]]:
-        rel = await wg.release(cc, graph)
-        async for vid, rev in wg.vertices(cc, rel):
-            if rev in by_rev:
-                ids[vid] = by_rev[rev]
-        async for a, b in wg.edges(cc, rel):
-            if a in ids or b in ids:
-                yield a, b
+    async def find(cc: CCClient) -> dict[str, int]:
+        return await wg.vertex_ids(cc, rel, set(wanted))
 
-    din, dout = count_degrees(iterate(pairs, **options), sparse=True)
-    for vid, record in ids.items():
-        record["in_degree"] = din.get(vid, 0)
-        record["out_degree"] = dout.get(vid, 0)
+    for rev, vid in run(find, **options).items():
+        if 0 <= vid < len(counts.din):
+            wanted[rev]["in_degree"] = int(counts.din[vid])
+            wanted[rev]["out_degree"] = int(counts.dout[vid])
 
 
 def _add_cdx(records: list[Record], *, ctx: OpContext | None) -> None:
@@ -291,14 +279,16 @@ def host_enrich(
     limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 20,
     degrees: Value[bool] = False,
     cdx: Value[bool] = False,
+    jobs: Limit[int] = 1,
     ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
-    """Phase 1-2 the rank table's top ``limit`` hosts; phase 3 their degrees; phase 4 their CDX counts."""
+    """Phase 1-2 the rank table's top ``limit`` hosts; phase 3 their degrees (``jobs`` edge files at
+    once); phase 4 their CDX counts."""
     if limit <= 0:
         raise UsageError("host enrich needs -n > 0: the degree and CDX phases hold the hosts they enrich")
     records = [dict(r) for r in rank_all(graph=graph, limit=limit, ctx=ctx)]
     if degrees:
-        _add_degrees(records, graph, _options(ctx))
+        _add_degrees(records, graph, jobs, _options(ctx), _say(ctx))
     if cdx:
         _add_cdx(records, ctx=ctx)
     yield from records
