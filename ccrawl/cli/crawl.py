@@ -131,12 +131,17 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--fetchers", type=int, default=None,
               help="Fetch processes, each owning a partition of the registered domains "
                    "[the state file's count, else one per core up to one per 16 workers]")
+@click.option("--host-budget", type=click.IntRange(min=0), default=5000, show_default=True,
+              help="Trap budget: URLs a host may have queued per registered domain linking to it, plus one "
+                   "(0 = no budgets); links past it are not queued, and the run says how many")
+@click.option("--domain-budget", type=click.IntRange(min=0), default=20000, show_default=True,
+              help="The same for all the hosts of a registered domain together")
 @_RESOLVE
 @ALLOW_PRIVATE
 def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int | None, max_pages: int,
               max_redirects: int | None, same_host: bool, robots: bool, warc_size: str, prefix: str, shard: str,
-              shards: int | None, workers: int, fetchers: int | None, resolve: tuple[str, ...],
-              allow_private_addresses: bool | None) -> None:
+              shards: int | None, workers: int, fetchers: int | None, host_budget: int, domain_budget: int,
+              resolve: tuple[str, ...], allow_private_addresses: bool | None) -> None:
     from ccrawl import ops
     from ccrawl.cli.commoncrawl import parse_size
     from ccrawl.net.client import seconds
@@ -153,7 +158,7 @@ def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max
                  shards=assignment.count, workers=workers, fetchers=fetchers,
                  timeout=float(run.settings.timeout or 30.0),
                  resolve=_resolve(resolve), allow_private_addresses=allow_private(run, allow_private_addresses),
-                 notice=echo_err, progress=run.progress)
+                 notice=echo_err, progress=run.progress, host_budget=host_budget, domain_budget=domain_budget)
     run.emit(records, columns=op.columns, single=True)
 
 

@@ -492,6 +492,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
         summary.seconds = time.perf_counter() - started
         summary.admitted = frontier.admitted
         summary.duplicates = frontier.dropped["seen"]
+        summary.over_budget = frontier.dropped["trap"]
         summary.total_fetched = frontier.fetched
         counts = state.counts()
         summary.queued, summary.seen = counts["queued"] + counts["outbox"], counts["seen"]

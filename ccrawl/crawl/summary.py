@@ -15,6 +15,8 @@ class CrawlSummary:
     robots_skipped: int = 0
     admitted: int = 0
     duplicates: int = 0
+    over_budget: int = 0
+    """Links not queued because their host or registered domain was past its trap budget this run."""
     warc_files: list[str] = field(default_factory=list)
     recovered_done: int = 0
     requeued: int = 0
@@ -45,7 +47,8 @@ class CrawlSummary:
 
     def add(self, other: CrawlSummary) -> None:
         """Fold one partition's summary into this one (``finished`` is the parent's call)."""
-        for name in ("fetched", "archived", "failed", "robots_skipped", "admitted", "duplicates", "recovered_done",
+        for name in ("fetched", "archived", "failed", "robots_skipped", "admitted", "duplicates", "over_budget",
+                     "recovered_done",
                      "requeued", "total_fetched", "queued", "seen"):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.refused = self.refused or other.refused

@@ -154,6 +154,8 @@ def crawl_run(
     fetchers: Limit[int | None] = None,
     allow_private_addresses: Network[bool] = False,
     progress: Injected[str] = "none",
+    host_budget: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 5000,
+    domain_budget: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 20000,
 ) -> Iterator[Record]:
     """``max_depth`` None is :data:`ccrawl.crawl.run.DEFAULT_MAX_DEPTH`, and the run says so."""
     from ccrawl.crawl.parts import crawl_run as run_crawl
@@ -168,7 +170,7 @@ def crawl_run(
         same_host=same_host, robots=robots, warc_size=warc_size, prefix=prefix, shard=shard, shards=shards,
         workers=workers, timeout=timeout, resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT,
         fetchers=fetchers, max_redirects=max_redirects, allow_private_addresses=allow_private_addresses,
-        progress=progress,
+        progress=progress, host_budget=host_budget, domain_budget=domain_budget,
     )
     say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
     scope = "the seeds' hosts" if same_host else "any host"
@@ -187,4 +189,8 @@ def crawl_run(
     if cut:
         say(f"crawl run: {cut} redirect chain(s) longer than --max-redirects {max_redirects} were not followed "
             f"(failed fetches, errors.{TOO_MANY_REDIRECTS})")
+    if summary.over_budget:
+        say(f"crawl run: {summary.over_budget} link(s) not queued: their host or registered domain had used its "
+            f"trap budget ({host_budget} / {domain_budget} URLs per linking domain; --host-budget and "
+            f"--domain-budget raise them, 0 turns them off)")
     yield {**summary.as_record(), "max_depth": max_depth}

@@ -106,3 +106,46 @@ def test_budgets_off_lets_the_trap_run_to_the_page_limit(trap: TrapSite, tmp_pat
                         resolve={"*.test": "127.0.0.1"}, robots=False, host_budget=0, max_pages=150)
     summary = crawl_run(opts, [trap.url("trap.test", "/cal/0")])
     assert not summary.finished and summary.fetched == 150
+
+
+def _cli_run(trap: TrapSite, tmp_path: Path, *flags: str) -> tuple[dict[str, object], str]:
+    import json
+    import os
+    import subprocess
+    import sys
+
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(trap.url("popular.test", "/cal/0") + "\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "ccrawl", "-o", "jsonl", "crawl", "run", "--seeds", str(seeds),
+         "--state", str(tmp_path / "state.db"), "--delay", "0", "--max-depth", "10000", "--no-robots",
+         "--max-pages", "200", "--resolve", "*.test=127.0.0.1", *flags],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1]), proc.stderr
+
+
+def test_the_budget_flags_reach_the_crawl_and_the_run_says_what_they_cut(trap: TrapSite, tmp_path: Path) -> None:
+    record, err = _cli_run(trap, tmp_path, "--host-budget", "7")
+    # one vote (the seed's): 7 * (1 + 1) URLs queued, the calendar's other links counted as cut
+    assert record["admitted"] == 14 and record["fetched"] == 14 and record["finished"] is True
+    cut = [line for line in err.splitlines() if "not queued" in line]
+    assert len(cut) == 1 and "trap budget (7 / 20000" in cut[0] and "--host-budget" in cut[0]
+    assert int(cut[0].split("crawl run: ")[1].split()[0]) > 0
+
+
+def test_host_budget_zero_turns_the_budgets_off_from_the_command_line(trap: TrapSite, tmp_path: Path) -> None:
+    record, err = _cli_run(trap, tmp_path, "--host-budget", "0")
+    assert record["fetched"] == 200 and record["finished"] is False  # the page limit, not a budget, ended it
+    assert "not queued" not in err
+
+
+def test_a_negative_budget_is_a_usage_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "ccrawl", "crawl", "run", "--seeds", "-", "--state",
+                           str(tmp_path / "s.db"), "--domain-budget", "-1"], capture_output=True, text=True,
+                          input="", timeout=60)
+    assert proc.returncode == 2 and "--domain-budget" in proc.stderr and "Traceback" not in proc.stderr
