@@ -1,7 +1,8 @@
 """Hostile sizes through the url.* operations: a 100k-label host and a 1 MB URL cost linear time.
 
 Each case times the operation on an input of size n and of size 4n (best of a few runs) and asserts
-the ratio is under 8: linear work gives about 4, the quadratic shapes these guard against gave 16.
+the ratio is under 11: linear work gives about 4 (up to 8 seen with 4 MB strings past the caches, pure
+Python), the quadratic shapes these guard against gave 16.
 A ratio of CPU times, not an absolute or wall time, so a slow or busy machine does not fail it (wall
 time on a shared machine counts the other processes' turns: ratios of 10 were seen at load 10). Both implementations are
 covered: this file runs natively and again with CCRAWL_NO_EXTENSIONS=1.
@@ -64,7 +65,7 @@ def test_many_labels_cost_linear_time(operation: str, params: dict[str, Any], ma
     assert "error" not in records[0]
     if operation == "url.domain":
         assert records[0]["registered_domain"] is None  # no DNS name has 100k labels
-    assert _ratio(operation, make, 25_000, rows=4, **params) < 8
+    assert _ratio(operation, make, 25_000, rows=4, **params) < 11
 
 
 def path_escapes(size: int) -> str:
@@ -102,4 +103,4 @@ MEGABYTE_SHAPES = [labels_url, path_escapes, host_escapes, aspx_segments, aspx_s
 @pytest.mark.parametrize("operation", ["url.surt", "url.canon", "url.domain"])
 def test_a_megabyte_url_costs_linear_time(operation: str, make: Callable[[int], str]) -> None:
     # 1 MB against 4 MB: both past the CPU's caches, whose edge alone can double a ratio taken below it
-    assert _ratio(operation, make, 1 << 20) < 8
+    assert _ratio(operation, make, 1 << 20) < 11
