@@ -180,14 +180,14 @@ class Run:
     def context(self, notice: Notice | None = None) -> OpContext:
         """What this invocation injects into an operation: the Common Crawl client's options from the
         resolved settings (with ``--no-cache`` and ``-v``), notices on stderr (or ``notice``), the
-        command line and the Hub endpoint."""
+        command line, the Hub endpoint and the chosen ``--progress``."""
         from ccrawl.net.options import ClientOptions
         from ccrawl.ops.context import OpContext
 
         settings = self.settings
         client = ClientOptions.parse({**settings.values, "no_cache": self.no_cache, "verbose": self.verbose})
         hub = str(getattr(settings, "hf_endpoint", "") or "") or None
-        return OpContext(client, notice or echo_err, self.command_line, hub)
+        return OpContext(client, notice or echo_err, self.command_line, hub, self.progress)
 
     def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False,
              verdict: bool = False) -> int:

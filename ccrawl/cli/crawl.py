@@ -158,7 +158,7 @@ def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max
                  shards=assignment.count, workers=workers, fetchers=fetchers,
                  timeout=float(run.settings.timeout or 30.0),
                  resolve=_resolve(resolve), allow_private_addresses=allow_private(run, allow_private_addresses),
-                 notice=echo_err, progress=run.progress, host_budget=host_budget, domain_budget=domain_budget)
+                 host_budget=host_budget, domain_budget=domain_budget, ctx=run.context())
     run.emit(records, columns=op.columns, single=True)
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import Run, command, echo_err
+from ccrawl.cli.common import Run, command
 from ccrawl.cli.urls import seconds, upkeep_options
 
 
@@ -66,7 +66,7 @@ def domains_recount_cmd(run: Run, graph: str, repo: str, no_push: bool, hub: str
 
     op = ops.get("domains.recount")
     rows = op(repo=domains_repo(run, repo), graph=graph, no_push=no_push, hub=hub, endpoint=_endpoint(run),
-              notice=echo_err)
+              ctx=run.context())
     run.emit(rows, columns=op.columns)
 
 
@@ -86,7 +86,7 @@ def domains_diff_cmd(run: Run, repo: str, from_release: str, to_release: str, ad
 
     op = ops.get("domains.diff")
     rows = op(from_release=from_release, to_release=to_release, repo=domains_repo(run, repo), added_out=added_out,
-              workers=workers, hub=hub, endpoint=_endpoint(run), notice=echo_err)
+              workers=workers, hub=hub, endpoint=_endpoint(run), ctx=run.context())
     run.emit(rows, columns=op.columns, single=True)
 
 

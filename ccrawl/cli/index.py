@@ -42,10 +42,10 @@ def build(run: Run, directory: str | None, input_: str | None, urls: str | None,
 
     op = ops.get("index.build")
     url_list = [u.strip() for u in (urls or "").split(",") if u.strip()]
-    live: dict[str, object] = {"timeout": float(run.settings.timeout or 30.0), "delay": 0.0,
-                               "resolve": parse_resolve(resolve)}
     records = op(dir=_dir(run, directory), input=input_, urls=url_list, workers=workers, heap_mb=heap_mb,
-                 allow_private_addresses=allow_private(run, allow_private_addresses), live=live, notice=run.warn)
+                 allow_private_addresses=allow_private(run, allow_private_addresses),
+                 timeout=float(run.settings.timeout or 30.0), delay=0.0, resolve=parse_resolve(resolve),
+                 ctx=run.context(run.warn))
     run.emit(records, columns=op.columns, single=True)
 
 

@@ -83,7 +83,7 @@ def library_verify(run: Run, quick: bool, kind: str | None) -> None:
     op = ops.get("library.verify")
     problems = _Problems()
     rows = op(root=_root(run), quick=quick, crawl=_crawl(run), kind=kind, workers=int(run.settings.workers or 4),
-              notice=run.info)
+              ctx=run.context(run.info))
     run.emit(problems.watch(rows), columns=op.columns)
     if problems.failures:
         what = ", ".join(f"{n} {name}" for name, n in problems.failures.items())
@@ -106,8 +106,8 @@ def library_gc(run: Run, older_than: str | None, kind: str | None, yes: bool) ->
             raise UsageError(f"--older-than {older_than!r}: {exc}") from None
     op = ops.get("library.gc")
     really = yes and not run.dry_run
-    run.emit(op(root=_root(run), older_than=seconds, crawl=_crawl(run), kind=kind, yes=really, notice=run.info),
-             columns=op.columns)
+    run.emit(op(root=_root(run), older_than=seconds, crawl=_crawl(run), kind=kind, yes=really,
+                ctx=run.context(run.info)), columns=op.columns)
 
 
 @command("scan", help="Hash the files on disk that fit the layout and record them in the manifest.")
@@ -116,7 +116,7 @@ def library_scan(run: Run, rehash: bool) -> None:
     from ccrawl import ops
 
     op = ops.get("library.scan")
-    run.emit(op(root=_root(run), rehash=rehash, workers=int(run.settings.workers or 4), notice=run.info),
+    run.emit(op(root=_root(run), rehash=rehash, workers=int(run.settings.workers or 4), ctx=run.context(run.info)),
              columns=op.columns)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import Run, command, echo_err
+from ccrawl.cli.common import Run, command
 from ccrawl.cli.urls import staging_for, urls_repo
 
 
@@ -92,7 +92,7 @@ def delete_obsolete_cmd(run: Run, yes: bool, hub: str) -> None:
     confirm = ask if sys.stdin.isatty() else None
     op = ops.get("publish.delete_obsolete")
     rows = op(yes=yes, hub=hub, endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), confirm=confirm,
-              notice=echo_err)
+              ctx=run.context())
     run.emit(rows, columns=op.columns)
 
 

@@ -138,11 +138,9 @@ def run(run: Run, source: str, fmt: str, delay: str, shard_size: str, robots_tim
         resolve=parse_resolve(resolve),
         allow_private_addresses=bool(run.settings.allow_private_addresses if allow_private_addresses is None
                                      else allow_private_addresses),
-        hub_endpoint=run.settings.hf_endpoint,
-        progress=run.progress,
         journal=run.flags.get("journal"),
         metrics_addr=run.flags.get("metrics_addr"),
-        command_line=run.command_line,
+        ctx=run.context(),
         **{k: v for k, v in flags.items() if v is not None or k in ("column", "release", "out", "state")},
     )
     record = next(iter(records))

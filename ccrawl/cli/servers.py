@@ -17,8 +17,9 @@ from ccrawl.cli.common import Run, command
 
 
 def _injected(run: Run) -> dict[str, Any]:
-    """What the server injects into every operation (never a client's): its :class:`OpContext`."""
-    return {"ctx": run.context().with_client(verbose=0)}
+    """What the server injects into every operation (never a client's): its :class:`OpContext` (no
+    progress lines: a run's notices are frames to its client)."""
+    return {"ctx": run.context().with_client(verbose=0).with_progress("none")}
 
 
 def _defaults(run: Run, registry: dict[str, Any]) -> dict[str, dict[str, Any]]:

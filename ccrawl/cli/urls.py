@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ccrawl.cli.common import Run, command, echo_err
+from ccrawl.cli.common import Run, command
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -101,7 +101,7 @@ def urls_recount_cmd(run: Run, repo: str, no_push: bool, hub: str) -> None:
     repo = urls_repo(run, repo)
     op = ops.get("urls.recount")
     rows = op(repo=repo, crawl=run.settings.crawl or "", no_push=no_push, hub=hub,
-              endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), notice=echo_err)
+              endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), ctx=run.context())
     run.emit(rows, columns=op.columns)
 
 

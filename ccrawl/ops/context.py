@@ -11,7 +11,11 @@ refuse a request naming it. It carries
   client);
 - ``command_line``: the command as the user gave it, for provenance (WARC ``warcinfo``, dataset
   metadata); empty when there is none;
-- ``hub_endpoint``: the HuggingFace Hub endpoint the server or shell is configured with.
+- ``hub_endpoint``: the HuggingFace Hub endpoint the server or shell is configured with;
+- ``progress``: how a long run shows its progress (``text``, ``json`` or ``none``: a server's runs
+  show none, their notices are frames to the client);
+- ``handle_signals``: whether a long run may install its own SIGINT/SIGTERM handlers (to checkpoint
+  and stop cleanly) — the front end's process decides, not the operation.
 """
 
 from __future__ import annotations
@@ -41,13 +45,16 @@ class OpContext:
     notice: Notice = stderr_notice
     command_line: str = ""
     hub_endpoint: str | None = None
+    progress: str = "none"
+    handle_signals: bool = True
 
     @classmethod
     def of(cls, client: ClientOptions | Mapping[str, object] | None = None, *, notice: Notice | None = None,
-           command_line: str = "", hub_endpoint: str | None = None) -> OpContext:
+           command_line: str = "", hub_endpoint: str | None = None, progress: str = "none",
+           handle_signals: bool = True) -> OpContext:
         """A context from client options given typed or as a mapping of settings (parsed here)."""
         options = client if isinstance(client, ClientOptions) else ClientOptions.parse(client or {})
-        return cls(options, notice or stderr_notice, command_line, hub_endpoint)
+        return cls(options, notice or stderr_notice, command_line, hub_endpoint, progress, handle_signals)
 
     def client_kwargs(self) -> dict[str, object]:
         """The client options as :class:`~ccrawl.net.client.CCClient` keywords, warnings to the notice
@@ -56,6 +63,9 @@ class OpContext:
 
     def with_notice(self, notice: Notice) -> OpContext:
         return dataclasses.replace(self, notice=notice)
+
+    def with_progress(self, progress: str) -> OpContext:
+        return dataclasses.replace(self, progress=progress)
 
     def with_client(self, **changes: object) -> OpContext:
         """The same context with some client options changed (parsed as settings are)."""

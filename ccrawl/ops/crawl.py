@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Annotated, Any
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Network, ReadPath, Value, WritePath
-from ccrawl.ops.context import OpContext
+from ccrawl.ops.context import OpContext, context
 
 Record = dict[str, Any]
 Notice = Callable[[str], None]
@@ -150,14 +149,14 @@ def crawl_run(
     timeout: Limit[float] = 30.0,
     resolve: Network[Mapping[str, str] | None] = None,
     user_agent: Network[str] = "",
-    notice: Injected[Notice | None] = None,
     fetchers: Limit[int | None] = None,
     allow_private_addresses: Network[bool] = False,
-    progress: Injected[str] = "none",
     host_budget: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 5000,
     domain_budget: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 20000,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
-    """``max_depth`` None is :data:`ccrawl.crawl.run.DEFAULT_MAX_DEPTH`, and the run says so."""
+    """``max_depth`` None is :data:`ccrawl.crawl.run.DEFAULT_MAX_DEPTH`, and the run says so; the context's
+    ``progress`` is how the run shows its progress, its ``notice`` where its lines go."""
     from ccrawl.crawl.parts import crawl_run as run_crawl
     from ccrawl.crawl.run import BLOCKED_ADDRESS, DEFAULT_MAX_DEPTH, TOO_MANY_REDIRECTS, CrawlOptions
     from ccrawl.fetch.addresses import HOW_TO_ALLOW
@@ -170,9 +169,9 @@ def crawl_run(
         same_host=same_host, robots=robots, warc_size=warc_size, prefix=prefix, shard=shard, shards=shards,
         workers=workers, timeout=timeout, resolve=dict(resolve or {}), user_agent=user_agent or DEFAULT_USER_AGENT,
         fetchers=fetchers, max_redirects=max_redirects, allow_private_addresses=allow_private_addresses,
-        progress=progress, host_budget=host_budget, domain_budget=domain_budget,
+        progress=context(ctx).progress, host_budget=host_budget, domain_budget=domain_budget,
     )
-    say = notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    say = context(ctx).notice
     scope = "the seeds' hosts" if same_host else "any host"
     say(f"crawl run: depth limit {max_depth} ({depth_note}), links followed to {scope}")
     summary = run_crawl(options, seeds, say)

@@ -1,22 +1,21 @@
 """The web-graph domain mirror: ``domains publish|recount|diff``.
 
 Same conventions as :mod:`ccrawl.ops.mirrors`: ``ctx`` (:class:`~ccrawl.ops.context.OpContext`) carries the
-:class:`~ccrawl.net.client.CCClient` keywords (where the web graph is read from), ``hub`` picks where the
-dataset repo lives (``""`` for ``$CCRAWL_HUB`` or the Hub, ``"hf"``, or a directory), and ``notice`` is
-where stderr lines go.
+:class:`~ccrawl.net.client.CCClient` keywords (where the web graph is read from) and the notice (where stderr
+lines go), and ``hub`` picks where the dataset repo lives (``""`` for ``$CCRAWL_HUB`` or the Hub, ``"hf"``, or a
+directory).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Endpoint, Injected, Limit, Value, WritePath
-from ccrawl.ops.context import OpContext, context, stderr_notice
+from ccrawl.ops.context import OpContext, context
 
 Record = dict[str, Any]
-Notice = Callable[[str], None]
 
 DOMAINS_REPO = "open-index/ccrawl-domains"
 PUBLISH_COLUMNS = ("release", "shard", "rows", "first_pos", "bytes", "action", "commit")
@@ -97,14 +96,14 @@ def domains_recount(
     no_push: Value[bool] = False,
     hub: Endpoint[str] = "",
     endpoint: Endpoint[str] = "",
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """One record per total that changed; the repaired stats.csv and card land in one commit."""
     from ccrawl.datasets.publish_domains import STATS, recount, render_card
     from ccrawl.hub.factory import open_publish_repo
     from ccrawl.hub.repo import Add
 
-    say = notice or stderr_notice
+    say = context(ctx).notice
     target = open_publish_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
     head = target.head()
     old, new = recount(target, releases=[g for g in graph.split(",") if g])
@@ -136,13 +135,13 @@ def domains_diff(
     workers: Limit[int] = 0,
     hub: Endpoint[str] = "",
     endpoint: Endpoint[str] = "",
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """One record: the counts. ``added_out`` gets the domains new in ``to_release``, one a line, in rank order."""
     from ccrawl.datasets.domain_diff import diff_releases, pick_releases
     from ccrawl.hub.factory import open_repo
 
-    say = notice or stderr_notice
+    say = context(ctx).notice
     target = open_repo(repo, hub=hub or None, endpoint=endpoint or None)
     older, newer = pick_releases(target, from_release, to_release)
     say(f"domains diff: {repo}: {older} -> {newer}")

@@ -8,6 +8,7 @@ from typing import IO, Annotated, Any
 
 from ccrawl.ops import Record, operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Network, ReadPath, Value, WritePath
+from ccrawl.ops.context import OpContext
 
 BUILD_COLUMNS = ("dir", "generation", "documents", "skipped", "other_records", "no_text", "seconds", "bytes")
 SEARCH_COLUMNS = ("rank", "score", "url", "title", "language", "snippet")
@@ -167,13 +168,13 @@ def _jsonl_file(name: str, notice: Notice | None) -> Iterator[Any]:
         yield from jsonl_documents(stream, notice, name)
 
 
-def _live_documents(urls: Iterable[str], workers: int, live: Mapping[str, Any] | None,
-                    notice: Notice | None, allow_private_addresses: bool) -> Iterator[Any]:
+def _live_documents(urls: Iterable[str], workers: int, notice: Notice | None, allow_private_addresses: bool, *,
+                    timeout: float, delay: float, resolve: Mapping[str, str] | None) -> Iterator[Any]:
     from ccrawl.ops.content import content_extract
     from ccrawl.store.textindex import Document
 
-    options = {**dict(live or {}), "allow_private_addresses": allow_private_addresses}
-    for row in content_extract(urls, concurrency=max(1, workers), **options):
+    for row in content_extract(urls, concurrency=max(1, workers), timeout=timeout, delay=delay, resolve=resolve,
+                               allow_private_addresses=allow_private_addresses):
         if row.get("error"):
             if notice:
                 notice(f"{row.get('url')}: {row['error']}; not indexed")
@@ -191,16 +192,20 @@ def index_build(
     workers: Limit[int] = 8,
     heap_mb: Limit[int] = 128,
     allow_private_addresses: Network[bool] = False,
-    live: Injected[Mapping[str, Any] | None] = None,
-    notice: Injected[Notice | None] = None,
+    timeout: Limit[float] = 30.0,
+    delay: Limit[float] = 1.0,
+    resolve: Network[Mapping[str, str] | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Index ``input`` (JSONL, ``-`` for stdin, Parquet, WARC/WET or a directory of them) or the pages at
-    ``urls``; one summary record."""
+    ``urls`` (fetched with ``timeout``, ``delay`` and ``resolve``); one summary record. Skipped documents are
+    named to the context's notice (none without one)."""
     import os
 
     from ccrawl.errors import UsageError
     from ccrawl.store.textindex import build
 
+    notice = ctx.notice if ctx is not None else None
     url_list = [u for u in urls if u]
     if input and url_list:
         raise UsageError("give --input or --urls, not both")
@@ -209,7 +214,9 @@ def index_build(
             raise UsageError(f"--input {input}: no such file or directory")
         stats = build(dir, input_documents(input, notice), heap_mb=heap_mb)
     elif url_list:
-        stats = build(dir, _live_documents(url_list, workers, live, notice, allow_private_addresses), heap_mb=heap_mb)
+        documents = _live_documents(url_list, workers, notice, allow_private_addresses, timeout=timeout, delay=delay,
+                                    resolve=resolve)
+        stats = build(dir, documents, heap_mb=heap_mb)
     else:
         raise UsageError("one of --input FILE|- or --urls is required; nothing was written")
     yield stats.record()

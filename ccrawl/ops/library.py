@@ -18,6 +18,7 @@ from typing import Annotated, Any
 from ccrawl.errors import UsageError
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Value, WritePath
+from ccrawl.ops.context import OpContext
 from ccrawl.output import format_size
 from ccrawl.store.library import Artifact, Library, layout_of, sha256_of, utc_now
 
@@ -140,16 +141,17 @@ def library_verify(
     kind: Value[str | None] = None,
     format: Value[str | None] = None,
     workers: Limit[int] = 4,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """One row per problem: ``missing``, ``resized``, ``corrupt`` (a failure) or ``untracked`` (not one).
 
     ``quick`` checks existence and size only. Files are hashed by ``workers`` threads (hashlib
     releases the GIL). Rows come in path order, problems with recorded artifacts first, then
     untracked files (those that fit the layout and are not in the manifest). A summary line goes
-    to ``notice``; the caller decides the exit code from the ``problem`` column (:data:`FAILURES`).
+    to the context's notice (none without a context); the caller decides the exit code from the
+    ``problem`` column (:data:`FAILURES`).
     """
-    say = notice or _quiet
+    say = ctx.notice if ctx is not None else _quiet
     library = Library(root)
     entries = library.load()
     on_disk = [(rel, layout_of(rel) or ("", "", "")) for rel in library.walk() if rel not in entries]
@@ -203,7 +205,7 @@ def library_gc(
     kind: Value[str | None] = None,
     yes: Value[bool] = False,
     now: Injected[str | None] = None,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Artifacts written more than ``older_than`` seconds before ``now`` (and/or of ``crawl``/``kind``).
 
@@ -214,7 +216,7 @@ def library_gc(
     """
     if older_than is None and not crawl and not kind:
         raise UsageError("library gc needs something to select on: --older-than, -c or --kind")
-    say = notice or _quiet
+    say = ctx.notice if ctx is not None else _quiet
     library = Library(root)
     when = utc_now() if now is None else dt.datetime.fromisoformat(now.replace("Z", "+00:00"))
     rows: list[Record] = []
@@ -272,7 +274,7 @@ def library_scan(
     root: WritePath[str],
     rehash: Value[bool] = False,
     workers: Limit[int] = 4,
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """Hash files that fit the layout and record them; one row per file added or changed.
 
@@ -281,7 +283,7 @@ def library_scan(
     download recording at the same time is not lost. A file found by a scan gets its mtime as
     ``written`` and no ``ccrawl`` version (which version wrote it is not known).
     """
-    say = notice or _quiet
+    say = ctx.notice if ctx is not None else _quiet
     library = Library(root)
     known = library.load()
     todo: list[tuple[str, int]] = []

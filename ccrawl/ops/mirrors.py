@@ -2,13 +2,12 @@
 
 Same conventions as :mod:`ccrawl.ops.news`: ``ctx`` (the :class:`~ccrawl.ops.context.OpContext`) carries the
 :class:`~ccrawl.net.client.CCClient` keywords (where the cc-index-table is read from), ``hub`` picks
-where the dataset repo lives (``""`` for ``$CCRAWL_HUB`` or the Hub, ``"hf"``, or a directory), and
-``notice`` is where stderr lines go.
+where the dataset repo lives (``""`` for ``$CCRAWL_HUB`` or the Hub, ``"hf"``, or a directory), and the
+context's ``notice`` is where stderr lines go.
 """
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from typing import Annotated, Any
 
@@ -26,10 +25,6 @@ PUBLISH_COLUMNS = ("crawl", "shard", "source", "rows", "bytes", "action", "commi
 RECOUNT_COLUMNS = ("crawl", "field", "was", "now")
 VERIFY_COLUMNS = ("shard", "verdict", "rows", "row_groups", "size", "bytes_read", "detail")
 DELETE_COLUMNS = ("repo", "action")
-
-
-def _say(notice: Notice | None) -> Notice:
-    return notice or (lambda msg: print(msg, file=sys.stderr, flush=True))
 
 
 def source_parts(crawl: str, ctx: OpContext | None, *, connections: int = 8) -> tuple[Any, dict[str, list[str]]]:
@@ -99,13 +94,13 @@ def urls_recount(
     no_push: Value[bool] = False,
     hub: Endpoint[str] = "",
     endpoint: Endpoint[str] = "",
-    notice: Injected[Notice | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[Record]:
     """One record per total that changed; the repaired stats.csv and card land in one commit."""
     from ccrawl.datasets.publish_urls import STATS, recount, render_card
     from ccrawl.hub.repo import Add
 
-    say = _say(notice)
+    say = context(ctx).notice
     target = _open(repo, hub, endpoint, no_push)
     crawls = [c for c in crawl.split(",") if c] if crawl else []
     head = target.head()
@@ -141,14 +136,14 @@ def publish_verify(
     hub: Endpoint[str] = "",
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
+    check_source: Value[bool] = True,
     ctx: Injected[OpContext | None] = None,
-    notice: Injected[Notice | None] = None,
     report: Injected[Any] = None,
 ) -> Iterator[Record]:
     """One record per shard with its verdict, then one ``ledger`` record per disagreement with stats.csv.
 
-    The source's manifests are read (to name a shard never uploaded) only when a context is given (its
-    client options say where Common Crawl is); ``notice`` alone only says where the lines go.
+    The source's manifests are read (to name a shard never uploaded; the context's client options say where
+    Common Crawl is) unless ``check_source`` is False: then only what the hub lists is checked.
 
     Raises :class:`~ccrawl.errors.InputError` (non-zero exit) at the end when a shard failed or the
     ledger disagrees and ``repair`` was not asked for.
@@ -168,7 +163,7 @@ def publish_verify(
     )
     from ccrawl.hub.factory import open_repo
 
-    say = notice or context(ctx).notice
+    say = context(ctx).notice
     if graph and crawl:
         raise UsageError("publish verify: -c names a crawl of the URL mirror and --graph a release of the domain "
                          "mirror: give one")
@@ -179,13 +174,13 @@ def publish_verify(
         from ccrawl.datasets.verify_kinds import verify_other
 
         yield from verify_other(target, graph=graph, sample=sample, workers=workers, repair=repair, no_push=no_push,
-                                ctx=ctx, say=say, report=report)
+                                ctx=context(ctx) if check_source else None, say=say, report=report)
         return
     source: Any = None
     expected: dict[str, str] = {}
     crawls = [crawl]
     try:
-        if ctx is not None:
+        if check_source:
             try:
                 source, by_crawl = source_parts(crawl, ctx, connections=workers)
             except (Unreachable, TemporaryFailure, NothingMatched) as exc:
@@ -279,11 +274,11 @@ def _repair(repo: Any, source: Any, crawl: str, bad: list[tuple[str, str]], *, n
            columns=DELETE_COLUMNS, writes=True)
 def publish_delete_obsolete(yes: Value[bool] = False, hub: Endpoint[str] = "", endpoint: Endpoint[str] = "",
                             confirm: Injected[Callable[[str], bool] | None] = None,
-                            notice: Injected[Notice | None] = None) -> Iterator[Record]:
+                            ctx: Injected[OpContext | None] = None) -> Iterator[Record]:
     """One record per obsolete repo: deleted, absent, or kept (not confirmed)."""
     from ccrawl.errors import UsageError
 
-    say = _say(notice)
+    say = context(ctx).notice
     if not yes:
         if confirm is None:
             raise UsageError("publish delete-obsolete deletes " + ", ".join(OBSOLETE_REPOS)

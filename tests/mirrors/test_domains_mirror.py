@@ -25,6 +25,8 @@ from ccrawl.testing.fakehub import planted
 
 from .conftest import cli_env, client_options, run_cli
 
+QUIET = OpContext(notice=lambda _m: None)  # the operations' lines, unwanted here
+
 REPO = "mirror/domains"
 NEWEST = "cc-main-2025-26-dec-jan-feb"  # the newest release with a domain table
 OLDEST = "cc-main-2025-sep-oct-nov"
@@ -317,7 +319,7 @@ def test_diff_reads_only_the_domain_column(tmp_path: Path) -> None:
                                                      for i in range(0, len(gzip.decompress(raw)), 65536)]))
         list(pub.run())
         assert pub.stats.complete and pub.stats.rows == 60_000 - 619
-    got = next(iter(ops.get("domains.diff")(repo=REPO, hub=str(tmp_path / "hub"), notice=lambda _m: None)))
+    got = next(iter(ops.get("domains.diff")(repo=REPO, hub=str(tmp_path / "hub"), ctx=QUIET)))
     assert got["added"] == got["removed"] == 619 and got["shared"] == 60_000 - 2 * 619
     assert got["bytes_read"] < 0.6 * got["dataset_bytes"]  # the rank columns were never fetched
 

@@ -20,6 +20,8 @@ from ccrawl.testing.fakehub import planted
 
 from .conftest import CRAWL, cli_env, client_options, run_cli
 
+QUIET = OpContext(notice=lambda _m: None)  # the operations' lines, unwanted here
+
 REPO = "mirror/urls"
 
 
@@ -132,10 +134,10 @@ def test_recount_repairs_drifted_totals(mirrorcc: FakeCCServer, tmp_path: Path) 
     good = repo.read_text("stats.csv")
     planted.ledger_drift(repo, CRAWL, rows=777)
     assert repo.read_text("stats.csv") != good
-    out = list(ops.get("urls.recount")(repo=REPO, hub=str(tmp_path / "hub"), notice=lambda _m: None))
+    out = list(ops.get("urls.recount")(repo=REPO, hub=str(tmp_path / "hub"), ctx=QUIET))
     assert len(out) == 1 and out[0]["field"] == "rows" and out[0]["was"] - out[0]["now"] == 777
     assert repo.read_text("stats.csv") == good
-    assert list(ops.get("urls.recount")(repo=REPO, hub=str(tmp_path / "hub"), notice=lambda _m: None)) == []
+    assert list(ops.get("urls.recount")(repo=REPO, hub=str(tmp_path / "hub"), ctx=QUIET)) == []
 
 
 def test_cli_publish_and_recount(mirrorcc: FakeCCServer, tmp_path: Path) -> None:

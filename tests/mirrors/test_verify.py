@@ -19,6 +19,8 @@ from ccrawl.testing.fakehub import planted
 
 from .conftest import CRAWL, cli_env, client_options, run_cli
 
+QUIET = OpContext(notice=lambda _m: None)  # the operations' lines, unwanted here
+
 REPO = "mirror/urls"
 OTHER = "CC-MAIN-2025-13"
 
@@ -161,8 +163,8 @@ def test_delete_obsolete(tmp_path: Path) -> None:
     for r in OBSOLETE_REPOS[:1]:
         LocalRepo(hub, r).create()
     with pytest.raises(UsageError, match="--yes"):
-        list(ops.get("publish.delete_obsolete")(hub=str(hub), notice=lambda _m: None))
-    kept = list(ops.get("publish.delete_obsolete")(hub=str(hub), confirm=lambda _q: False, notice=lambda _m: None))
+        list(ops.get("publish.delete_obsolete")(hub=str(hub), ctx=QUIET))
+    kept = list(ops.get("publish.delete_obsolete")(hub=str(hub), confirm=lambda _q: False, ctx=QUIET))
     assert {r["action"] for r in kept} == {"kept"} and LocalRepo(hub, OBSOLETE_REPOS[0]).exists_repo()
     refused = run_cli(["publish", "delete-obsolete", "--hub", str(hub)], {})
     assert refused.returncode == 2 and b"--yes" in refused.stderr

@@ -21,6 +21,8 @@ from ccrawl.testing.fakehub import planted
 
 from .conftest import cli_env, client_options, run_cli
 
+QUIET = OpContext(notice=lambda _m: None)  # the operations' lines, unwanted here
+
 REPO = "verify/domains"
 RELEASE = "cc-main-2025-sep-oct-nov"
 
@@ -35,8 +37,8 @@ def _verify(tmp: Path, **kw: Any) -> tuple[list[dict[str, Any]], InputError | No
     out: list[dict[str, Any]] = []
     reports: list[Any] = []
     err = None
-    args: dict[str, Any] = {"graph": RELEASE, "repo": REPO, "hub": str(tmp / "hub"), "notice": lambda _m: None,
-                            "report": reports}
+    args: dict[str, Any] = {"graph": RELEASE, "repo": REPO, "hub": str(tmp / "hub"), "ctx": QUIET,
+                            "check_source": False, "report": reports}
     args.update(kw)
     try:
         out.extend(ops.get("publish.verify")(**args))
@@ -78,7 +80,7 @@ def test_drift_and_bad_pages(mirror: LocalRepo, tmp_path: Path) -> None:
     assert {r["verdict"] for r in out if r["verdict"] != "ledger"} == {"ok"} and err is not None
     assert [r["detail"] for r in out if r["verdict"] == "ledger"] == [
         f"{RELEASE}: stats.csv says rows=36, the hub holds 33"]
-    ops_recount = list(ops.get("domains.recount")(repo=REPO, hub=str(tmp_path / "hub"), notice=lambda _m: None))
+    ops_recount = list(ops.get("domains.recount")(repo=REPO, hub=str(tmp_path / "hub"), ctx=QUIET))
     assert ops_recount == [{"release": RELEASE, "field": "rows", "was": 36, "now": 33}]
     planted.bad_page(mirror, shard_path(RELEASE, 2))
     footer_only, err2, _ = _verify(tmp_path)
@@ -152,7 +154,8 @@ def _recrawl(tmp: Path) -> tuple[LocalRepo, list[str]]:
 def _verify_repo(repo: LocalRepo, **kw: Any) -> tuple[list[dict[str, Any]], InputError | None]:
     out: list[dict[str, Any]] = []
     try:
-        out.extend(ops.get("publish.verify")(repo=repo.repo_id, hub=str(repo.root), notice=lambda _m: None, **kw))
+        out.extend(ops.get("publish.verify")(repo=repo.repo_id, hub=str(repo.root), check_source=False,
+                                             ctx=QUIET, **kw))
     except InputError as exc:
         return out, exc
     return out, None

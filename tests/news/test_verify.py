@@ -26,8 +26,8 @@ def _copy(published: Published, tmp: Path) -> LocalRepo:
 def _verify(repo: LocalRepo, server: FakeCCServer, tmp: Path) -> tuple[list[dict[str, Any]], InputError | None]:
     out: list[dict[str, Any]] = []
     try:
-        out.extend(ops.get("publish.verify")(repo=repo.repo_id, hub=str(repo.root), notice=lambda _m: None,
-                                             ctx=OpContext.of(client_options(server, tmp))))
+        out.extend(ops.get("publish.verify")(repo=repo.repo_id, hub=str(repo.root),
+                                             ctx=OpContext.of(client_options(server, tmp), notice=lambda _m: None)))
     except InputError as exc:
         return out, exc
     return out, None

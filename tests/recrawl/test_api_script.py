@@ -24,7 +24,12 @@ def test_the_operation_takes_every_runparams_field_with_its_default() -> None:
     assert op.writes
     by_name = {p.name: p for p in op.params}
     fields = {f.name: f for f in dataclasses.fields(RunParams)}
-    assert set(by_name) == set(fields)
+    from ccrawl.ops.caps import Cap
+    from ccrawl.ops.recrawl import FROM_CONTEXT
+
+    # the front end's per-invocation fields come from the injected context, never a keyword
+    assert set(by_name) == set(fields) - set(FROM_CONTEXT) | {"ctx"}
+    assert by_name["ctx"].cap is Cap.INJECTED
     assert by_name["source"].required
     for name in ("workers", "delay", "queue_mb", "shard_size", "format", "batch"):
         assert by_name[name].default == fields[name].default, name

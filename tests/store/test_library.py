@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ccrawl.errors import CcrawlError, InputError, UsageError
+from ccrawl.ops.context import OpContext
 from ccrawl.ops.library import library_du, library_gc, library_list, library_scan, library_verify, select_crawls
 from ccrawl.store.library import Library, download_relpath, layout_of, record_downloads
 
@@ -214,7 +215,7 @@ def test_verify_names_missing_resized_corrupt_and_untracked(tmp_path: Path) -> N
     _put(tmp_path, "README.md", b"not an artifact")
     _put(tmp_path, f"{CRAWL}/warc/next.warc.gz.part", b"in progress")
     lines: list[str] = []
-    rows = {r["path"].split("/")[-1]: r for r in library_verify(str(tmp_path), notice=lines.append)}
+    rows = {r["path"].split("/")[-1]: r for r in library_verify(str(tmp_path), ctx=OpContext(notice=lines.append))}
     assert {k: r["problem"] for k, r in rows.items()} == {
         "gone.warc.gz": "missing", "grown.warc.gz": "resized", "flipped.warc.gz": "corrupt",
         "stray.warc.gz": "untracked"}
