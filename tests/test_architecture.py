@@ -215,3 +215,12 @@ def test_no_import_cycle() -> None:
 def test_no_engine_imports_an_upper_layer() -> None:
     upward = upward_imports(import_graph())
     assert not upward, "engines importing ops/cli/serve/datasets:\n" + "\n".join(upward)
+
+
+def test_datasets_import_no_operation_cli_or_server() -> None:
+    """The dataset layer sits below the operations: ``datasets/verify_kinds.py`` once imported ``ops.news``
+    for ``month_paths`` (now :mod:`ccrawl.commoncrawl.news.monthpaths`); type-only imports do not count."""
+    upward = sorted(f"{module} -> {target}" for module, targets in import_graph().items()
+                    if _package(module) == "datasets"
+                    for target in targets if _package(target) in ("ops", "cli", "serve"))
+    assert not upward, "datasets importing ops/cli/serve:\n" + "\n".join(upward)

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ccrawl.cli.common import Run, command, echo_err
+from ccrawl.cli.common import Run, command
 from ccrawl.errors import UsageError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -239,7 +239,6 @@ def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, l
           to_dir: bool, out_dir: str, batch: bool, gap: str, max_span: str, order: str, lookahead: int,
           ledger: str | None, **flags: Any) -> None:
     from ccrawl import ops
-    from ccrawl.ops.commoncrawl import dry_run_line
 
     content = _content(flags, _FETCH_CONTENT)
     if file_ is not None or offset is not None or length is not None:
@@ -256,7 +255,9 @@ def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, l
     if run.dry_run:
         if not batch:
             raise UsageError("--dry-run reports the grouping of --batch; add --batch")
-        click.echo(dry_run_line(locations, gap=gap_b, max_span=span_b, ledger=ledger, notice=echo_err))
+        plan = ops.get("cc.fetch_plan")(locations=locations, gap=gap_b, max_span=span_b, ledger=ledger,
+                                        ctx=run.context())
+        click.echo(next(iter(plan))["plan"])
         return
     op = ops.get("cc.fetch")
     records = op(locations=locations, content=content, batch=batch, gap=gap_b, max_span=span_b, order=order,

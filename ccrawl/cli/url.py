@@ -13,12 +13,15 @@ columns and an ``error`` column in input order (``-o parquet --out FILE`` for a 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ccrawl.cli.common import InputLineError, Run, command, exit_for_stream, failing_stream
 from ccrawl.errors import UsageError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @click.group("url", help="URL toolkit: SURT, canonical form (canon/1), URL key, registered domain, shard.")
@@ -110,10 +113,11 @@ def _batch_options(func: Any) -> Any:
 
 
 def _run_batch(run: Run, name: str, urls: tuple[str, ...], source: str, column: str, out: str | None,
-               skip_bad: bool, workers: int | None, **params: Any) -> None:
-    """``--from``: the batch kernels over a file, every input row out with the new columns, in order."""
+               skip_bad: bool, workers: int | None, shards: int | None = None, only: int | None = None) -> None:
+    """``--from``: the ``url.batch`` operation over a file, every input row out with the new columns, in order."""
     import sys
 
+    from ccrawl import ops
     from ccrawl.arrowpool import prefer_retaining_pool
     from ccrawl.output import resolve_format
     from ccrawl.parquetsink import ParquetSink
@@ -123,20 +127,22 @@ def _run_batch(run: Run, name: str, urls: tuple[str, ...], source: str, column: 
         raise UsageError("give URLs as arguments or --from FILE, not both")
     prefer_retaining_pool()  # a million rows through mimalloc fault the same pages in again and again
     fmt = resolve_format(run.output.fmt, sys.stdout)
-    report: batchio.BatchReport
+    report = batchio.BatchReport()
+    batches = ops.get("url.batch").batches(command=name, source=source, column=column, skip_bad=skip_bad,
+                                           workers=workers or 0, shards=shards, shard=only, report=report)
     if fmt == "parquet":
         if out is None and sys.stdout.isatty():
             raise UsageError("-o parquet writes binary data: give --out FILE or redirect stdout")
         sink = ParquetSink(out if out is not None else sys.stdout.buffer)
         try:
-            report = batchio.run_batch(name, source, sink, column=column, params=params, skip_bad=skip_bad,
-                                       workers=workers or 0)
+            for batch in batches:
+                sink(batch)
             sink.close(batchio.empty_schema(name, column, skip_bad))
         except BaseException:
             sink.abort()
             raise
     else:
-        report = _batch_records(run, name, source, column, out, skip_bad, workers, params)
+        _batch_records(run, name, column, out, skip_bad, batches)
     what = "row" if report.rows_in == 1 else "rows"
     if skip_bad and report.bad:
         run.warn(f"skipped {report.bad:,} bad {what} of {report.rows_in:,} (--skip-bad)")
@@ -151,30 +157,27 @@ def _run_batch(run: Run, name: str, urls: tuple[str, ...], source: str, column: 
         raise InputError(f"every one of the {report.rows_in:,} input rows was bad (see the error column)")
 
 
-def _batch_records(run: Run, name: str, source: str, column: str, out: str | None, skip_bad: bool,
-                   workers: int | None, params: dict[str, Any]) -> Any:
+def _batch_records(run: Run, name: str, column: str, out: str | None, skip_bad: bool,
+                   results: Iterable[pa.RecordBatch]) -> None:
     """--from with a text format (-o tsv/jsonl/...): the result rows rendered by the usual emitter."""
     import itertools
 
     from ccrawl.batchout import emit_batches
     from ccrawl.url import batchio
 
-    report = batchio.BatchReport()
-    results = batchio.iter_results(name, source, report, column=column, params=params, skip_bad=skip_bad,
-                                   workers=workers or 0)
-    first = next(results, None)
+    rest = iter(results)
+    first = next(rest, None)
     if first is None:
         columns = list(batchio.empty_schema(name, column, skip_bad).names)
-        batches: Iterator[Any] = iter(())
+        batches: Iterator[pa.RecordBatch] = iter(())
     else:
         columns = list(first.schema.names)
-        batches = itertools.chain([first], results)
+        batches = itertools.chain([first], rest)
     if out is not None:
         with open(out, "w", encoding="utf-8", newline="") as stream:
             emit_batches(batches, run.output, columns=columns, stream=stream)
     else:
         emit_batches(batches, run.output, columns=columns)
-    return report
 
 
 def _leaf(name: str, op_name: str, help_text: str) -> click.Command:

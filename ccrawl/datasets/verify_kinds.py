@@ -222,7 +222,7 @@ def verify_other(repo: DatasetRepo, *, graph: str, sample: int, workers: int, re
         rep = verify_domains(repo, graph, sample=sample, workers=workers)
         units.append((graph, rep, [(f"{graph}/stats.csv", p) for p in rep.ledger_problems]))
     elif kind == "news":
-        from ccrawl.ops.news import month_paths
+        from ccrawl.commoncrawl.news.monthpaths import month_paths
 
         def manifest(y: int, m: int) -> list[str]:
             return month_paths(y, m, ctx) if ctx is not None else []

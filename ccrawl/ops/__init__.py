@@ -21,14 +21,19 @@ import inspect
 import pkgutil
 import types
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.ops.caps import Bounds, Cap, Length
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 Record = Mapping[str, Any]
 OpFunc = Callable[..., Iterable[Record]]
+#: an operation that yields Arrow record batches (:func:`batch_operation`)
+BatchFunc = Callable[..., Iterable["pa.RecordBatch"]]
 
 
 
@@ -55,9 +60,17 @@ class Operation:
     columns: tuple[str, ...] = ()
     writes: bool = False
     params: tuple[Param, ...] = field(default=())
+    #: for a batch operation: the function yielding Arrow record batches (``func`` yields their rows)
+    batch_func: BatchFunc | None = None
 
     def __call__(self, **kwargs: Any) -> Iterable[Record]:
         return self.func(**kwargs)
+
+    def batches(self, **kwargs: Any) -> Iterable[pa.RecordBatch]:
+        """The Arrow record batches of a batch operation (what a renderer writes at Arrow speed)."""
+        if self.batch_func is None:
+            raise TypeError(f"operation {self.name!r} yields records, not record batches")
+        return self.batch_func(**kwargs)
 
 
 REGISTRY: dict[str, Operation] = {}
@@ -72,7 +85,7 @@ class _Names(dict[str, Any]):
         return _Unresolved
 
 
-def _resolve(func: OpFunc, text: Any) -> Any:
+def _resolve(func: Callable[..., object], text: Any) -> Any:
     if not isinstance(text, str):
         return text
     scope = _Names(vars(builtins))
@@ -114,7 +127,7 @@ def _metadata(tp: Any) -> list[Any]:
     return out
 
 
-def _params_of(func: OpFunc) -> tuple[Param, ...]:
+def _params_of(func: Callable[..., object]) -> tuple[Param, ...]:
     out = []
     for p in inspect.signature(func).parameters.values():
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -151,12 +164,36 @@ def operation(
     def register(func: OpFunc) -> OpFunc:
         if name in REGISTRY and REGISTRY[name].func is not func:
             raise ValueError(f"operation {name!r} is registered twice")
-        params = _params_of(func)
-        for p in params:
-            problem = undeclared(p)
-            if problem:
-                raise TypeError(f"operation {name!r}: parameter {p.name!r} {problem}")
-        REGISTRY[name] = Operation(name, func, summary, tuple(columns), writes, params)
+        REGISTRY[name] = Operation(name, func, summary, tuple(columns), writes, _declared(name, func))
+        return func
+
+    return register
+
+
+def _declared(name: str, func: Callable[..., object]) -> tuple[Param, ...]:
+    params = _params_of(func)
+    for p in params:
+        problem = undeclared(p)
+        if problem:
+            raise TypeError(f"operation {name!r}: parameter {p.name!r} {problem}")
+    return params
+
+
+def batch_operation(
+    name: str, *, summary: str, columns: Iterable[str] = (), writes: bool = False
+) -> Callable[[BatchFunc], BatchFunc]:
+    """Register ``func``, which yields Arrow record batches, under ``name``: :meth:`Operation.batches` gives
+    the batches, calling the operation gives their rows as records (for a caller that wants records)."""
+
+    def register(func: BatchFunc) -> BatchFunc:
+        if name in REGISTRY and REGISTRY[name].batch_func is not func:
+            raise ValueError(f"operation {name!r} is registered twice")
+
+        def rows(**kwargs: Any) -> Iterator[Record]:
+            for batch in func(**kwargs):
+                yield from batch.to_pylist()
+
+        REGISTRY[name] = Operation(name, rows, summary, tuple(columns), writes, _declared(name, func), func)
         return func
 
     return register

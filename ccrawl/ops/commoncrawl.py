@@ -207,7 +207,7 @@ def _locations(items: Iterable[Mapping[str, Any] | Any], notice: Notice) -> Iter
 
 @operation("cc.fetch", summary="WARC records by location (one at a time or coalesced --batch)", columns=())
 def cc_fetch(
-    locations: Value[Iterable[Mapping[str, Any]]],
+    locations: Value[Iterable[Mapping[str, object]]],
     content: Value[str] = "body",
     batch: Value[bool] = False,
     gap: Limit[int] = 1 << 20,
@@ -339,7 +339,7 @@ def cc_get(
     writes=True,
 )
 def cc_export(
-    locations: Value[Iterable[Mapping[str, Any]]],
+    locations: Value[Iterable[Mapping[str, object]]],
     prefix: Value[str] = "ccrawl",
     subprefix: Value[str | None] = None,
     size: Limit[int] = 1_000_000_000,

@@ -29,7 +29,7 @@ def markdown_export(
     lang: Value[str] = "",
     min_lang_confidence: Annotated[float, Cap.VALUE, Bounds(0, 1)] = 0.8,
     dedup_digest: Value[bool] = False,
-    locations: Value[Iterable[Mapping[str, Any]] | None] = None,
+    locations: Value[Iterable[Mapping[str, object]] | None] = None,
     part_size: Limit[int] = 50_000,
     gap: Limit[int] = 1 << 20,
     max_span: Limit[int] = 16 << 20,

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated, Any
 
+from ccrawl.commoncrawl.news.monthpaths import month_paths
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
 from ccrawl.ops.context import OpContext, context
@@ -22,16 +23,6 @@ DOWNLOAD_COLUMNS = ("path", "file", "status", "bytes", "sha256")
 SEARCH_COLUMNS = ("urlkey", "timestamp", "url", "mime", "mime-detected", "status", "digest", "length", "offset",
                   "filename", "charset", "languages", "redirect")
 PUBLISH_COLUMNS = ("month", "file", "source", "rows", "articles", "bytes_read", "action", "commit")
-
-
-def month_paths(year: int, month: int, ctx: OpContext | None = None) -> list[str]:
-    """Every archive of one month, from its ``warc.paths.gz``."""
-    from ccrawl.commoncrawl.news.months import check_month, fetch_month_paths
-    from ccrawl.net.client import run
-
-    m = check_month(year, month)
-    c = context(ctx)
-    return run(lambda cc: fetch_month_paths(cc, m), c.client, warn=c.notice)
 
 
 @operation("news.list", summary="CC-NEWS archives of a month, from its warc.paths.gz", columns=LIST_COLUMNS)

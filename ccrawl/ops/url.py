@@ -9,11 +9,17 @@ with no host belongs to shard 0 (the fleet rule), so it never yields an error re
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from ccrawl.errors import CcrawlError, UsageError
-from ccrawl.ops import operation
-from ccrawl.ops.caps import Bounds, Cap, Value
+from ccrawl.ops import batch_operation, operation
+from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Value
+from ccrawl.ops.context import after_stream
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ccrawl.url.batchio import BatchReport
 
 Record = dict[str, Any]
 
@@ -110,3 +116,36 @@ def _shards(urls: Iterable[str], shards: int, only: int | None) -> Iterator[Reco
         number = fnv1a64(key.encode("utf-8")) % shards if key else 0
         if only is None or number == only:
             yield {"url": url, "shard": number, "shard_key": key}
+
+
+@batch_operation("url.batch", summary="A URL command (surt, canon, key, domain, shard) over every row of a file: "
+                 "the input rows with the new columns and an error column, in input order")
+def url_batch(
+    command: Value[str],
+    source: ReadPath[str],
+    column: Value[str] = "url",
+    skip_bad: Value[bool] = False,
+    workers: Limit[int] = 0,
+    shards: Annotated[int | None, Cap.VALUE, Bounds(1, 10**6)] = None,
+    shard: Annotated[int | None, Cap.VALUE, Bounds(0, 10**6 - 1)] = None,
+    report: Injected[BatchReport | None] = None,
+) -> Iterator[pa.RecordBatch]:
+    """``url <command> --from FILE``: text lines (``.gz``/``.zst`` too, ``-`` for stdin) or Parquet (``column``),
+    through the compiled batch kernels, ``workers`` at a time (0: one per core). ``shards`` (required) and
+    ``shard`` (keep only its rows) go with ``shard``. ``report`` counts the rows as they go; without one, an
+    input that breaks part-way raises once the rows before the break are out."""
+    from ccrawl.url.batchio import BatchReport, iter_results
+
+    params: dict[str, int] = {}
+    if command == "shard":
+        if shards is None:
+            raise UsageError("url shard: give the number of shards")
+        params["shards"] = shards
+        if shard is not None:
+            params["only"] = shard
+    elif shards is not None or shard is not None:
+        raise UsageError(f"url {command}: shards and shard go with url shard")
+    tally = report if report is not None else BatchReport()
+    yield from iter_results(command, source, tally, column=column, params=params, skip_bad=skip_bad, workers=workers)
+    if report is None and tally.broken is not None:
+        raise after_stream(tally.broken)

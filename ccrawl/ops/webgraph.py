@@ -9,12 +9,17 @@ columnar index operations; ``host enrich --cdx`` calls the ``host.cdx`` operatio
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from ccrawl.errors import NothingMatched, UsageError
+from ccrawl.net.options import ClientOptions
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value
 from ccrawl.ops.context import Notice, OpContext, context
+
+if TYPE_CHECKING:
+    from ccrawl.commoncrawl.degrees import EdgeCount
+    from ccrawl.commoncrawl.webgraph import GraphRelease
 
 Record = dict[str, Any]
 
@@ -34,8 +39,8 @@ def _say(ctx: OpContext | None) -> Notice:
     return context(ctx).notice
 
 
-def _options(ctx: OpContext | None) -> dict[str, Any]:
-    return context(ctx).client_kwargs()
+def _client(ctx: OpContext | None) -> ClientOptions:
+    return context(ctx).client
 
 
 def host_record(row: Any) -> Record:
@@ -76,7 +81,7 @@ def host_rank_rows(
             if _tld_ok(row.name_rev, tld):
                 yield row
 
-    yield from iterate(rows, **_options(ctx))
+    yield from iterate(rows, _client(ctx), warn=_say(ctx))
 
 
 def _check_table_graph(graph: str | None, table: str | None) -> None:
@@ -129,7 +134,7 @@ def rank_domain(
                 return
 
     found = False
-    for record in iterate(find, **_options(ctx)):
+    for record in iterate(find, _client(ctx), warn=_say(ctx)):
         found = True
         yield record
     if not found:
@@ -180,7 +185,7 @@ def host_vertices(
         async for vid, rev in wg.vertices(cc, rel):
             yield {"id": vid, "host_rev": rev, "host": wg.reverse_host(rev)}
 
-    yield from iterate(rows, **_options(ctx))
+    yield from iterate(rows, _client(ctx), warn=_say(ctx))
 
 
 @operation("host.degrees", summary="In- and out-degree of every host, streamed from the edge files",
@@ -196,15 +201,15 @@ def host_degrees(
     from ccrawl.errors import InputError
     from ccrawl.net.client import CCClient, iterate
 
-    options = _options(ctx)
-    rel, counts = _count_degrees(graph, jobs, options, _say(ctx))
+    client, say = _client(ctx), _say(ctx)
+    rel, counts = _count_degrees(graph, jobs, client, say)
     din, dout = counts.din, counts.dout
 
     async def vertex_stream(cc: CCClient) -> AsyncIterator[tuple[int, str]]:
         async for item in wg.vertices(cc, rel):
             yield item
 
-    for vid, rev in iterate(vertex_stream, **options):
+    for vid, rev in iterate(vertex_stream, client, warn=say):
         if not 0 <= vid < len(din):
             raise InputError(f"vertex id {vid} ({rev}) is beyond the {len(din):,} vertices {rel.id} lists")
         host = wg.reverse_host(rev)
@@ -214,7 +219,8 @@ def host_degrees(
         yield record
 
 
-def _count_degrees(graph: str | None, jobs: int, options: dict[str, Any], notice: Notice) -> tuple[Any, Any]:
+def _count_degrees(graph: str | None, jobs: int, client: ClientOptions,
+                   notice: Notice) -> tuple[GraphRelease, EdgeCount]:
     """(release, EdgeCount): every vertex's degrees from the release's edge files."""
     from ccrawl.commoncrawl import degrees
     from ccrawl.commoncrawl import webgraph as wg
@@ -228,8 +234,8 @@ def _count_degrees(graph: str | None, jobs: int, options: dict[str, Any], notice
         vertices = await degrees.vertex_count(cc, rel, notice)
         return rel, vertices, [cc.data_url(p) for p in await wg.edge_files(cc, rel)]
 
-    rel, vertices, urls = run(plan, **options)
-    counts = degrees.count_edges(urls, vertices, jobs=jobs, client_options=options)
+    rel, vertices, urls = run(plan, client, warn=notice)
+    counts = degrees.count_edges(urls, vertices, jobs=jobs, client_options={**client.as_dict(), "warn": notice})
     notice(counts.summary(f"host degrees {rel.id}"))
     return rel, counts
 
@@ -240,19 +246,18 @@ def _registered(host: str) -> str | None:
     return registered_domain(host)
 
 
-def _add_degrees(records: list[Record], graph: str | None, jobs: int, options: dict[str, Any],
-                 notice: Notice) -> None:
+def _add_degrees(records: list[Record], graph: str | None, jobs: int, client: ClientOptions, notice: Notice) -> None:
     """Degrees of ``records``' hosts: every vertex counted (8 bytes a vertex), then their ids looked up."""
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, run
 
-    rel, counts = _count_degrees(graph, jobs, options, notice)
+    rel, counts = _count_degrees(graph, jobs, client, notice)
     wanted = {r["host_rev"]: r for r in records}
 
     async def find(cc: CCClient) -> dict[str, int]:
         return await wg.vertex_ids(cc, rel, set(wanted))
 
-    for rev, vid in run(find, **options).items():
+    for rev, vid in run(find, client, warn=notice).items():
         if 0 <= vid < len(counts.din):
             wanted[rev]["in_degree"] = int(counts.din[vid])
             wanted[rev]["out_degree"] = int(counts.dout[vid])
@@ -288,7 +293,7 @@ def host_enrich(
         raise UsageError("host enrich needs -n > 0: the degree and CDX phases hold the hosts they enrich")
     records = [dict(r) for r in rank_all(graph=graph, limit=limit, ctx=ctx)]
     if degrees:
-        _add_degrees(records, graph, jobs, _options(ctx), _say(ctx))
+        _add_degrees(records, graph, jobs, _client(ctx), _say(ctx))
     if cdx:
         _add_cdx(records, ctx=ctx)
     yield from records

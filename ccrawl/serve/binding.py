@@ -19,14 +19,15 @@ exposed at all.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ccrawl.jsontypes import JSONObject, JSONScalar, JSONValue
 from ccrawl.ops import Operation, Param
 from ccrawl.ops.caps import MAX_STRING, Bounds, Cap
 
@@ -61,7 +62,7 @@ class Policy:
         return f"is the server's configuration ({cap}), not a client's: the operator sets it when starting the server"
 
 _LIST = re.compile(r"^(?:Iterable|Sequence|list|tuple)\[str(?:, \.\.\.)?\]$")
-_RECORDS = re.compile(r"^(?:Iterable|Sequence|list)\[(?:Mapping|dict)\[str, Any\]\]$")
+_RECORDS = re.compile(r"^(?:Iterable|Sequence|list)\[(?:Mapping|dict)\[str, (?:Any|object)\]\]$")
 _OBJECT = re.compile(r"^(?:Mapping|dict)\[str, (?:str|Any)\]$")
 _SCALARS = {"str": "string", "int": "integer", "float": "number", "bool": "boolean"}
 _TRUE = {"1", "true", "yes", "on"}
@@ -85,14 +86,14 @@ class Field:
     kind: str  # string | integer | number | boolean | strings | records | object
     required: bool
     nullable: bool
-    default: Any
+    default: object
     cap: Cap = Cap.VALUE
     bounds: Bounds | None = None
     max_length: int = MAX_STRING
 
-    def json_schema(self) -> dict[str, Any]:
+    def json_schema(self) -> JSONObject:
         if self.kind == "strings":
-            schema: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+            schema: JSONObject = {"type": "array", "items": {"type": "string"}}
         elif self.kind == "records":
             schema = {"type": "array", "items": {"type": "object"}}
         else:
@@ -112,15 +113,23 @@ class Field:
             }.get(self.cap, "")
         if self.nullable:
             schema = {"anyOf": [schema, {"type": "null"}]}
-        if not self.required and _json_safe(self.default):
-            schema["default"] = list(self.default) if isinstance(self.default, tuple) else self.default
+        if not self.required:
+            with contextlib.suppress(ValueError):
+                schema["default"] = _as_json(self.default)
         return schema
 
 
-def _json_safe(value: Any) -> bool:
+def _as_json(value: object) -> JSONValue:
+    """``value`` as JSON (a tuple as a list); ValueError when it has no JSON form (a non-finite number, an object)."""
+    if value is None or isinstance(value, str | int | bool):
+        return value
     if isinstance(value, float):
-        return math.isfinite(value)
-    return value is None or isinstance(value, str | int | bool | tuple | list)
+        if math.isfinite(value):
+            return value
+        raise ValueError(value)
+    if isinstance(value, tuple | list):
+        return [_as_json(v) for v in value]
+    raise ValueError(type(value).__name__)
 
 
 def _kind(annotation: str) -> tuple[str | None, bool]:
@@ -157,14 +166,14 @@ def fields_of(op: Operation, policy: Policy | None = None) -> tuple[Field, ...] 
     return tuple(out)
 
 
-def unsupplied(op: Operation, policy: Policy, configured: Mapping[str, Any] | None) -> list[str]:
+def unsupplied(op: Operation, policy: Policy, configured: Mapping[str, object] | None) -> list[str]:
     """Required parameters of ``op`` that no client may set and the server's configuration lacks."""
     have = set(configured or ())
     return [p.name for p in op.params
             if p.required and not policy.settable(p) and p.cap is not Cap.INJECTED and p.name not in have]
 
 
-def input_schema(op: Operation, policy: Policy | None = None) -> dict[str, Any]:
+def input_schema(op: Operation, policy: Policy | None = None) -> JSONObject:
     """A JSON Schema object for the operation's fields (MCP's inputSchema, the /ops listing)."""
     fields = fields_of(op, policy) or ()
     return {
@@ -194,7 +203,7 @@ def confine(field: Field, value: str, root: Path) -> str:
     return str(real)
 
 
-def _scalar(field: Field, value: Any, from_text: bool) -> Any:
+def _scalar(field: Field, value: object, from_text: bool) -> JSONScalar:
     kind = field.kind
     if kind == "string":
         if not isinstance(value, str):
@@ -237,27 +246,28 @@ def _scalar(field: Field, value: Any, from_text: bool) -> Any:
     raise AssertionError(kind)
 
 
-def _bounded(field: Field, number: Any) -> Any:
+def _bounded(field: Field, number: float) -> float:
     reason = field.bounds.check(number) if field.bounds is not None else None
     if reason:
         raise BindError(field.name, reason)
     return number
 
 
-def _short(value: Any) -> str:
+def _short(value: object) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _convert(field: Field, value: Any, from_text: bool) -> Any:
+def _convert(field: Field, value: object, from_text: bool) -> object:
     if value is None:
         if field.nullable or not field.required:
             return None if field.nullable else field.default
         raise BindError(field.name, "is required")
     if field.kind == "strings":
-        items = value if isinstance(value, list) else [value] if from_text else None
-        if items is None or not all(isinstance(v, str) for v in items):
+        given = value if isinstance(value, list) else [value] if from_text else None
+        if given is None or not all(isinstance(v, str) for v in given):
             raise BindError(field.name, "expected a list of strings")
+        items = [str(v) for v in given]
         if "-" in items:
             raise BindError(field.name, "'-' (standard input) is not available here: give the values themselves")
         if any(len(v) > field.max_length for v in items):
@@ -280,13 +290,13 @@ def _convert(field: Field, value: Any, from_text: bool) -> Any:
 
 def bind(
     op: Operation,
-    values: Mapping[str, Any],
+    values: Mapping[str, object],
     *,
     from_text: bool = False,
     policy: Policy | None = None,
-    defaults: Mapping[str, Any] | None = None,
-    injected: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
+    defaults: Mapping[str, object] | None = None,
+    injected: Mapping[str, object] | None = None,
+) -> dict[str, object]:
     """Keyword arguments for ``op`` from a client's ``values``; :class:`BindError` names the bad one.
 
     ``from_text`` says the values are query-string text (numbers and booleans parsed, a list
@@ -305,16 +315,17 @@ def bind(
         if name in params:
             raise BindError(name, policy.refusal(params[name]))
         raise BindError(name, f"not a parameter of {op.name} (it takes: {', '.join(known) or 'nothing'})")
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for name, field in known.items():
         if name in values:
-            kwargs[name] = _convert(field, values[name], from_text)
-            if field.cap.is_path and isinstance(kwargs[name], str):
+            value = _convert(field, values[name], from_text)
+            if field.cap.is_path and isinstance(value, str):
                 assert policy.root is not None
-                kwargs[name] = confine(field, kwargs[name], policy.root)
-            elif field.cap.is_path and isinstance(kwargs[name], list):
+                value = confine(field, value, policy.root)
+            elif field.cap.is_path and isinstance(value, list):
                 assert policy.root is not None
-                kwargs[name] = [confine(field, v, policy.root) for v in kwargs[name]]
+                value = [confine(field, str(v), policy.root) for v in value]
+            kwargs[name] = value
         elif defaults and name in defaults:
             kwargs[name] = defaults[name]
         elif field.required:

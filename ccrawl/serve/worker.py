@@ -34,10 +34,17 @@ import threading
 import time
 from collections.abc import AsyncGenerator, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.errors import EXIT_TEMPORARY, CcrawlError
 from ccrawl.serve.errors import OverBudget
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+    from multiprocessing.process import BaseProcess
+    from types import FrameType
+
+    from ccrawl.ops import Operation
 
 _HEAD = struct.Struct(">cI")
 _FLUSH_BYTES = 64 << 10
@@ -127,7 +134,7 @@ class _Out:
     def notice(self, text: str) -> None:
         self._control(b"N", text.encode("utf-8", "replace"))
 
-    def error(self, status: int, body: Mapping[str, Any]) -> None:
+    def error(self, status: int, body: Mapping[str, object]) -> None:
         self._control(b"E", json.dumps({"status": status, "body": body}).encode("utf-8"))
 
     def done(self) -> None:
@@ -158,7 +165,7 @@ def wire_lines(jsonl: bytes) -> bytes:
     return jsonl
 
 
-def _terminate(signum: int, frame: Any) -> None:
+def _terminate(signum: int, frame: FrameType | None) -> None:
     """SIGTERM in the child: stop DuckDB's running queries, then unwind (finally blocks run)."""
     with contextlib.suppress(Exception):
         from ccrawl.store import duck
@@ -182,25 +189,26 @@ def _close_inherited(keep: int) -> None:
                 os.close(fd)
 
 
-def wants_notice(op: Any) -> bool:
+def wants_notice(op: Operation) -> bool:
     """True when ``op`` says things to its user (a ``notice``, or the context carrying one)."""
     return any(p.name in ("notice", "ctx") for p in op.params)
 
 
-def with_notice(op: Any, kwargs: Mapping[str, Any], notice: Callable[[str], None]) -> dict[str, Any]:
+def with_notice(op: Operation, kwargs: Mapping[str, object], notice: Callable[[str], None]) -> dict[str, object]:
     """``kwargs`` with the operation's notices going to ``notice`` (a frame to the client)."""
-    from ccrawl.ops.context import context
+    from ccrawl.ops.context import OpContext, context
 
     names = {p.name for p in op.params}
     out = dict(kwargs)
     if "ctx" in names:
-        out["ctx"] = context(out.get("ctx")).with_notice(notice)
+        given = out.get("ctx")
+        out["ctx"] = context(given if isinstance(given, OpContext) else None).with_notice(notice)
     if "notice" in names:
         out["notice"] = notice
     return out
 
 
-def _child(name: str, kwargs: dict[str, Any], wants_notice: bool, conn: Any, forked: bool) -> None:
+def _child(name: str, kwargs: dict[str, object], wants_notice: bool, conn: Connection, forked: bool) -> None:
     """The child's body: run the operation ``name`` and frame what it yields onto ``conn``."""
     os.setpgid(0, 0)
     os.dup2(2, 1)  # stdout may be a protocol stream (mcp over stdio): anything printed goes to stderr
@@ -219,7 +227,8 @@ def _child(name: str, kwargs: dict[str, Any], wants_notice: bool, conn: Any, for
     try:
         if wants_notice:
             kwargs = with_notice(ops.get(name), kwargs, out.notice)
-        records = ops.get(name)(**kwargs)
+        op = ops.get(name)
+        records = op.batches(**kwargs) if op.batch_func is not None else op(**kwargs)
         for record in records:
             if isinstance(record, Mapping):
                 out.record(wire_line(to_json(record)))
@@ -280,7 +289,7 @@ class Runner:
     budget: Budget = field(default_factory=Budget)
     start_method: str = ""  #: "" is :data:`START_METHOD`
     notice: Callable[[str], None] | None = None
-    running: set[Any] = field(default_factory=set)
+    running: set[BaseProcess] = field(default_factory=set)
     waiting: int = 0
     _ctx: Any = None
     _slots: asyncio.Semaphore | None = None
@@ -298,7 +307,8 @@ class Runner:
 
             forkserver.ensure_running()
 
-    async def stream(self, name: str, kwargs: Mapping[str, Any], *, wants_notice: bool) -> AsyncGenerator[Frame, None]:
+    async def stream(self, name: str, kwargs: Mapping[str, object], *,
+                     wants_notice: bool) -> AsyncGenerator[Frame, None]:
         """The operation's frames, ``E`` and ``D`` included; raises :class:`Busy` when no slot frees up in
         time and :class:`OverBudget` when a budget ran out (after the records already given). Use it
         under ``contextlib.aclosing`` so that a consumer that stops (a cancelled request) ends the child
@@ -327,7 +337,8 @@ class Runner:
         finally:
             self.waiting -= 1
 
-    async def _run(self, name: str, kwargs: Mapping[str, Any], *, wants_notice: bool) -> AsyncGenerator[Frame, None]:
+    async def _run(self, name: str, kwargs: Mapping[str, object], *,
+                   wants_notice: bool) -> AsyncGenerator[Frame, None]:
         loop = asyncio.get_running_loop()
         reader_end, writer_end = self._ctx.Pipe(duplex=False)
         forked = self.start_method == "fork"
@@ -355,7 +366,7 @@ class Runner:
                     await started
             await self._end(proc)
 
-    async def _frames(self, proc: Any, reader: asyncio.StreamReader) -> AsyncGenerator[Frame, None]:
+    async def _frames(self, proc: BaseProcess, reader: asyncio.StreamReader) -> AsyncGenerator[Frame, None]:
         deadline = time.monotonic() + self.budget.seconds
         ceiling = self.budget.memory_mb << 20
         watch = asyncio.ensure_future(self._watch(proc, deadline, ceiling))
@@ -388,7 +399,7 @@ class Runner:
                     with contextlib.suppress(BaseException):
                         await task
 
-    async def _watch(self, proc: Any, deadline: float, ceiling: int) -> None:
+    async def _watch(self, proc: BaseProcess, deadline: float, ceiling: int) -> None:
         """Returns never; raises :class:`OverBudget` when the time or the memory runs out."""
         while True:
             await asyncio.sleep(_POLL_SECONDS)
@@ -399,7 +410,7 @@ class Runner:
                 raise OverBudget(f"the operation went over the server's memory ceiling of {self.budget.memory_mb:,} "
                                  "MiB and was stopped", 507)
 
-    async def _end(self, proc: Any) -> None:
+    async def _end(self, proc: BaseProcess) -> None:
         """Make sure the child and its process group are gone: SIGTERM, a grace period, SIGKILL."""
         if proc.pid is None:
             return

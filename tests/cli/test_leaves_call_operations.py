@@ -92,3 +92,57 @@ def _calls_one(run: Any) -> None:
     from ccrawl import ops
 
     run.emit(ops.get("url.surt")(urls=["a.test"]))
+
+
+#: helpers a CLI leaf once called instead of its operation (issue #38), and the operation that replaced each
+BYPASSES = {
+    "run_batch": "url.batch (url --from)",
+    "iter_results": "url.batch (url --from)",
+    "dry_run_line": "cc.fetch_plan (fetch --batch --dry-run)",
+}
+
+
+def test_no_leaf_calls_the_helpers_its_operation_wraps() -> None:
+    from pathlib import Path
+
+    cli_dir = Path(__file__).resolve().parents[2] / "ccrawl" / "cli"
+    found = sorted(f"{path.name}: {name} (use {op})" for path in cli_dir.glob("*.py")
+                   for name, op in BYPASSES.items()
+                   if re.search(rf"\b{name}\b", path.read_text(encoding="utf-8")))
+    assert found == []
+
+
+def test_url_from_and_fetch_dry_run_are_operations() -> None:
+    from ccrawl import ops
+
+    batch = ops.get("url.batch")
+    assert batch.batch_func is not None
+    assert {"command", "source", "column", "skip_bad"} <= {p.name for p in batch.params}
+    assert ops.get("cc.fetch_plan").columns == ("plan",)
+
+
+#: parameter types that are option bags (or records of anything) rather than typed values
+_BAG = re.compile(r"\b(?:dict|Mapping|MutableMapping)\[str, *(?:typing\.)?Any\]")
+
+
+def test_no_operation_takes_a_bag_of_anything() -> None:
+    """No ``@operation`` parameter is a ``dict[str, Any]`` / ``Mapping[str, Any]`` (issue #38: typed options, not
+    bags); records a client sends are ``Mapping[str, object]``, read with isinstance."""
+    from ccrawl import ops
+
+    bags = sorted(f"{name}.{p.name}: {p.annotation}" for name, op in ops.load_all().items() for p in op.params
+                  if _BAG.search(p.annotation))
+    assert bags == []
+
+
+def test_the_degree_count_takes_typed_client_options() -> None:
+    """``ops.webgraph`` hands the degree count a :class:`ClientOptions`, not a dict of keywords."""
+    import typing
+
+    from ccrawl.net.options import ClientOptions
+    from ccrawl.ops import webgraph
+
+    for helper in (webgraph._count_degrees, webgraph._add_degrees):
+        hints = typing.get_type_hints(helper, vars(webgraph) | {"GraphRelease": object, "EdgeCount": object})
+        assert hints["client"] is ClientOptions, helper.__name__
+        assert "options" not in hints, helper.__name__

@@ -233,12 +233,13 @@ def test_a_hostile_edge_file_is_one_line_and_exit_1(
 
 def test_enrich_degrees_count_with_the_arrays(hostile_env: FakeCCServer, capsys: pytest.CaptureFixture[str]) -> None:
     # the release has no rank table: enrich's degree phase is called through the operation directly
+    from ccrawl.net.options import ClientOptions
     from ccrawl.ops.webgraph import _add_degrees
 
     records = [{"host_rev": "example.a"}, {"host_rev": "example.c"}, {"host_rev": "example.nowhere"}]
     options = {"collinfo_endpoint": f"{hostile_env.url}/collinfo.json", "data_endpoint": hostile_env.url,
                "global_rate": 0, "no_cache": True}
-    _add_degrees(records, "good", 2, options, lambda msg: None)
+    _add_degrees(records, "good", 2, ClientOptions.parse(options), lambda msg: None)
     assert records[0]["in_degree"] == 1 and records[0]["out_degree"] == 2
     assert records[1]["in_degree"] == 2 and records[1]["out_degree"] == 1
     assert "in_degree" not in records[2]
