@@ -20,7 +20,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -28,7 +28,13 @@ from ccrawl.errors import UsageError
 from ccrawl.output import FORMATS, OutputOptions, emit, parse_fields
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ccrawl.config import Settings
     from ccrawl.ops.context import Notice, OpContext
+
+R = TypeVar("R")
+FC = TypeVar("FC", bound=Callable[..., Any] | click.Command)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +123,7 @@ class Run:
 
     flags: dict[str, Any]
     command_path: str
-    _settings: Any = field(default=None, repr=False)
+    _settings: Settings | None = field(default=None, repr=False)
     emitted: int = 0
     """Records written by :meth:`emit` so far (the journal's ``end`` event counts them)."""
 
@@ -147,7 +153,7 @@ class Run:
         return "text" if sys.stderr.isatty() else "json"
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> Settings:
         """The resolved :class:`ccrawl.config.Settings` (flag > env > profile > [default] > built-in)."""
         if self._settings is None:
             from ccrawl import config
@@ -189,7 +195,7 @@ class Run:
         hub = str(getattr(settings, "hf_endpoint", "") or "") or None
         return OpContext(client, notice or echo_err, self.command_line, hub, self.progress)
 
-    def emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False,
+    def emit(self, records: Iterable[Mapping[str, object]], *, columns: Sequence[str] = (), single: bool = False,
              verdict: bool = False) -> int:
         """Render ``records``; with ``verdict``, an error the operation marks as its verdict on the whole
         stream (:func:`ccrawl.ops.context.after_stream`) is raised once the output is finished."""
@@ -200,7 +206,8 @@ class Run:
             raise held[0]
         return count
 
-    def emit_batches(self, batches: Iterable[Any], *, columns: Sequence[str] = (), single: bool = False) -> int:
+    def emit_batches(self, batches: Iterable[pa.RecordBatch], *, columns: Sequence[str] = (),
+                     single: bool = False) -> int:
         """Render Arrow record batches as :meth:`emit` renders their rows (CSV, TSV and JSONL at Arrow speed)."""
         from ccrawl.batchout import batch_records, emit_batches
 
@@ -210,7 +217,8 @@ class Run:
         self.emitted += count
         return count
 
-    def _emit(self, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str] = (), single: bool = False) -> int:
+    def _emit(self, records: Iterable[Mapping[str, object]], *, columns: Sequence[str] = (),
+              single: bool = False) -> int:
         """Render records to stdout in the chosen format (and into ``--db``); returns the count written."""
         target = self.flags.get("db")
         if target:
@@ -247,7 +255,8 @@ class Run:
         yield from read_stdin_values(sys.stdin.buffer, field=field)
 
 
-def _until_verdict(records: Iterable[Mapping[str, Any]], verdict: list[BaseException]) -> Iterator[Mapping[str, Any]]:
+def _until_verdict(records: Iterable[Mapping[str, object]],
+                   verdict: list[BaseException]) -> Iterator[Mapping[str, object]]:
     """``records``; an error the operation marks as its verdict after the last record
     (:func:`ccrawl.ops.context.after_stream`) is kept in ``verdict`` so the output is finished first."""
     try:
@@ -281,13 +290,13 @@ class InputLineError:
         return f"stdin line {self.line}: {self.reason}"
 
 
-def read_stdin_values(stream: Any, *, field: str = "url") -> Iterator[str | InputLineError]:
+def read_stdin_values(stream: Iterable[bytes], *, field: str = "url") -> Iterator[str | InputLineError]:
     """Values from a byte stream: plain lines, or JSON objects carrying ``field``; blank lines skipped."""
     for _n, value in numbered_stdin_values(stream, field=field):
         yield value
 
 
-def numbered_stdin_values(stream: Any, *, field: str = "url") -> Iterator[tuple[int, str | InputLineError]]:
+def numbered_stdin_values(stream: Iterable[bytes], *, field: str = "url") -> Iterator[tuple[int, str | InputLineError]]:
     """:func:`read_stdin_values` with each value's line number (1-based)."""
     for n, raw in enumerate(stream, start=1):
         if b"\x00" in raw:
@@ -332,15 +341,15 @@ def merge_flags(ctx: click.Context, local: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def command(name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., Any]], click.Command]:
+def command(name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., None]], click.Command]:
     """A click command with the global flags, calling ``func(run, **own_params)``."""
 
-    def decorate(func: Callable[..., Any]) -> click.Command:
+    def decorate(func: Callable[..., None]) -> click.Command:
         own = {p.name for p in getattr(func, "__click_params__", [])}
         skip = frozenset(GLOBAL_NAMES & own)
 
         @functools.wraps(func)
-        def callback(**params: Any) -> Any:
+        def callback(**params: object) -> None:
             ctx = click.get_current_context()
             local = {k: params.pop(k) for k in list(params) if k in GLOBAL_NAMES and k not in skip}
             run = Run(merge_flags(ctx, local), ctx.command_path)
@@ -352,8 +361,9 @@ def command(name: str | None = None, **kwargs: Any) -> Callable[[Callable[..., A
 
                 if not self_journaled(ctx.command_path):
                     with journaled(str(journal), ctx.command_path, lambda: run.emitted):
-                        return func(run, **params)
-            return func(run, **params)
+                        func(run, **params)
+                        return
+            func(run, **params)
 
         cls: type[click.Command] = kwargs.pop("cls", CcrawlCommand)
         cmd = cls(name or func.__name__.replace("_", "-"), callback=callback, **kwargs)
@@ -370,7 +380,7 @@ def add_global_options(cmd: click.Command) -> click.Command:
     return cmd
 
 
-def store_group_flags(ctx: click.Context, params: dict[str, Any]) -> None:
+def store_group_flags(ctx: click.Context, params: Mapping[str, object]) -> None:
     """Remember the global flags given before the subcommand name, for the leaf to merge."""
     ctx.ensure_object(dict)
     stored = dict(ctx.obj.get("global_flags", {}))
@@ -378,7 +388,7 @@ def store_group_flags(ctx: click.Context, params: dict[str, Any]) -> None:
         if name not in GLOBAL_NAMES:
             continue
         if name == "verbose":
-            stored[name] = int(stored.get(name) or 0) + int(value or 0)
+            stored[name] = int(stored.get(name) or 0) + (value if isinstance(value, int) else 0)
         elif value is not None or name not in stored:
             stored[name] = value
     ctx.obj["global_flags"] = stored
@@ -394,8 +404,8 @@ def exit_for_stream(ok: int, failed: int, *, what: str = "input") -> None:
         raise CcrawlError(f"every {what} failed ({failed}); see the lines above")
 
 
-def failing_stream(records: Iterable[Mapping[str, Any]], counts: Callable[[], tuple[int, int]], *,
-                   what: str = "input") -> Iterator[Mapping[str, Any]]:
+def failing_stream(records: Iterable[R], counts: Callable[[], tuple[int, int]], *,
+                   what: str = "input") -> Iterator[R]:
     """``records``, then the error of a run where every item failed raised from inside the stream: the
     renderer never closes, so ``-o json`` prints nothing (not ``[]``) and a table no header on a failed
     run. A run with nothing to work on still renders its empty result (then exits 3)."""
@@ -416,6 +426,26 @@ ALLOW_PRIVATE = click.option(
     help="Also fetch loopback, private and link-local addresses [setting allow_private_addresses]")
 
 
-def allow_private(run: Any, flag: bool | None) -> bool:
+def allow_private(run: Run, flag: bool | None) -> bool:
     """The flag when given, else the ``allow_private_addresses`` setting (``CCRAWL_ALLOW_PRIVATE_ADDRESSES``)."""
     return bool(run.settings.allow_private_addresses if flag is None else flag)
+
+
+def op_option(op_name: str, param: str, *decls: str, **kwargs: Any) -> Callable[[FC], FC]:
+    """A click option for the parameter ``param`` of the operation ``op_name``, its default read off the
+    operation's signature (the registry), so the flag's default cannot drift from the operation's; the flag
+    is ``--param-name`` unless ``decls`` says otherwise, and the callback receives it as ``param``.
+    A required parameter makes a required option."""
+    from ccrawl import ops
+
+    if "default" in kwargs:
+        raise TypeError(f"op_option({op_name!r}, {param!r}): the default is the operation's, not given here")
+    found = [p for p in ops.get(op_name).params if p.name == param]
+    if not found:
+        raise TypeError(f"operation {op_name!r} has no parameter {param!r}")
+    p = found[0]
+    if p.required:
+        kwargs.setdefault("required", True)
+    else:
+        kwargs["default"] = p.default
+    return click.option(*(decls or (f"--{param.replace('_', '-')}",)), param, **kwargs)

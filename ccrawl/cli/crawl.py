@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import click
@@ -14,6 +14,7 @@ from ccrawl.cli.common import (
     allow_private,
     command,
     echo_err,
+    op_option,
     read_stdin_values,
 )
 from ccrawl.cli.rank import graph_option
@@ -37,9 +38,9 @@ _RESOLVE = click.option("--resolve", multiple=True, metavar="PATTERN=IP",
 
 @command("seed", help="Seed URLs from the web-graph rank table, one per host, most central first.")
 @graph_option
-@click.option("--max-seeds", type=int, default=10_000_000, show_default=True, help="Maximum hosts to emit")
-@click.option("--max-tier", type=int, default=5, show_default=True,
-              help="Skip hosts with a tier above this (2-5; 1 is unreachable from a seed)")
+@op_option("crawl.seed", "max_seeds", type=int, show_default=True, help="Maximum hosts to emit")
+@op_option("crawl.seed", "max_tier", type=int, show_default=True,
+           help="Skip hosts with a tier above this (2-5; 1 is unreachable from a seed)")
 def crawl_seed(run: Run, graph: str | None, max_seeds: int, max_tier: int) -> None:
     from ccrawl import ops
 
@@ -89,7 +90,7 @@ def crawl_fetch(run: Run, url: str, robots: bool, warc_dir: str | None, resolve:
 def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
     import sys
 
-    def values(stream: object) -> Iterator[str]:
+    def values(stream: Iterable[bytes]) -> Iterator[str]:
         for item in read_stdin_values(stream, field="url"):
             if isinstance(item, InputLineError):
                 run.warn(f"--seeds: {item}")
@@ -114,28 +115,28 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--max-depth", type=int, default=None,
               help="Link hops from a seed; a redirect target is one hop deeper [3: a seed, its redirect and links "
                    "two levels on; 0 = the seeds only]")
-@click.option("--max-pages", type=int, default=0, show_default=True,
-              help="Stop once this many fetches are done for good: pages in sealed WARC files, failures, robots "
+@op_option("crawl.run", "max_pages", type=int, show_default=True,
+           help="Stop once this many fetches are done for good: pages in sealed WARC files, failures, robots "
                    "skips (0 = no limit); pages a kill lost are fetched again by the next run")
 @click.option("--max-redirects", type=int, default=None,
               help="Redirects followed per chain; a longer chain is a failed fetch [setting crawl_max_redirects, 5]")
-@click.option("--same-host", is_flag=True, help="Stay on the hosts the seeds named")
-@click.option("--robots/--no-robots", default=True, show_default=True, help="Check robots.txt (RFC 9309)")
+@op_option("crawl.run", "same_host", is_flag=True, help="Stay on the hosts the seeds named")
+@op_option("crawl.run", "robots", "--robots/--no-robots", show_default=True, help="Check robots.txt (RFC 9309)")
 @click.option("--warc-size", default="1GB", show_default=True, help="Rotate to a new WARC file past this size")
-@click.option("--prefix", default="ccrawl", show_default=True, help="File name prefix for the WARC output")
+@op_option("crawl.run", "prefix", show_default=True, help="File name prefix for the WARC output")
 @click.option("--shard", default="0", show_default=True,
               help="Which partition of the seeds and links, 0-based, or auto (from Slurm, Kubernetes or RANK)")
 @click.option("--shards", type=int, default=None, help="How many machines split the crawl [1, or the engine's]")
-@click.option("--workers", "-j", type=int, default=64, show_default=True,
-              help="Fetches in flight (hosts in flight: one request per host at a time)")
+@op_option("crawl.run", "workers", "--workers", "-j", type=int, show_default=True,
+           help="Fetches in flight (hosts in flight: one request per host at a time)")
 @click.option("--fetchers", type=int, default=None,
               help="Fetch processes, each owning a partition of the registered domains "
                    "[the state file's count, else one per core up to one per 16 workers]")
-@click.option("--host-budget", type=click.IntRange(min=0), default=5000, show_default=True,
-              help="Trap budget: URLs a host may have queued per registered domain linking to it, plus one "
+@op_option("crawl.run", "host_budget", type=click.IntRange(min=0), show_default=True,
+           help="Trap budget: URLs a host may have queued per registered domain linking to it, plus one "
                    "(0 = no budgets); links past it are not queued, and the run says how many")
-@click.option("--domain-budget", type=click.IntRange(min=0), default=20000, show_default=True,
-              help="The same for all the hosts of a registered domain together")
+@op_option("crawl.run", "domain_budget", type=click.IntRange(min=0), show_default=True,
+           help="The same for all the hosts of a registered domain together")
 @_RESOLVE
 @ALLOW_PRIVATE
 def crawl_run(run: Run, seeds: str, out: str | None, state: str, delay: str, max_depth: int | None, max_pages: int,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import ALLOW_PRIVATE, Run, allow_private, command
+from ccrawl.cli.common import ALLOW_PRIVATE, Run, allow_private, command, op_option
 from ccrawl.errors import NothingMatched
 
 
@@ -29,10 +29,10 @@ def _dir(run: Run, given: str | None) -> str:
 @click.option("--input", "input_", default=None, help="JSONL (url, text, title, language; - for stdin), Parquet "
               "(recrawl run, markdown export), WARC/WET, or a directory of them")
 @click.option("--urls", default=None, help="Comma-separated URLs to fetch, extract and index")
-@click.option("--workers", "-j", type=click.IntRange(1, 512), default=8, show_default=True,
-              help="Fetch concurrency for --urls")
-@click.option("--heap-mb", type=click.IntRange(16, 4096), default=128, show_default=True,
-              help="Writer memory: segments are flushed when it is reached")
+@op_option("index.build", "workers", "--workers", "-j", type=click.IntRange(1, 512), show_default=True,
+           help="Fetch concurrency for --urls")
+@op_option("index.build", "heap_mb", type=click.IntRange(16, 4096), show_default=True,
+           help="Writer memory: segments are flushed when it is reached")
 @click.option("--resolve", multiple=True, help="For --urls: resolver override HOST=IP or '*.suffix=IP' (repeatable)")
 @ALLOW_PRIVATE
 def build(run: Run, directory: str | None, input_: str | None, urls: str | None, workers: int, heap_mb: int,

@@ -8,28 +8,37 @@ operations, the library ``root``, ``cache_dir``).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
 from ccrawl.cli.common import Run, command
 
+if TYPE_CHECKING:
+    from ccrawl.ops import Operation
+    from ccrawl.serve.guard import Guard
+    from ccrawl.serve.runner import Address
+    from ccrawl.serve.worker import Budget
 
-def _injected(run: Run) -> dict[str, Any]:
+F = TypeVar("F", bound=Callable[..., None])
+
+
+def _injected(run: Run) -> dict[str, object]:
     """What the server injects into every operation (never a client's): its :class:`OpContext` (no
     progress lines: a run's notices are frames to its client)."""
     return {"ctx": run.context().with_client(verbose=0).with_progress("none")}
 
 
-def _defaults(run: Run, registry: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _defaults(run: Run, registry: Mapping[str, Operation]) -> dict[str, dict[str, object]]:
     settings = run.settings
-    by_param: dict[str, Any] = {"root": str(settings.library_dir), "cache_dir": str(settings.cache_dir)}
+    by_param: dict[str, object] = {"root": str(settings.library_dir), "cache_dir": str(settings.cache_dir)}
     db_path = settings.values.get("db_path")
     if settings.crawl:
         by_param["crawl"] = settings.crawl
     index_dir = str(Path(settings.data_dir) / "index")
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for name, op in registry.items():
         names = {p.name for p in op.params}
         chosen = {k: v for k, v in by_param.items() if k in names}
@@ -42,7 +51,7 @@ def _defaults(run: Run, registry: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _guard(run: Run, addr: Any, what: str, token: str | None, allow_hosts: tuple[str, ...]) -> Any:
+def _guard(run: Run, addr: Address, what: str, token: str | None, allow_hosts: tuple[str, ...]) -> Guard:
     """The Host/Origin/token checks; off loopback a token is required."""
     from ccrawl.errors import UsageError
     from ccrawl.serve.guard import Guard
@@ -60,7 +69,8 @@ def _guard(run: Run, addr: Any, what: str, token: str | None, allow_hosts: tuple
     return Guard.for_address(addr.host, loopback=addr.loopback, extra=allow_hosts, token=token)
 
 
-def _policy_defaults(run: Run, registry: dict[str, Any], allow_private: bool) -> dict[str, dict[str, Any]]:
+def _policy_defaults(run: Run, registry: Mapping[str, Operation],
+                     allow_private: bool) -> dict[str, dict[str, object]]:
     defaults = _defaults(run, registry)
     if allow_private:
         for name, op in registry.items():
@@ -69,7 +79,7 @@ def _policy_defaults(run: Run, registry: dict[str, Any], allow_private: bool) ->
     return defaults
 
 
-def _budget(max_seconds: float, max_memory_mb: int, max_running: int) -> Any:
+def _budget(max_seconds: float, max_memory_mb: int, max_running: int) -> Budget:
     from ccrawl.serve.worker import Budget
 
     return Budget(seconds=max_seconds, memory_mb=max_memory_mb, concurrent=max_running)
@@ -103,7 +113,7 @@ _budget_options = [
 ]
 
 
-def _with_budget_options(func: Any) -> Any:
+def _with_budget_options(func: F) -> F:
     for option in reversed(_budget_options):
         func = option(func)
     return func
@@ -118,7 +128,7 @@ _http_options = [
 ]
 
 
-def _with_http_options(func: Any) -> Any:
+def _with_http_options(func: F) -> F:
     for option in reversed(_http_options):
         func = option(func)
     return func

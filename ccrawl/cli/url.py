@@ -12,8 +12,8 @@ columns and an ``error`` column in input order (``-o parquet --out FILE`` for a 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -22,6 +22,8 @@ from ccrawl.errors import UsageError
 
 if TYPE_CHECKING:
     import pyarrow as pa
+
+F = TypeVar("F", bound=Callable[..., None])
 
 
 @click.group("url", help="URL toolkit: SURT, canonical form (canon/1), URL key, registered domain, shard.")
@@ -45,7 +47,7 @@ class _Tally:
                 continue
             yield item
 
-    def records(self, records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    def records(self, records: Iterable[Mapping[str, object]]) -> Iterator[Mapping[str, object]]:
         for record in records:
             if record.get("error"):
                 self.failed += 1
@@ -55,7 +57,7 @@ class _Tally:
             yield record
 
 
-def _run_op(run: Run, name: str, urls: tuple[str, ...], **params: Any) -> None:
+def _run_op(run: Run, name: str, urls: tuple[str, ...], **params: int) -> None:
     from ccrawl import ops
 
     op = ops.get(name)
@@ -70,7 +72,7 @@ def _run_op(run: Run, name: str, urls: tuple[str, ...], **params: Any) -> None:
     exit_for_stream(tally.ok, tally.failed, what="URL")
 
 
-def _run_stdin(run: Run, name: str, columns: tuple[str, ...], tally: _Tally, params: dict[str, Any]) -> None:
+def _run_stdin(run: Run, name: str, columns: tuple[str, ...], tally: _Tally, params: dict[str, int]) -> None:
     """URLs on stdin: read and answered a block at a time, rendered from record batches."""
     import sys
 
@@ -92,7 +94,7 @@ def _run_stdin(run: Run, name: str, columns: tuple[str, ...], tally: _Tally, par
     exit_for_stream(tally.ok, tally.failed, what="URL")
 
 
-def _batch_options(func: Any) -> Any:
+def _batch_options(func: F) -> F:
     for option in reversed(
         [
             click.option("--from", "from_file", metavar="FILE", default=None,
@@ -221,7 +223,7 @@ def shard(run: Run, urls: tuple[str, ...], shards: int | None, only: str | None,
             _run_batch(run, "shard", urls, from_file, column, out, skip_bad, workers, shards=count, only=index)
             return
         _no_batch_flags(out, skip_bad)
-        params: dict[str, Any] = {"shards": count}
+        params: dict[str, int] = {"shards": count}
         if index is not None:
             params["shard"] = index
         _run_op(run, "url.shard", urls, **params)

@@ -43,7 +43,7 @@ class Param:
 
     name: str
     annotation: str  #: the type as text, without its capability class (``int | None``)
-    default: Any
+    default: object
     required: bool
     cap: Cap | None = None  #: who may set it (:mod:`ccrawl.ops.caps`); None: undeclared
     bounds: Bounds | None = None
@@ -63,10 +63,10 @@ class Operation:
     #: for a batch operation: the function yielding Arrow record batches (``func`` yields their rows)
     batch_func: BatchFunc | None = None
 
-    def __call__(self, **kwargs: Any) -> Iterable[Record]:
+    def __call__(self, **kwargs: object) -> Iterable[Record]:
         return self.func(**kwargs)
 
-    def batches(self, **kwargs: Any) -> Iterable[pa.RecordBatch]:
+    def batches(self, **kwargs: object) -> Iterable[pa.RecordBatch]:
         """The Arrow record batches of a batch operation (what a renderer writes at Arrow speed)."""
         if self.batch_func is None:
             raise TypeError(f"operation {self.name!r} yields records, not record batches")
@@ -80,12 +80,12 @@ class _Unresolved:
     """Stands for a name an annotation uses that only exists for the type checker."""
 
 
-class _Names(dict[str, Any]):
-    def __missing__(self, key: str) -> Any:
+class _Names(dict[str, object]):
+    def __missing__(self, key: str) -> object:
         return _Unresolved
 
 
-def _resolve(func: Callable[..., object], text: Any) -> Any:
+def _resolve(func: Callable[..., object], text: object) -> object:
     if not isinstance(text, str):
         return text
     scope = _Names(vars(builtins))
@@ -94,7 +94,7 @@ def _resolve(func: Callable[..., object], text: Any) -> Any:
     return eval(text, {"__builtins__": {}}, scope)
 
 
-def _type_text(tp: Any) -> str:
+def _type_text(tp: object) -> str:
     """``Iterable[str] | None``: the type as the binding reads it, whatever module spelled it."""
     if tp is type(None):
         return "None"
@@ -115,12 +115,13 @@ def _type_text(tp: Any) -> str:
     return getattr(tp, "__name__", str(tp))
 
 
-def _metadata(tp: Any) -> list[Any]:
+def _metadata(tp: object) -> list[object]:
     """Every ``Annotated`` metadata item in ``tp``, outermost first (an optional's member included)."""
-    out: list[Any] = []
+    out: list[object] = []
     if typing.get_origin(tp) is typing.Annotated:
-        out.extend(tp.__metadata__)
-        tp = typing.get_args(tp)[0]
+        inner, *metadata = typing.get_args(tp)
+        out.extend(metadata)
+        tp = inner
     if typing.get_origin(tp) in (typing.Union, types.UnionType):
         for arg in typing.get_args(tp):
             out.extend(_metadata(arg))
@@ -189,7 +190,7 @@ def batch_operation(
         if name in REGISTRY and REGISTRY[name].batch_func is not func:
             raise ValueError(f"operation {name!r} is registered twice")
 
-        def rows(**kwargs: Any) -> Iterator[Record]:
+        def rows(**kwargs: object) -> Iterator[Record]:
             for batch in func(**kwargs):
                 yield from batch.to_pylist()
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Endpoint, Injected, Limit, Value, WritePath
 from ccrawl.ops.context import OpContext, context
-
-Record = dict[str, Any]
 
 DOMAINS_REPO = "open-index/ccrawl-domains"
 PUBLISH_COLUMNS = ("release", "shard", "rows", "first_pos", "bytes", "action", "commit")
@@ -65,7 +64,7 @@ def domains_publish(
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
     ctx: Injected[OpContext | None] = None,
-    stats: Injected[Any] = None,
+    stats: Injected[dict[str, object] | None] = None,
 ) -> Iterator[Record]:
     """One record per shard: committed, staged (``no_push``), exists (on the hub already) or failed."""
     from pathlib import Path

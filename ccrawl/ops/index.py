@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import IO, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 from ccrawl.ops import Record, operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Network, ReadPath, Value, WritePath
 from ccrawl.ops.context import OpContext
+
+if TYPE_CHECKING:
+    from ccrawl.store.textindex import Document
 
 BUILD_COLUMNS = ("dir", "generation", "documents", "skipped", "other_records", "no_text", "seconds", "bytes")
 SEARCH_COLUMNS = ("rank", "score", "url", "title", "language", "snippet")
@@ -23,7 +26,7 @@ OTHER_TYPES = frozenset({"warcinfo", "request", "metadata", "revisit", "continua
 WARC_ENDINGS = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".warc.wet.gz")
 
 
-def document_of(obj: Any, where: str, notice: Notice | None) -> Any:
+def document_of(obj: object, where: str, notice: Notice | None) -> Document:
     """A document from one JSON object or row; a record that is no document is marked, a bad one named."""
     from ccrawl.store.textindex import Document, document_from_json, repaired
 
@@ -43,7 +46,7 @@ def document_of(obj: Any, where: str, notice: Notice | None) -> Any:
     return Document("", "")  # counted as skipped by the build
 
 
-def jsonl_documents(stream: IO[bytes], notice: Notice | None = None, name: str = "input") -> Iterator[Any]:
+def jsonl_documents(stream: Iterable[bytes], notice: Notice | None = None, name: str = "input") -> Iterator[Document]:
     """Documents from a JSONL byte stream; a bad line is named through ``notice`` and skipped.
 
     A ``ccrawl parse`` row of a record that holds no document (request, warcinfo, metadata) is
@@ -64,7 +67,7 @@ def jsonl_documents(stream: IO[bytes], notice: Notice | None = None, name: str =
         yield document_of(obj, f"{name} line {n}", notice)
 
 
-def parquet_documents(path: str, notice: Notice | None = None) -> Iterator[Any]:
+def parquet_documents(path: str, notice: Notice | None = None) -> Iterator[Document]:
     """Documents from a Parquet file: ``recrawl run`` captures (url, title, text or markdown, language)
     and ``markdown export`` rows (url, markdown, language), read a batch of the needed columns at a time."""
     import pyarrow.parquet as pq
@@ -101,7 +104,7 @@ def parquet_documents(path: str, notice: Notice | None = None) -> Iterator[Any]:
             raise InputError(f"--input {path} cannot be read: {exc}") from None
 
 
-def warc_documents(path: str, notice: Notice | None = None) -> Iterator[Any]:
+def warc_documents(path: str, notice: Notice | None = None) -> Iterator[Document]:
     """Documents from a WARC/WET file: responses' text (as ``ccrawl parse --text``), WET conversions'.
 
     Request, warcinfo and metadata records are counted as ``other_records`` without a word; a record
@@ -127,7 +130,7 @@ def _file_kind(name: str) -> str:
     return ""
 
 
-def input_documents(input: str, notice: Notice | None = None) -> Iterator[Any]:
+def input_documents(input: str, notice: Notice | None = None) -> Iterator[Document]:
     """Documents from ``--input``: JSONL (``-`` for stdin), Parquet, WARC/WET, or a directory of them."""
     import sys
     from pathlib import Path
@@ -155,13 +158,13 @@ def input_documents(input: str, notice: Notice | None = None) -> Iterator[Any]:
             yield from _jsonl_file(name, notice)
 
 
-def _jsonl_file(name: str, notice: Notice | None) -> Iterator[Any]:
+def _jsonl_file(name: str, notice: Notice | None) -> Iterator[Document]:
     import gzip
 
     from ccrawl.errors import UsageError
 
     try:
-        stream: Any = gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb")  # noqa: SIM115
+        stream: gzip.GzipFile | BinaryIO = gzip.open(name, "rb") if name.endswith(".gz") else open(name, "rb")  # noqa: SIM115
     except OSError as exc:
         raise UsageError(f"--input {name}: {exc.strerror}") from None
     with stream:
@@ -169,7 +172,7 @@ def _jsonl_file(name: str, notice: Notice | None) -> Iterator[Any]:
 
 
 def _live_documents(urls: Iterable[str], workers: int, notice: Notice | None, allow_private_addresses: bool, *,
-                    timeout: float, delay: float, resolve: Mapping[str, str] | None) -> Iterator[Any]:
+                    timeout: float, delay: float, resolve: Mapping[str, str] | None) -> Iterator[Document]:
     from ccrawl.ops.content import content_extract
     from ccrawl.store.textindex import Document
 

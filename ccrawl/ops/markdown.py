@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
+from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, ReadPath, Value, WritePath
 from ccrawl.ops.context import Notice, OpContext, after_stream, context
@@ -49,7 +50,7 @@ def markdown_export(
     ray_address: Endpoint[str] = "",
     ctx: Injected[OpContext | None] = None,
     info: Injected[Notice | None] = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """One record per file written or committed; warnings to the context's notice, progress lines to ``info``
     (by default the ``ccrawl.markdown`` logger). Exit 3 when a location stream held none, 1 when every unit
     failed."""
@@ -112,7 +113,7 @@ def markdown_refetch(
     journal: WritePath[str] = "",
     ctx: Injected[OpContext | None] = None,
     info: Injected[Notice | None] = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """One record per file written or committed (as ``markdown.export``), the pages fetched live through the
     recrawl engine; its phase, language and summary lines go to ``info``."""
     from ccrawl.markdown.export import open_export_repo
@@ -163,7 +164,7 @@ def dedup(
     paths: ReadPath[Sequence[str]],
     distance: Annotated[int, Cap.VALUE, Bounds(0, 64)] = 3,
     top: Annotated[int, Cap.VALUE, Bounds(0, 10**7)] = 10,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """The report as one record."""
     from ccrawl.datasets.dedup import dedup_report
 
@@ -174,7 +175,7 @@ def dedup(
            columns=("source", "output", "rows", "bytes", "sha256", "library"), writes=True)
 def convert(source: ReadPath[str], to: Value[str] = "parquet", out: WritePath[str] = "", markdown: Value[bool] = False,
             skip_bad_records: Value[bool] = False, library: WritePath[str | None] = None,
-            info: Injected[Notice | None] = None) -> Iterator[dict[str, Any]]:
+            info: Injected[Notice | None] = None) -> Iterator[Record]:
     """One record per archive converted; with ``library`` (a library root) the files go beside the raw ones in
     its layout and are recorded in it (``library`` then names each one's library path). ``info`` hears a line
     per archive."""

@@ -7,9 +7,9 @@ import platform
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ccrawl import __version__, accel
+from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import ReadPath, WritePath
 
@@ -43,12 +43,12 @@ def version_line(info: dict[str, str]) -> str:
 
 
 @operation("version", summary="Version, commit, build date, platform, Python and native core", columns=VERSION_FIELDS)
-def version() -> Iterator[dict[str, Any]]:
-    yield version_info()
+def version() -> Iterator[Record]:
+    yield dict(version_info())
 
 
 @operation("native", summary="Which implementation each hot path uses", columns=("module", "implementation"))
-def native_modules() -> Iterator[dict[str, Any]]:
+def native_modules() -> Iterator[Record]:
     for module, impl in accel.implementations().items():
         yield {"module": module, "implementation": impl}
 
@@ -68,13 +68,13 @@ def _walk_size(root: Path) -> tuple[int, int]:
 
 
 @operation("cache.show", summary="Where the cache is and how much it holds", columns=("path", "files", "bytes"))
-def cache_show(cache_dir: ReadPath[str]) -> Iterator[dict[str, Any]]:
+def cache_show(cache_dir: ReadPath[str]) -> Iterator[Record]:
     files, size = _walk_size(Path(cache_dir))
     yield {"path": cache_dir, "files": files, "bytes": size}
 
 
 @operation("cache.clear", summary="Delete everything in the cache", columns=("path", "files", "bytes"), writes=True)
-def cache_clear(cache_dir: WritePath[str]) -> Iterator[dict[str, Any]]:
+def cache_clear(cache_dir: WritePath[str]) -> Iterator[Record]:
     root = Path(cache_dir)
     files, size = _walk_size(root)
     if root.is_dir():

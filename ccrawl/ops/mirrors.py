@@ -9,13 +9,20 @@ context's ``notice`` is where stderr lines go.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
+from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
 from ccrawl.ops.context import OpContext, context
 
-Record = dict[str, Any]
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ccrawl.commoncrawl.columnar.source import RangeSource
+    from ccrawl.datasets.verify import VerifyReport
+    from ccrawl.hub.repo import DatasetRepo
+
 Notice = Callable[[str], None]
 
 URLS_REPO = "open-index/ccrawl-urls"
@@ -27,7 +34,8 @@ VERIFY_COLUMNS = ("shard", "verdict", "rows", "row_groups", "size", "bytes_read"
 DELETE_COLUMNS = ("repo", "action")
 
 
-def source_parts(crawl: str, ctx: OpContext | None, *, connections: int = 8) -> tuple[Any, dict[str, list[str]]]:
+def source_parts(crawl: str, ctx: OpContext | None, *,
+                 connections: int = 8) -> tuple[RangeSource, dict[str, list[str]]]:
     """(a RangeSource over the bucket, {crawl id: its subset=warc part paths}) for a crawl reference."""
     from ccrawl.commoncrawl.columnar.parts import open_http
 
@@ -39,7 +47,7 @@ def source_parts(crawl: str, ctx: OpContext | None, *, connections: int = 8) -> 
     return index.source, crawls
 
 
-def _open(repo: str, hub: str, endpoint: str, no_push: bool) -> Any:
+def _open(repo: str, hub: str, endpoint: str, no_push: bool) -> DatasetRepo:
     from ccrawl.hub.factory import open_publish_repo
 
     return open_publish_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
@@ -62,7 +70,7 @@ def urls_publish(
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
     ctx: Injected[OpContext | None] = None,
-    stats: Injected[Any] = None,
+    stats: Injected[dict[str, object] | None] = None,
 ) -> Iterator[Record]:
     """One record per source part: committed, staged (``no_push``), exists (on the hub already) or failed."""
     from pathlib import Path
@@ -105,7 +113,7 @@ def urls_recount(
     crawls = [c for c in crawl.split(",") if c] if crawl else []
     head = target.head()
     old, new = recount(target, crawls=crawls)
-    changed = []
+    changed: list[Record] = []
     for c, row in sorted(new.rows.items()):
         before = old.rows.get(c, {})
         for key in ("shards", "rows", "bytes"):
@@ -138,7 +146,7 @@ def publish_verify(
     staging: WritePath[str] = "",
     check_source: Value[bool] = True,
     ctx: Injected[OpContext | None] = None,
-    report: Injected[Any] = None,
+    report: Injected[list[VerifyReport] | None] = None,
 ) -> Iterator[Record]:
     """One record per shard with its verdict, then one ``ledger`` record per disagreement with stats.csv.
 
@@ -176,7 +184,7 @@ def publish_verify(
         yield from verify_other(target, graph=graph, sample=sample, workers=workers, repair=repair, no_push=no_push,
                                 ctx=context(ctx) if check_source else None, say=say, report=report)
         return
-    source: Any = None
+    source: RangeSource | None = None
     expected: dict[str, str] = {}
     crawls = [crawl]
     try:
@@ -233,7 +241,8 @@ def publish_verify(
             source.close()
 
 
-def _repair(repo: Any, source: Any, crawl: str, bad: list[tuple[str, str]], *, no_push: bool, staging: Any,
+def _repair(repo: DatasetRepo, source: RangeSource, crawl: str, bad: list[tuple[str, str]], *, no_push: bool,
+            staging: Path,
             repo_id: str, say: Notice) -> None:
     """Rebuild ``bad`` shards from their source parts and commit them with a recounted ledger and card."""
     from ccrawl.datasets.publish_urls import STATS, convert_part, read_ledger, render_card
@@ -297,14 +306,17 @@ def publish_delete_obsolete(yes: Value[bool] = False, hub: Endpoint[str] = "", e
         yield {"repo": r, "action": "deleted"}
 
 
-def _delete_repo(target: Any) -> None:
+def _delete_repo(target: DatasetRepo) -> None:
     """Delete a whole repo: the Hub's ``delete_repo``, or a local hub's link and history."""
     import shutil
 
+    from ccrawl.hub.hfhub import HfRepo
     from ccrawl.hub.localhub import LocalRepo
 
     if isinstance(target, LocalRepo):
         target.link.unlink()
         shutil.rmtree(target.meta, ignore_errors=True)
         return
+    if not isinstance(target, HfRepo):
+        raise TypeError(f"cannot delete a {type(target).__name__}")
     target._api.delete_repo(target.repo_id, repo_type=target.repo_type, token=target._auth)

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, Annotated, Any
 
 from ccrawl.errors import NothingMatched, UsageError
+from ccrawl.jsontypes import Record
 from ccrawl.net.options import ClientOptions
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from ccrawl.commoncrawl.degrees import EdgeCount
     from ccrawl.commoncrawl.webgraph import GraphRelease
 
-Record = dict[str, Any]
 
 RANK_COLUMNS = ("host", "host_rev", "tld", "registered_domain", "harmonic_pos", "harmonic_val", "pagerank_pos",
                 "pagerank_val")
@@ -252,7 +252,7 @@ def _add_degrees(records: list[Record], graph: str | None, jobs: int, client: Cl
     from ccrawl.net.client import CCClient, run
 
     rel, counts = _count_degrees(graph, jobs, client, notice)
-    wanted = {r["host_rev"]: r for r in records}
+    wanted = {str(r["host_rev"]): r for r in records}
 
     async def find(cc: CCClient) -> dict[str, int]:
         return await wg.vertex_ids(cc, rel, set(wanted))
@@ -272,10 +272,11 @@ def _add_cdx(records: list[Record], *, ctx: OpContext | None) -> None:
         raise UsageError("--cdx needs the host cdx operation (the columnar index), which this build lacks") from None
     for record in records:
         # the query ran: a host with no capture in the index is a measured zero, not a blank
-        record.update(cdx_captures=0, cdx_urls=0)
+        captures = urls = 0
         for row in cdx(filter=record["host"], ctx=ctx):
-            record["cdx_captures"] = int(record["cdx_captures"]) + int(row.get("captures") or 0)
-            record["cdx_urls"] = int(record["cdx_urls"]) + int(row.get("urls") or 0)
+            captures += int(row.get("captures") or 0)
+            urls += int(row.get("urls") or 0)
+        record.update(cdx_captures=captures, cdx_urls=urls)
 
 
 @operation("host.enrich", summary="Host records: rank, then degrees and CDX counts when asked", columns=HOST_COLUMNS)

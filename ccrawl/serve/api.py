@@ -16,12 +16,19 @@ names and origin, and wants a bearer token off loopback (:mod:`ccrawl.serve.guar
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from ccrawl.jsontypes import JSONObject
+
 if TYPE_CHECKING:
+    from aiohttp import web
+    from aiohttp.typedefs import Handler
+
     from ccrawl.net.options import ClientOptions
+    from ccrawl.serve.guard import Guard
+    from ccrawl.store.textindex import Searcher
 
 MAX_HOSTS_N = 10_000
 MAX_K = 1_000
@@ -41,7 +48,7 @@ class HostProfile:
     def tld(self) -> str:
         return self.host.rsplit(".", 1)[-1]
 
-    def record(self, graph: str) -> dict[str, Any]:
+    def record(self, graph: str) -> JSONObject:
         from ccrawl.url.domain import registered_domain
 
         return {"host": self.host, "registered_domain": registered_domain(self.host) or None, "tld": self.tld,
@@ -74,21 +81,22 @@ class HostStore:
         return len(self.ranked)
 
 
-def openapi() -> dict[str, Any]:
+def openapi() -> JSONObject:
     """The OpenAPI description of the v2 routes."""
-    def body(ref: str) -> dict[str, Any]:
+    def body(ref: str) -> JSONObject:
         return {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}}
 
-    def err(description: str) -> dict[str, Any]:
+    def err(description: str) -> JSONObject:
         return {"description": description, "content": body("Error")}
 
-    def ok(ref: str) -> dict[str, Any]:
+    def ok(ref: str) -> JSONObject:
         return {"description": "OK", "content": body(ref)}
 
-    def param(name: str, where: str, schema: dict[str, Any], required: bool, description: str) -> dict[str, Any]:
+    def param(name: str, where: str, schema: JSONObject, required: bool, description: str) -> JSONObject:
         return {"name": name, "in": where, "required": required, "schema": schema, "description": description}
 
-    host_schema = {"type": "object", "required": ["host", "harmonic_centrality_rank", "pagerank_rank", "graph"],
+    host_schema: JSONObject = {
+        "type": "object", "required": ["host", "harmonic_centrality_rank", "pagerank_rank", "graph"],
                    "properties": {"host": {"type": "string"}, "registered_domain": {"type": ["string", "null"]},
                                   "tld": {"type": "string"}, "harmonic_centrality_rank": {"type": "integer"},
                                   "harmonic_centrality": {"type": "number"}, "pagerank_rank": {"type": "integer"},
@@ -133,7 +141,7 @@ def openapi() -> dict[str, Any]:
     }
 
 
-def make_app(hosts: HostStore, searcher: Any | None = None, *, guard: Any = None) -> Any:
+def make_app(hosts: HostStore, searcher: Searcher | None = None, *, guard: Guard | None = None) -> web.Application:
     """The aiohttp application over a loaded host store and an optional open index; ``guard``
     (:class:`ccrawl.serve.guard.Guard`, default loopback names and no token) checks Host, Origin
     and the token before any route."""
@@ -142,14 +150,14 @@ def make_app(hosts: HostStore, searcher: Any | None = None, *, guard: Any = None
     from ccrawl.output import to_json
     from ccrawl.serve import guard as guards
 
-    def reply(status: int, body: Any) -> web.Response:
+    def reply(status: int, body: Mapping[str, object]) -> web.Response:
         return web.Response(status=status, text=to_json(body) + "\n", content_type="application/json")
 
     def fail(status: int, message: str) -> web.Response:
         return reply(status, {"error": message, "status": status})
 
     @web.middleware
-    async def json_errors(request: web.Request, handler: Any) -> web.StreamResponse:
+    async def json_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
         try:
             response: web.StreamResponse = await handler(request)
             return response

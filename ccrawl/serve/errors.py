@@ -7,7 +7,6 @@ a child process (:mod:`ccrawl.serve.worker`), which both answer with the same bo
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from ccrawl.errors import (
     EXIT_CREDENTIAL,
@@ -18,6 +17,7 @@ from ccrawl.errors import (
     Absent,
     CcrawlError,
 )
+from ccrawl.jsontypes import JSONObject
 from ccrawl.serve.binding import BindError
 
 _STATUS = {EXIT_USAGE: 400, EXIT_NOTHING: 404, EXIT_CREDENTIAL: 401, EXIT_UNREACHABLE: 502, EXIT_TEMPORARY: 503}
@@ -33,7 +33,7 @@ class OverBudget(CcrawlError):
         self.status = status
 
 
-def error_body(exc: BaseException) -> tuple[int, dict[str, Any]]:
+def error_body(exc: BaseException) -> tuple[int, JSONObject]:
     """HTTP status and JSON body for an exception an operation raised."""
     if isinstance(exc, BindError):
         return 400, {"error": str(exc), "param": exc.param, "exit_code": EXIT_USAGE}

@@ -17,9 +17,13 @@ remote server do:
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from aiohttp import web
+    from aiohttp.typedefs import Handler, Middleware
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1", "localhost.localdomain"})
 OPEN_PATHS = frozenset({"/health", "/v2/health"})
@@ -53,7 +57,7 @@ class Guard:
             return cls(None, token)  # every interface and no names listed: the token is the check
         return cls(frozenset(names), token)
 
-    def refusal(self, method: str, path: str, headers: Any) -> tuple[int, str] | None:
+    def refusal(self, method: str, path: str, headers: Mapping[str, str]) -> tuple[int, str] | None:
         """(status, reason) when the request may not go on; None when it may."""
         host = headers.get("Host")
         if self.hosts is not None and host is not None and _host_name(host) not in self.hosts:
@@ -73,12 +77,12 @@ class Guard:
         return None
 
 
-def middleware(guard: Guard, reply: Any) -> Any:
+def middleware(guard: Guard, reply: Callable[[int, str], web.StreamResponse]) -> Middleware:
     """An aiohttp middleware applying ``guard``; ``reply(status, message)`` makes the error response."""
     from aiohttp import web
 
     @web.middleware
-    async def check(request: web.Request, handler: Any) -> web.StreamResponse:
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
         refused = guard.refusal(request.method, request.path, request.headers)
         if refused is not None:
             response: web.StreamResponse = reply(*refused)

@@ -17,10 +17,12 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from ccrawl import ops
 from ccrawl.errors import CcrawlError, UsageError
+from ccrawl.jsontypes import JSONObject
 from ccrawl.ops.caps import Cap
 from ccrawl.serve.binding import BindError, Policy, bind, input_schema
 from ccrawl.serve.ops_http import exposed, server_only
@@ -33,7 +35,7 @@ def tool_name(op_name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_-]", "_", op_name)
 
 
-def load_sdk() -> Any:
+def load_sdk() -> ModuleType:
     try:
         import mcp.server.lowlevel as lowlevel
     except ImportError:
@@ -43,12 +45,12 @@ def load_sdk() -> Any:
 
 async def call(
     op: ops.Operation,
-    arguments: Mapping[str, Any],
+    arguments: Mapping[str, object],
     *,
     runner: Runner,
     policy: Policy,
-    defaults: Mapping[str, Any] | None,
-    injected: Mapping[str, Any] | None,
+    defaults: Mapping[str, object] | None,
+    injected: Mapping[str, object] | None,
     max_records: int,
 ) -> tuple[str, bool]:
     """Run ``op`` in a child of ``runner`` and render its records as JSON Lines; (text, is_error)."""
@@ -70,7 +72,7 @@ async def call(
                             return "\n".join(lines), False
                         lines.append(line)
                 elif frame.kind == "E":
-                    body = json.loads(frame.data)["body"]
+                    body: JSONObject = json.loads(frame.data)["body"]
                     if lines:
                         body["partial"] = True
                     return "\n".join([*lines, to_json(body)]), True
@@ -103,8 +105,8 @@ def make_server(
     *,
     allow_writes: bool = False,
     root: str | None = None,
-    defaults: Mapping[str, Mapping[str, Any]] | None = None,
-    injected: Mapping[str, Any] | None = None,
+    defaults: Mapping[str, Mapping[str, object]] | None = None,
+    injected: Mapping[str, object] | None = None,
     max_records: int = 1000,
     runner: Runner | None = None,
 ) -> Any:

@@ -23,7 +23,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl import ops
 from ccrawl.errors import (
@@ -37,6 +37,11 @@ from ccrawl.serve.guard import Guard
 from ccrawl.serve.worker import Busy, Runner, wire_line
 from ccrawl.serve.worker import wants_notice as notices
 
+if TYPE_CHECKING:
+    from aiohttp import web
+
+    from ccrawl.jsontypes import JSONObject
+
 NDJSON = "application/x-ndjson"
 
 
@@ -45,7 +50,7 @@ def exposed(
     *,
     allow_writes: bool,
     policy: Policy | None = None,
-    defaults: Mapping[str, Mapping[str, Any]] | None = None,
+    defaults: Mapping[str, Mapping[str, object]] | None = None,
 ) -> dict[str, ops.Operation]:
     """The operations a front end offers: writes only when allowed, and only those whose required
     parameters a client or the server's configuration can supply."""
@@ -61,10 +66,10 @@ def server_only(op: ops.Operation, policy: Policy) -> list[str]:
     return [p.name for p in op.params if not policy.settable(p) and p.cap is not Cap.INJECTED]
 
 
-def describe(op: ops.Operation, policy: Policy | None = None) -> dict[str, Any]:
+def describe(op: ops.Operation, policy: Policy | None = None) -> JSONObject:
     policy = policy or Policy()
     return {"name": op.name, "summary": op.summary, "columns": list(op.columns), "writes": op.writes,
-            "input_schema": input_schema(op, policy), "server_configured": server_only(op, policy)}
+            "input_schema": input_schema(op, policy), "server_configured": list(server_only(op, policy))}
 
 
 def make_app(
@@ -72,12 +77,12 @@ def make_app(
     *,
     allow_writes: bool = False,
     root: str | Path | None = None,
-    defaults: Mapping[str, Mapping[str, Any]] | None = None,
-    injected: Mapping[str, Any] | None = None,
+    defaults: Mapping[str, Mapping[str, object]] | None = None,
+    injected: Mapping[str, object] | None = None,
     max_body: int = 16 << 20,
     runner: Runner | None = None,
     guard: Guard | None = None,
-) -> Any:
+) -> web.Application:
     """The aiohttp application.
 
     ``root`` is the one folder a client's paths may name (None: no path from a client);
@@ -100,7 +105,8 @@ def make_app(
     guard = guard or guards.Guard.for_address("127.0.0.1", loopback=True)
     front = {k: v for k, v in (injected or {}).items() if k != "notice"}
 
-    def json_response(status: int, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> web.Response:
+    def json_response(status: int, body: Mapping[str, object],
+                      headers: Mapping[str, str] | None = None) -> web.Response:
         return web.Response(status=status, text=to_json(body) + "\n", content_type="application/json",
                             headers=headers)
 
@@ -116,7 +122,7 @@ def make_app(
         op = offered.get(name)
         if op is None:
             return json_response(404, {"error": f"no operation {name[:100]!r} here (GET /ops lists them)"})
-        values: dict[str, Any]
+        values: dict[str, object]
         from_text = request.method == "GET"
         if from_text:
             values = {key: request.query.getall(key) for key in request.query}
