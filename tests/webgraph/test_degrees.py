@@ -86,6 +86,34 @@ def test_degrees_equal_a_plain_count_on_random_graphs(
     assert edges == lines == len(pairs) and blank == 0
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    degrees=st.lists(st.integers(0, 60), min_size=1, max_size=12),
+    odd=st.lists(st.integers(0, 10_000), max_size=6),
+    cuts=st.lists(st.integers(0, 10_000), max_size=12),
+    atomic=st.booleans(),
+)
+def test_sorted_runs_of_one_source_count_the_same(
+    degrees: list[int], odd: list[int], cuts: list[int], atomic: bool,
+) -> None:
+    """The compiled tally adds an out-degree once per run of lines from one source: runs cut by
+    blocks, by a blank or CRLF line (the careful path) and runs of a source seen again later."""
+    vertices = len(degrees)
+    rng = random.Random(sum(degrees) * 31 + len(odd))
+    pairs = [(a, rng.randrange(vertices)) for a, d in enumerate(degrees) for _ in range(d)]
+    pairs += pairs[: len(pairs) // 3]  # the first sources again, after the others
+    lines = [b"%d\t%d\n" % p for p in pairs]
+    for k in sorted({o % (len(lines) + 1) for o in odd}, reverse=True):
+        lines.insert(k, b"\n" if k % 2 else b"%d\t%d\r\n" % pairs[k % len(pairs)] if pairs else b"\n")
+    text = b"".join(lines)
+    din, dout, edges, count, blank = _all(vertices, _split(text, cuts), atomic)
+    counted = [tuple(int(x) for x in line.split(b"\t")) for line in lines if line.strip()]
+    ins, outs = Counter(b for _, b in counted), Counter(a for a, _ in counted)
+    assert din == [ins[v] for v in range(vertices)]
+    assert dout == [outs[v] for v in range(vertices)]
+    assert edges == len(counted) and blank == count - edges
+
+
 @settings(max_examples=200, deadline=None)
 @given(text=st.binary(max_size=200), cuts=st.lists(st.integers(0, 400), max_size=6))
 def test_any_bytes_give_the_same_answer_from_both_and_never_crash(text: bytes, cuts: list[int]) -> None:
