@@ -215,6 +215,7 @@ def _plot(steps: list[dict[str, float]], out: Path) -> None:
     ax.plot(held, [s["seeds_per_s"] / 1e3 for s in steps], "o-", label="seed load (k URLs/s, wall)")
     ax.plot(held, [s["seeds_per_cpu_s"] / 1e3 for s in steps], "o:", label="seed load (k URLs per CPU s)")
     ax.plot(held, [s["links_per_s"] / 1e3 for s in steps], "s-", label="link admission (k links/s, wall)")
+    ax.plot(held, [s["links_per_cpu_s"] / 1e3 for s in steps], "s:", label="link admission (k links per CPU s)")
     ax.plot(held, [s["checks_per_s"] / 1e5 for s in steps], "^-", label="seen checks (100k/s)")
     ax.set_xlabel("URLs held (millions)")
     ax.set_ylabel("rate")
