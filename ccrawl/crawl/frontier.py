@@ -22,14 +22,17 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import blake3
 import numpy as np
+import numpy.typing as npt
 
-from ccrawl.crawl.seen import crash_point, url_keys
-from ccrawl.crawl.state import SEG_BITS, SEG_MAX, StateFile, decode_segment, encode_segment
+from ccrawl.crawl.keys import join_lines, keys_hosts, pair_keys, string_array
+from ccrawl.crawl.seen import crash_point
+from ccrawl.crawl.state import SEG_BITS, SEG_MAX, StateFile, decode_segment, encode_body
 from ccrawl.errors import InputError
-from ccrawl.url.canon import canonicalize
+from ccrawl.url.canon import canonical_array, canonicalize
 from ccrawl.url.domain import fnv1a64, shard_key
 
 
@@ -104,6 +107,68 @@ def place(host: str, shards: int, parts: int) -> tuple[int, int]:
     return h % shards, (h // shards) % parts
 
 
+@dataclass(slots=True)
+class _Batch:
+    """Admissions of one flush that passed their filters, in arrival order (see :meth:`Frontier._resolve`)."""
+
+    urls: Any
+    """Canonical URLs: a pyarrow string array without nulls."""
+    keys: npt.NDArray[np.uint64]
+    codes: npt.NDArray[np.int64]
+    """Each row's host as an index into ``names``."""
+    names: list[str]
+    depth: npt.NDArray[np.int64]
+    hops: npt.NDArray[np.int64]
+    doms: list[str] = field(default_factory=list)
+    """Registered domains (with the trap budgets on)."""
+    hdom: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """Each host's registered domain as an index into ``doms``."""
+    sources: list[str] = field(default_factory=list)
+    """Linking registered domains of the edges ("" for a seed)."""
+    e_s: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    e_h: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    """The edges: source ``sources[e_s[k]]`` links to host ``names[e_h[k]]`` (of domain ``doms[hdom[e_h[k]]]``),
+    distinct, never from a domain to itself."""
+
+    @staticmethod
+    def empty() -> _Batch:
+        none = np.zeros(0, dtype=np.int64)
+        return _Batch(string_array([]), np.zeros(0, dtype=np.uint64), none, [], none, none)
+
+
+def _cumcount(groups: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+    """For each position: how many earlier positions hold the same group."""
+    n = len(groups)
+    out = np.empty(n, dtype=np.int64)
+    if not n:
+        return out
+    order = np.argsort(groups, kind="stable")
+    ordered = groups[order]
+    start = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    out[order] = np.arange(n, dtype=np.int64) - np.repeat(start, np.diff(np.append(start, n)))
+    return out
+
+
+def _indices(rows: npt.NDArray[np.int64]) -> Any:
+    """Row numbers as a pyarrow int64 array (built from the buffer: ``pyarrow.array`` would import pandas)."""
+    import pyarrow as pa
+
+    data = np.ascontiguousarray(rows, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
+def owners(urls: list[str], shards: int, parts: int) -> npt.NDArray[np.int64]:
+    """The process partition (:func:`place`) of each URL of a batch; -1 for a URL that does not canonicalise."""
+    import pyarrow.compute as pc
+
+    _, hosts = keys_hosts(canonical_array(urls))
+    encoded = pc.dictionary_encode(hosts)
+    known = np.array([place(h, shards, parts)[1] for h in encoded.dictionary.to_pylist()] + [-1], dtype=np.int64)
+    codes = encoded.indices.fill_null(len(known) - 1).to_numpy(zero_copy_only=False).astype(np.int64)
+    result: npt.NDArray[np.int64] = known[codes]
+    return result
+
+
 Routed = tuple[int, int, str, int, int]
 """An outbox row: (id, owner partition, canonical URL, depth, redirect hops)."""
 
@@ -127,7 +192,17 @@ class Frontier:
         self.config = config
         self._hosts: dict[str, _Host] = {}
         self._heap: list[tuple[float, int, str]] = []
-        self._adds: list[tuple[str, int, str, int, int]] = []  # (canonical, depth, host, prio, hops)
+        # admissions buffered until the flush, in order: URLs as found (add_many), canonical URLs through
+        # their filters already (add, admit), and runs of them sharing (depth, hops, source, seed)
+        self._raw: list[str] = []
+        self._pre: list[str] = []
+        self._runs: list[tuple[bool, int, int, int, int, bool]] = []  # (pre, count, depth, hops, source id, seed)
+        self._pending = 0
+        self._sources: list[str] = []  # linking registered domains of the buffered runs ("" for a seed)
+        self._source_ids: dict[str, int] = {}
+        self._places: dict[str, tuple[int, int]] = {}
+        self._host_budgets: dict[str, tuple[int, int]] = {}  # host -> (admitted, in-degree), see _budget_of
+        self._domain_budgets: dict[str, tuple[int, int]] = {}
         self._marks: list[tuple[str, Item]] = []  # (file or '' for forget, item)
         self._clocks: dict[str, tuple[float, float]] = {}
         self._seq = int(state.get("seq", "0"))
@@ -161,7 +236,8 @@ class Frontier:
 
         ``hops``: redirects followed to reach it (a redirect target carries its chain's count).
         ``source``: the registered domain of the page linking to it (a link from another registered
-        domain raises the target's trap budget once per linking domain)."""
+        domain raises the target's trap budget once per linking domain). One URL, its filters applied
+        now (the answer says whether it was kept); :meth:`add_many` takes a batch and filters it at the flush."""
         if depth > self.config.max_depth:
             self.dropped["depth"] += 1
             return False
@@ -173,15 +249,14 @@ class Frontier:
         host = _host_of(canonical)
         cfg = self.config
         if cfg.shards > 1 or cfg.parts > 1:
-            shard, part = place(host, cfg.shards, cfg.parts)
+            shard, part = self._place(host)
             if shard != cfg.shard:
                 self.dropped["shard"] += 1
                 return False
             if part != cfg.part:
                 self._routed.append((part, canonical, depth, hops))
                 self.routed += 1
-                if len(self._adds) + len(self._marks) + len(self._routed) >= cfg.flush_every:
-                    self.flush()
+                self._maybe_flush()
                 return True
         if cfg.host_budget and (seed or source is not None):
             domain = self._domain(host)
@@ -189,6 +264,14 @@ class Frontier:
             if src != domain:
                 self._edges.add((src or "", host, domain))
         return self.admit(canonical, depth, host=host, seed=seed, hops=hops)
+
+    def _place(self, host: str) -> tuple[int, int]:
+        got = self._places.get(host)
+        if got is None:
+            if len(self._places) > 200_000:
+                self._places.clear()
+            got = self._places[host] = place(host, self.config.shards, self.config.parts)
+        return got
 
     def _domain(self, host: str) -> str:
         """The registered domain of ``host`` (its shard key), cached."""
@@ -201,22 +284,61 @@ class Frontier:
 
     def admit(self, canonical: str, depth: int, *, host: str = "", seed: bool = False, hops: int = 0) -> bool:
         """Queue a canonical URL this partition owns (links routed here by another one come in here)."""
-        host = host or _host_of(canonical)
-        if seed and self.config.same_host and host not in self._seed_hosts:
-            self._seed_hosts.add(host)
-            self.state.db.execute("INSERT OR IGNORE INTO seed_hosts VALUES(?)", (host,))
-        elif self.config.same_host and not seed and host not in self._seed_hosts:
-            self.dropped["host"] += 1
-            return False
-        self._adds.append((canonical, depth, host, depth, hops))
-        if len(self._adds) + len(self._marks) >= self.config.flush_every:
-            self.flush()
+        if self.config.same_host:
+            host = host or _host_of(canonical)
+            if seed and host not in self._seed_hosts:
+                if self._raw:  # links buffered before this seed were judged without its host
+                    self.flush()
+                self._seed_hosts.add(host)
+                self.state.db.execute("INSERT OR IGNORE INTO seed_hosts VALUES(?)", (host,))
+            elif not seed and host not in self._seed_hosts:
+                self.dropped["host"] += 1
+                return False
+        self._pre.append(canonical)
+        self._stage(True, 1, depth, hops, -1, seed)
         return True
 
-    def add_many(self, urls: Iterable[str], depth: int, *, source_host: str | None = None) -> int:
-        """Queue the links of a page; ``source_host``: the page's host (its registered domain votes for the targets)."""
-        source = shard_key(source_host) if source_host is not None else None
-        return sum(1 for u in urls if self.add(u, depth, source=source))
+    def add_many(self, urls: Iterable[str], depth: int, *, source_host: str | None = None,
+                 seed: bool = False) -> int:
+        """Queue a batch: the links of a page (``source_host``: the page's host, whose registered domain
+        votes for the targets), or seeds (``seed``). Returns how many were taken in (all, unless the depth
+        is over ``max_depth``): canonicalisation, the shard, partition and host filters, the seen check
+        and the trap budgets run over every URL buffered at once, at the next flush."""
+        batch = urls if isinstance(urls, list) else list(urls)
+        if depth > self.config.max_depth:
+            self.dropped["depth"] += len(batch)
+            return 0
+        if not batch:
+            return 0
+        if seed:
+            sid = self._source_id("")
+        elif source_host is not None:
+            sid = self._source_id(shard_key(source_host))
+        else:
+            sid = -1
+        self._raw.extend(batch)
+        self._stage(False, len(batch), depth, 0, sid, seed)
+        return len(batch)
+
+    def _source_id(self, source: str) -> int:
+        sid = self._source_ids.get(source)
+        if sid is None:
+            sid = self._source_ids[source] = len(self._sources)
+            self._sources.append(source)
+        return sid
+
+    def _stage(self, pre: bool, count: int, depth: int, hops: int, sid: int, seed: bool) -> None:
+        runs = self._runs
+        if runs and runs[-1][0] == pre and runs[-1][2:] == (depth, hops, sid, seed):
+            runs[-1] = (pre, runs[-1][1] + count, depth, hops, sid, seed)
+        else:
+            runs.append((pre, count, depth, hops, sid, seed))
+        self._pending += count
+        self._maybe_flush()
+
+    def _maybe_flush(self) -> None:
+        if self._pending + len(self._marks) + len(self._routed) >= self.config.flush_every:
+            self.flush()
 
     # -- handing out -------------------------------------------------------------------------
 
@@ -224,7 +346,7 @@ class Frontier:
         """An Item ready now, else the seconds until the next host is ready, else None (no work)."""
         now = time.time() if now is None else now
         short = not self._heap or len(self._hosts) < self.config.max_active // 2
-        if short and (self._adds or now >= self._fill_at):
+        if short and (self._pending or now >= self._fill_at):
             self._fill(now)
         while self._heap:
             next_at, _, name = self._heap[0]
@@ -263,8 +385,7 @@ class Frontier:
                 heapq.heappush(self._heap, (next_at, host.rank, host.name))
             else:
                 del self._hosts[item.host]
-        if len(self._adds) + len(self._marks) >= self.config.flush_every:
-            self.flush()
+        self._maybe_flush()
 
     def _refill(self, host: _Host) -> bool:
         """Load the host's next waiting URLs from its segments (by depth, then admission) into its window.
@@ -272,7 +393,7 @@ class Frontier:
         Items of a segment complete in the order they were loaded (one fetch per host at a time), so
         a segment's next URL is its ``done`` count on disk plus its completions not flushed yet,
         unless this host object already loaded further (``host.loaded``)."""
-        if host.exhausted and not self._adds:
+        if host.exhausted and not self._pending:
             return False
         pending: dict[int, int] = {}
         for _, m in self._marks:
@@ -331,10 +452,11 @@ class Frontier:
 
     def flush(self) -> None:
         """Write admissions, outcomes and clocks in one transaction."""
-        if not (self._adds or self._marks or self._clocks or self._routed or self._acks_taken or self._acked):
+        if not (self._pending or self._marks or self._clocks or self._routed or self._acks_taken or self._acked):
             return
         db = self.state.db
         db.execute("BEGIN IMMEDIATE")
+        batch = self._resolve()
         written: list[Routed] = []
         for owner, canonical, depth, hops in self._routed:
             self._oseq += 1
@@ -344,7 +466,7 @@ class Frontier:
             self._sent_upto[owner] = self._oseq
         for owner, upto in self._acked.items():
             db.execute("DELETE FROM outbox WHERE part=? AND id<=?", (owner, upto))
-        self._admit_batch(db)
+        self._admit_batch(db, batch)
         done: dict[int, int] = {}
         fetched_rows = []
         less: dict[str, int] = {}
@@ -371,7 +493,6 @@ class Frontier:
             self.state.put("oseq", self._oseq)
         db.execute("COMMIT")
         crash_point("frontier-committed")
-        self._adds.clear()
         self._edges.clear()
         self._marks.clear()
         self._clocks.clear()
@@ -383,105 +504,260 @@ class Frontier:
         if self.on_commit is not None and (written or owed):
             self.on_commit(written, owed)
 
-    def _admit_batch(self, db: object) -> None:
+    def _resolve(self) -> _Batch:
+        """The buffered admissions as arrays, in the order they came: the URLs of :meth:`add_many`
+        canonicalised, hashed and filtered (bad URL, shard, partition: routed to the outbox, same host),
+        their trap-budget edges recorded, merged with the URLs :meth:`add` and :meth:`admit` filtered
+        already. Every step runs over the whole batch (compiled kernels, numpy, pyarrow); what is left
+        in Python runs once per distinct host or linking domain, not once per URL."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        runs, raw, pre = self._runs, self._raw, self._pre
+        self._runs, self._raw, self._pre, self._pending = [], [], [], 0
+        sources, self._sources, self._source_ids = self._sources, [], {}
+        if not runs and not self._edges:
+            return _Batch.empty()
+        cfg = self.config
+        canon_raw = canonical_array(raw) if raw else None
+        canon_pre = string_array(pre) if pre else None
+        parts = [a for a in (canon_raw, canon_pre) if a is not None] or [string_array([])]
+        if len(parts) == 2 and parts[0].type != parts[1].type:
+            parts = [p.cast(pa.large_string()) for p in parts]
+        canon = parts[0] if len(parts) == 1 else pa.concat_arrays(parts)
+        # per-row attributes from the runs; ``pos``: the row's place in arrival order
+        kinds = np.array([r[0] for r in runs], dtype=bool)
+        counts = np.array([r[1] for r in runs], dtype=np.int64)
+        starts = np.cumsum(counts) - counts
+        order_runs = np.concatenate((np.flatnonzero(~kinds), np.flatnonzero(kinds)))
+        rc = counts[order_runs]
+        pos = np.repeat(starts[order_runs] - (np.cumsum(rc) - rc), rc) + np.arange(int(rc.sum()), dtype=np.int64)
+        depth = np.repeat(np.array([r[2] for r in runs], dtype=np.int64)[order_runs], rc)
+        hops = np.repeat(np.array([r[3] for r in runs], dtype=np.int64)[order_runs], rc)
+        sid = np.repeat(np.array([r[4] for r in runs], dtype=np.int64)[order_runs], rc)
+        seed = np.repeat(np.array([r[5] for r in runs], dtype=bool)[order_runs], rc)
+        n_raw = len(raw)
+        is_raw = np.zeros(len(canon), dtype=bool)
+        is_raw[:n_raw] = True
+        keys, hosts = keys_hosts(canon)
+        valid = pc.is_valid(hosts).to_numpy(zero_copy_only=False)  # a null canonical URL (bad) has a null host
+        self.dropped["url"] += int(np.count_nonzero(~valid))
+        encoded = pc.dictionary_encode(hosts, null_encoding="encode").combine_chunks() \
+            if isinstance(hosts, pa.ChunkedArray) else pc.dictionary_encode(hosts, null_encoding="encode")
+        codes = encoded.indices.fill_null(0).to_numpy(zero_copy_only=False).astype(np.int64)
+        names: list[str] = [h or "" for h in encoded.dictionary.to_pylist()]
+        keep = valid.copy()
+        if n_raw and (cfg.shards > 1 or cfg.parts > 1):
+            placed = np.array([self._place(h) if h else (0, 0) for h in names], dtype=np.int64).reshape(-1, 2)
+            shard_ok = placed[codes, 0] == cfg.shard
+            wrong = is_raw & keep & ~shard_ok
+            self.dropped["shard"] += int(np.count_nonzero(wrong))
+            keep &= ~wrong
+            away = is_raw & keep & (placed[codes, 1] != cfg.part)
+            if away.any():
+                rows = np.flatnonzero(away)
+                rows = rows[np.argsort(pos[rows], kind="stable")]
+                urls = canon.take(_indices(rows)).to_pylist()
+                owners = placed[codes[rows], 1].tolist()
+                self._routed.extend(zip(owners, urls, depth[rows].tolist(), hops[rows].tolist(), strict=True))
+                self.routed += len(rows)
+                keep &= ~away
+        doms: list[str] = []
+        hdom = np.zeros(0, dtype=np.int64)
+        e_s = e_h = np.zeros(0, dtype=np.int64)
+        if cfg.host_budget:
+            dom_ids: dict[str, int] = {}
+            hdom = np.array([dom_ids.setdefault(self._domain(h), len(dom_ids)) for h in names], dtype=np.int64)
+            voted = np.flatnonzero(is_raw & keep & (sid >= 0))
+            if len(voted):
+                pairs = np.unique(sid[voted] * len(names) + codes[voted])
+                e_s, e_h = pairs // len(names), pairs % len(names)
+                src_dom = np.array([dom_ids.get(src, -1) for src in sources], dtype=np.int64)
+                other = src_dom[e_s] != hdom[e_h]
+                e_s, e_h = e_s[other], e_h[other]
+            if self._edges:  # from add(): tuples, a few
+                host_code = {h: i for i, h in enumerate(names)}
+                src_code = {src: i for i, src in enumerate(sources)}
+                more_s, more_h = [], []
+                extra = []
+                for src, host, domain in self._edges:
+                    code = host_code.get(host)
+                    if code is None:  # a host whose row was dropped (same host)
+                        code = host_code[host] = len(names)
+                        names.append(host)
+                        extra.append(dom_ids.setdefault(domain, len(dom_ids)))
+                    more_s.append(src_code.setdefault(src, len(src_code)))
+                    more_h.append(code)
+                sources = list(src_code)
+                hdom = np.concatenate((hdom, np.array(extra, dtype=np.int64)))
+                pairs = np.unique(np.concatenate((e_s * len(names) + e_h,
+                                                  np.array(more_s, dtype=np.int64) * len(names) + more_h)))
+                e_s, e_h = pairs // len(names), pairs % len(names)
+                self._edges.clear()
+            doms = list(dom_ids)
+        if n_raw and cfg.same_host:
+            known = np.array([h in self._seed_hosts for h in names], dtype=bool)  # seed hosts before this batch
+            seeded = np.flatnonzero(is_raw & keep & seed)
+            never = np.iinfo(np.int64).max
+            first = np.full(len(names), never, dtype=np.int64)
+            np.minimum.at(first, codes[seeded], pos[seeded])
+            for code in np.unique(codes[seeded]).tolist():
+                if not known[code]:
+                    self._seed_hosts.add(names[code])
+                    self.state.db.execute("INSERT OR IGNORE INTO seed_hosts VALUES(?)", (names[code],))
+            # a link is kept when its host was a seed's before this batch, or a seed earlier in it named it
+            off = is_raw & keep & ~seed & ~(known[codes] | (first[codes] < pos))
+            self.dropped["host"] += int(np.count_nonzero(off))
+            keep &= ~off
+        rows = np.flatnonzero(keep)
+        if len(rows) and np.any(np.diff(pos[rows]) < 0):
+            rows = rows[np.argsort(pos[rows], kind="stable")]
+        picked = canon if len(rows) == len(canon) else canon.take(_indices(rows))
+        return _Batch(picked, keys[rows], codes[rows], names, depth[rows], hops[rows], doms, hdom, sources, e_s, e_h)
+
+    def _admit_batch(self, db: object, batch: _Batch) -> None:
         """The buffered admissions, in one batch: seen-set check, trap budgets, queue and host rows.
 
         Trap budgets (IRLbot's STAR/BEAST idea): a host may have ``host_budget * (1 + in-degree)``
         URLs admitted, its registered domain ``domain_budget * (1 + in-degree)``, where the in-degree
         counts the other registered domains whose pages linked to it (a seed is one vote). Seeds count
-        against the budgets but are never dropped. The edges
-        are deduplicated in the seen set itself. A URL over budget is dropped (``trap``) and not marked
-        seen, so it is admitted when found again once more domains link to its host."""
+        against the budgets but are never dropped. The edges are deduplicated in a seen store of their
+        own. A URL over budget is dropped (``trap``) and not marked seen, so it is admitted when found
+        again once more domains link to its host.
+
+        The budgets are applied to the whole batch at once, with the same outcome as taking its new URLs
+        one by one: a link passes its host's budget when fewer new URLs of its host came before it in the
+        batch than the host has room for (once one is refused, every later one would be), and passes its
+        domain's when fewer URLs of the domain that passed their hosts' budgets came before it than the
+        domain has room for (before the domain is full only host refusals happen; after, every link is
+        refused)."""
         import sqlite3
 
         assert isinstance(db, sqlite3.Connection)
-        adds = self._adds
-        edges = list(self._edges)
-        if not adds and not edges:
+        n = len(batch.keys)
+        e = len(batch.e_s)
+        if not n and not e:
             return
         cfg = self.config
-        keys = url_keys([a[0] for a in adds])
-        new = self.seen.check(keys)
-        n = len(adds)
-        e = len(edges)
-        ekeys = url_keys([_edge_key(src, host, "h") for src, host, _ in edges]
-                         + [_edge_key(src, dom, "d") for src, _, dom in edges])
-        enew = self.state.edges.check(ekeys)
-        self.state.edges.log(ekeys[enew])
-        budgets = bool(cfg.host_budget)
-        hosts_in = sorted({a[2] for a in adds})
-        host_row: dict[str, list[int]] = {}  # host -> [admitted, indeg]
-        dom_row: dict[str, list[int]] = {}
-        if budgets:
-            for i in range(0, len(hosts_in), 500):
-                part = hosts_in[i:i + 500]
-                q = f"SELECT host, admitted, indeg FROM hosts WHERE host IN ({','.join('?' * len(part))})"
-                for h, adm, deg in db.execute(q, part):
-                    host_row[str(h)] = [int(adm), int(deg)]
-            doms = sorted({self._domain(h) for h in hosts_in})
-            for i in range(0, len(doms), 500):
-                part = doms[i:i + 500]
-                q = f"SELECT domain, admitted, indeg FROM domains WHERE domain IN ({','.join('?' * len(part))})"
-                for d, adm, deg in db.execute(q, part):
-                    dom_row[str(d)] = [int(adm), int(deg)]
-            for j, (_, host, dom) in enumerate(edges):
-                if enew[j]:
-                    host_row.setdefault(host, [0, 0])[1] += 1
-                if enew[e + j]:
-                    dom_row.setdefault(dom, [0, 0])[1] += 1
-        take = new.copy()
-        groups: dict[tuple[str, int], list[tuple[str, int]]] = {}
-        admitted_hosts: dict[str, int] = {}
-        first: dict[str, int] = {}
-        seq = self._seq
-        domain = self._domain
-        for i in np.flatnonzero(new[:n]).tolist():
-            canonical, depth, host, prio, hops = adds[i]
-            if budgets:
-                hr = host_row.get(host) or host_row.setdefault(host, [0, 0])
-                dom = domain(host)
-                dr = dom_row.get(dom) or dom_row.setdefault(dom, [0, 0])
-                # a seed (depth 0) is the user's choice: counted, never dropped
-                if depth > 0 and (hr[0] >= cfg.host_budget * (1 + hr[1])
-                                  or dr[0] >= cfg.domain_budget * (1 + dr[1])):
-                    take[i] = False
-                    self.dropped["trap"] += 1
-                    continue
-                hr[0] += 1
-                dr[0] += 1
-            seq += 1
-            group = groups.get((host, prio))
-            if group is None:
-                group = groups[(host, prio)] = []
-                if host not in first:
-                    first[host] = seq
-            group.append((canonical, hops))
-        self._seq = seq
-        for (host, _), group in groups.items():
-            admitted_hosts[host] = admitted_hosts.get(host, 0) + len(group)
-        self.dropped["seen"] += int(n - np.count_nonzero(new[:n]))
-        self.admitted += sum(admitted_hosts.values())
-        self.seen.log(keys[take])
-        db.executemany("INSERT INTO qseg(host, prio, n, data) VALUES(?,?,?,?)",
-                       [(host, prio, len(part), encode_segment(part))
-                        for (host, prio), group in groups.items()
-                        for part in (group[i:i + SEG_MAX] for i in range(0, len(group), SEG_MAX))])
-        db.executemany("INSERT INTO hosts(host, pending, rank) VALUES(?, ?, ?) "
-                       "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending",
-                       [(h, k, first[h]) for h, k in admitted_hosts.items()])
-        if budgets:
-            db.executemany("INSERT INTO hosts(host, admitted, indeg) VALUES(?, ?, ?) ON CONFLICT(host) DO UPDATE "
-                           "SET admitted=excluded.admitted, indeg=excluded.indeg",
-                           [(h, r[0], r[1]) for h, r in host_row.items()])
+        new = self.seen.check(batch.keys)
+        enew = np.zeros(0, dtype=bool)
+        names, doms = batch.names, batch.doms
+        if e:
+            ekeys = np.concatenate((pair_keys(b"\x00edge h ", batch.sources, batch.e_s, names, batch.e_h),
+                                    pair_keys(b"\x00edge d ", batch.sources, batch.e_s, doms, batch.hdom[batch.e_h])))
+            enew = self.state.edges.check(ekeys)
+            self.state.edges.log(ekeys[enew])
+        newi = np.flatnonzero(new)
+        taken = newi
+        hc = batch.codes[newi]
+        touched_h = touched_d = np.zeros(0, dtype=np.int64)
+        h_adm = h_deg = d_adm = d_deg = np.zeros(0, dtype=np.int64)
+        if cfg.host_budget:
+            edge_h = batch.e_h[enew[:e]]  # hosts with a new linking domain
+            edge_d = batch.hdom[batch.e_h[enew[e:]]]  # domains with a new linking domain
+            touched_h = np.unique(np.concatenate((hc, edge_h)))
+            touched_d = np.unique(np.concatenate((batch.hdom[touched_h], edge_d)))
+            h_adm, h_deg = self._budget_of(db, "hosts", "host", names, touched_h, self._host_budgets)
+            d_adm, d_deg = self._budget_of(db, "domains", "domain", doms, touched_d, self._domain_budgets)
+            np.add.at(h_deg, edge_h, 1)
+            np.add.at(d_deg, edge_d, 1)
+            room_h = cfg.host_budget * (1 + h_deg) - h_adm
+            room_d = cfg.domain_budget * (1 + d_deg) - d_adm
+            dc = batch.hdom[hc]
+            is_seed = batch.depth[newi] == 0  # a seed (depth 0) is the user's choice: counted, never dropped
+            host_ok = is_seed | (_cumcount(hc) < room_h[hc])
+            ok = is_seed.copy()
+            passed = np.flatnonzero(host_ok)
+            ok[passed] |= _cumcount(dc[passed]) < room_d[dc[passed]]
+            self.dropped["trap"] += int(np.count_nonzero(~ok))
+            taken = newi[ok]
+            np.add.at(h_adm, hc[ok], 1)
+            np.add.at(d_adm, dc[ok], 1)
+        self.dropped["seen"] += int(n - len(newi))
+        self.seen.log(batch.keys[taken])
+        t = len(taken)
+        self.admitted += t
+        pending = np.zeros(len(names), dtype=np.int64)
+        rank = np.zeros(len(names), dtype=np.int64)
+        admitted_codes = np.zeros(0, dtype=np.int64)
+        if t:
+            tc = batch.codes[taken]
+            tp = batch.depth[taken]
+            by = np.lexsort((tp, tc))  # by host, then depth, then arrival (lexsort is stable)
+            sc, sp = tc[by], tp[by]
+            cut = np.flatnonzero((sc[1:] != sc[:-1]) | (sp[1:] != sp[:-1])) + 1
+            bounds = np.concatenate(([0], cut, [t])).astype(np.int64)
+            if np.diff(bounds).max() > SEG_MAX:  # a group longer than SEG_MAX is cut into segments of SEG_MAX
+                bounds = np.unique(np.concatenate([np.arange(a, b, SEG_MAX) for a, b in
+                                                   zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
+                                                  + [np.array([t])])).astype(np.int64)
+            bodies = join_lines(batch.urls, taken[by].astype(np.int64), bounds, batch.hops)
+            starts = bounds[:-1]
+            db.executemany("INSERT INTO qseg(host, prio, n, data) VALUES(?,?,?,?)",
+                           zip([names[c] for c in sc[starts].tolist()], sp[starts].tolist(),
+                               np.diff(bounds).tolist(), map(encode_body, bodies), strict=True))
+            admitted_codes, first_at, per_host = np.unique(tc, return_index=True, return_counts=True)
+            pending[admitted_codes] = per_host
+            rank[admitted_codes] = first_at + self._seq + 1
+            self._seq += t
+        if cfg.host_budget:
+            rows = np.union1d(touched_h, admitted_codes).tolist()
+            db.executemany("INSERT INTO hosts(host, pending, rank, admitted, indeg) VALUES(?, ?, ?, ?, ?) "
+                           "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending, "
+                           "admitted=excluded.admitted, indeg=excluded.indeg",
+                           zip([names[c] for c in rows], pending[rows].tolist(), rank[rows].tolist(),
+                               h_adm[rows].tolist(), h_deg[rows].tolist(), strict=True))
+            dl = touched_d.tolist()
             db.executemany("INSERT INTO domains(domain, admitted, indeg) VALUES(?, ?, ?) ON CONFLICT(domain) "
                            "DO UPDATE SET admitted=excluded.admitted, indeg=excluded.indeg",
-                           [(d, r[0], r[1]) for d, r in dom_row.items()])
-        for host in admitted_hosts:
-            known = self._hosts.get(host)
+                           zip([doms[d] for d in dl], d_adm[dl].tolist(), d_deg[dl].tolist(), strict=True))
+            self._remember(self._host_budgets, names, touched_h, h_adm, h_deg)
+            self._remember(self._domain_budgets, doms, touched_d, d_adm, d_deg)
+        elif t:
+            rows = admitted_codes.tolist()
+            db.executemany("INSERT INTO hosts(host, pending, rank) VALUES(?, ?, ?) "
+                           "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending",
+                           zip([names[c] for c in rows], pending[rows].tolist(), rank[rows].tolist(), strict=True))
+        for code in admitted_codes.tolist():
+            known = self._hosts.get(names[code])
             if known is not None and known.exhausted:
                 known.exhausted = False
                 if not known.busy:
-                    heapq.heappush(self._heap, (known.next_at, known.rank, host))
+                    heapq.heappush(self._heap, (known.next_at, known.rank, known.name))
+
+    BUDGET_CACHE = 200_000
+    """Hosts (and domains) whose trap-budget counts are kept in memory between flushes (a copy of their
+    rows: the state file stays the truth, read again for a host not held)."""
+
+    def _budget_of(self, db: Any, table: str, column: str, names: list[str], codes: npt.NDArray[np.int64],
+                   cache: dict[str, tuple[int, int]]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """(admitted, in-degree) arrays over ``names``, filled for ``codes`` from the cache or the state file."""
+        adm = np.zeros(len(names), dtype=np.int64)
+        deg = np.zeros(len(names), dtype=np.int64)
+        if not len(codes):
+            return adm, deg
+        if len(cache) + len(codes) > self.BUDGET_CACHE:
+            cache.clear()
+        want = [names[c] for c in codes.tolist()]
+        got = [cache.get(name) for name in want]
+        miss = [name for name, v in zip(want, got, strict=True) if v is None]
+        for i in range(0, len(miss), 500):
+            part = miss[i:i + 500]
+            q = f"SELECT {column}, admitted, indeg FROM {table} WHERE {column} IN ({','.join('?' * len(part))})"
+            for name, a, d in db.execute(q, part):
+                cache[str(name)] = (int(a), int(d))
+        zero = (0, 0)
+        both = np.array([cache.get(name, zero) if v is None else v for name, v in zip(want, got, strict=True)],
+                        dtype=np.int64).reshape(-1, 2)
+        adm[codes] = both[:, 0]
+        deg[codes] = both[:, 1]
+        return adm, deg
+
+    @staticmethod
+    def _remember(cache: dict[str, tuple[int, int]], names: list[str], codes: npt.NDArray[np.int64],
+                  adm: npt.NDArray[np.int64], deg: npt.NDArray[np.int64]) -> None:
+        cl = codes.tolist()
+        cache.update(zip([names[c] for c in cl], zip(adm[cl].tolist(), deg[cl].tolist(), strict=True), strict=True))
 
     # -- links between partitions ------------------------------------------------------------
 
@@ -520,10 +796,10 @@ class Frontier:
 
     def idle(self) -> bool:
         """Nothing in flight, nothing buffered, and the state file has no waiting URL."""
-        if self.in_flight or self._adds:
+        if self.in_flight or self._pending:
             return False
         self.flush()
-        if self._adds:  # a commit callback can hand links back in
+        if self._pending:  # a commit callback can hand links back in
             return False
         row = self.state.db.execute("SELECT 1 FROM hosts WHERE pending > 0 LIMIT 1").fetchone()
         return row is None

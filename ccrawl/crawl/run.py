@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import signal
 import socket
 import time
@@ -29,17 +30,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from ccrawl.crawl.frontier import Frontier, FrontierConfig, Item, _host_of, place
+import numpy as np
+
+from ccrawl.crawl.frontier import Frontier, FrontierConfig, Item, owners
 from ccrawl.crawl.links import page_links, redirect_target
 from ccrawl.crawl.state import StateFile, part_path
 from ccrawl.crawl.summary import CrawlSummary
 from ccrawl.crawl.warc import Encoded, WarcFiles, encode_exchange, stored_body
-from ccrawl.errors import InputError, NothingMatched, UsageError
+from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.fetch.addresses import REFUSED
 from ccrawl.fetch.classify import BlockedAddress
 from ccrawl.fetch.config import DEFAULT_USER_AGENT
 from ccrawl.fetch.result import FetchResult
-from ccrawl.url.canon import canonicalize
 
 Notice = Callable[[str], None]
 
@@ -373,12 +375,22 @@ def load_seeds(frontiers: list[Frontier], seeds: Iterable[str]) -> None:
     batch = [f.config.flush_every for f in frontiers]
     for f in frontiers:  # big batches: a host's seeds share queue segments (compressed together)
         f.config.flush_every = max(f.config.flush_every, 200_000)
-    for url in seeds:
-        owner = 0
-        if cfg.parts > 1:
-            with contextlib.suppress(InputError):
-                owner = place(_host_of(canonicalize(url)), cfg.shards, cfg.parts)[1]
-        frontiers[owner].add(url, 0, seed=True)  # a bad URL is counted as dropped by partition 0
+    chunk = 100_000
+    it = iter(seeds)
+    while True:
+        urls = list(itertools.islice(it, chunk))
+        if not urls:
+            break
+        if cfg.parts == 1:
+            frontiers[0].add_many(urls, 0, seed=True)
+            continue
+        owner = owners(urls, cfg.shards, cfg.parts)
+        bad = [urls[i] for i in np.flatnonzero(owner < 0).tolist()]
+        frontiers[0].add_many(bad, 0, seed=True)  # a bad URL is counted as dropped by partition 0
+        for part, frontier in enumerate(frontiers):
+            mine = np.flatnonzero(owner == part).tolist()
+            if mine:
+                frontier.add_many([urls[i] for i in mine], 0, seed=True)
     for frontier, every in zip(frontiers, batch, strict=True):
         frontier.flush()
         frontier.config.flush_every = every

@@ -21,9 +21,11 @@ the in-memory keys (``mem_keys``, 8 bytes each) plus the fences, whatever the ru
 
 When the memory keys pass ``mem_keys`` they are **spilled**: written sorted to a new run (a ``.tmp``
 file renamed into place), then one transaction names the run in the manifest (``meta`` key
-``seen_runs``) and deletes the log rows it holds. Runs are then **merged** while the one before the
-newest is at most ``ratio`` times its size: a streaming k-way merge into a new run (16 MB windows),
-one transaction swapping the manifest, then the old files unlinked. The manifest in the state file is
+``seen_runs``) and deletes the log rows it holds. Runs are then **merged**: the newest runs in which
+each is at most ``ratio`` times the size of everything newer, by a streaming k-way merge into a new
+run (16 MB windows) in a thread of its own (the inputs keep answering checks meanwhile), adopted at the
+next :meth:`SeenStore.settle` after it ends: one transaction swapping the manifest, then the old files
+unlinked. The manifest in the state file is
 the truth: at open, any file in the directory it does not name (a run written by a killed spill or
 merge, the inputs a killed merge had not unlinked yet, ``.tmp`` files) is deleted, and the log rows are
 loaded back into memory. A SIGKILL at any point of a spill or merge therefore loses no key and keeps
@@ -41,10 +43,10 @@ import mmap
 import os
 import signal
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-import blake3
 import numpy as np
 import numpy.typing as npt
 
@@ -86,8 +88,9 @@ _crash_counts: dict[str, int] = {}
 
 def url_keys(canonicals: Sequence[str]) -> Keys:
     """The seen keys of canonical URLs: 8 bytes of blake3 each, as little-endian uint64."""
-    packed = b"".join([blake3.blake3(u.encode("utf-8")).digest(length=8) for u in canonicals])
-    return np.frombuffer(packed, dtype="<u8").astype(np.uint64)
+    from ccrawl.crawl.keys import keys_hosts
+
+    return keys_hosts(list(canonicals), False)[0]
 
 
 def _sorted_unique(keys: Keys) -> Keys:
@@ -159,13 +162,18 @@ class SeenStore:
     :meth:`settle`, outside the frontier's transaction; :meth:`log` runs inside it."""
 
     def __init__(self, db: sqlite3.Connection, directory: Path, *, mem_keys: int = MEM_KEYS,
-                 ratio: int = RATIO, name: str = "seen") -> None:
+                 ratio: int = RATIO, name: str = "seen", background: bool | None = None) -> None:
         """``name``: the log table is ``<name>_log``, the manifest the meta key ``<name>_runs`` (the
         state file has two stores: ``seen`` for URLs, ``edges`` for the trap budgets' linking domains)."""
         self.db = db
         self.table = f"{name}_log"
         self.key = f"{name}_runs"
         self.dir = directory
+        # CCRAWL_SEEN_MERGE=sync: merges on the caller's thread (tests compare both ways)
+        self.background = os.environ.get("CCRAWL_SEEN_MERGE") != "sync" if background is None else background
+        self._merging: tuple[list[_Run], str] | None = None  # (inputs, output name) of the merge under way
+        self._merge_done = threading.Event()
+        self._merge_error: BaseException | None = None
         self.mem_keys = max(1, mem_keys)
         self.ratio = max(2, ratio)
         self.dir.mkdir(exist_ok=True)
@@ -247,11 +255,25 @@ class SeenStore:
     # -- spills and merges -----------------------------------------------------------------
 
     def settle(self, *, force: bool = False) -> None:
-        """After a commit: spill memory to a run when it is over ``mem_keys`` (or ``force``), then merge."""
-        if self._mem_count < self.mem_keys and not (force and self._mem_count):
-            return
+        """After a commit: adopt a merge that has finished, spill memory to a run when it is over
+        ``mem_keys`` (or ``force``), then start the merge the runs call for.
+
+        A merge runs in a thread of its own (``background``): it only reads its input runs (which stay
+        in :attr:`runs`, answering checks, until it is adopted) and writes a file no manifest names, so the
+        event loop goes on checking and inserting meanwhile; numpy's sorts and the file reads and writes let
+        go of the GIL. Adopting it (the manifest swapped in one transaction, then the inputs unlinked) is
+        done here, on the caller's thread, which owns the state file's connection."""
+        self._adopt(wait=False)
+        if self._mem_count >= self.mem_keys or (force and self._mem_count):
+            self._spill()
+        if self._merging is None:
+            inputs = self._merge_inputs()
+            if inputs:
+                self._start_merge(inputs)
+
+    def _spill(self) -> None:
         arr = self._mem[0] if len(self._mem) == 1 else np.sort(np.concatenate(self._mem), kind="stable")
-        name = self._write(lambda out: out.write(arr.astype("<u8").tobytes()), arr[::PAGE_KEYS])
+        name = self._write(self._new_name(), lambda out: out.write(arr.astype("<u8").tobytes()), arr[::PAGE_KEYS])
         crash_point("seen-spill-written")
         self.db.execute("BEGIN IMMEDIATE")
         self._set_manifest([r.name for r in self.runs] + [name])
@@ -261,64 +283,93 @@ class SeenStore:
         self.runs.append(_Run(self.dir, name))
         self._mem = []
         self._mem_count = 0
-        while len(self.runs) >= 2 and self.runs[-2].count <= self.ratio * self.runs[-1].count:
-            self._merge(self.runs[-2:])
 
-    def _write(self, body: object, fences: Keys) -> str:
-        """A new run from ``body(file)``, renamed into place (fences first); returns its name."""
-        name = f"run-{self._next:08d}"
-        self._next += 1
-        for suffix, fill in ((".fence", lambda out: out.write(fences.astype("<u8").tobytes())), (".u64", body)):
-            tmp = self.dir / f"{name}{suffix}.tmp"
+    def _merge_inputs(self) -> list[_Run]:
+        """The newest runs to merge into one: the longest suffix in which each run is at most ``ratio``
+        times the size of everything newer (what merging the newest two while the rule holds would take)."""
+        if len(self.runs) < 2:
+            return []
+        i = len(self.runs) - 1
+        newer = self.runs[i].count
+        while i > 0 and self.runs[i - 1].count <= self.ratio * newer:
+            i -= 1
+            newer += self.runs[i].count
+        return self.runs[i:] if i < len(self.runs) - 1 else []
+
+    def _start_merge(self, inputs: list[_Run]) -> None:
+        name = self._new_name()
+        self._merging = (inputs, name)
+        self._merge_error = None
+        self._merge_done.clear()
+        if not self.background:  # the suffix rule leaves nothing more to merge after this one
+            self._merge_body(inputs, name)
+            self._adopt(wait=True)
+            return
+        threading.Thread(target=self._merge_body, args=(inputs, name), name=f"seen-merge-{name}",
+                         daemon=True).start()
+
+    def _merge_body(self, runs: list[_Run], name: str) -> None:
+        """Merge ``runs`` into the new run ``name`` (a streaming k-way merge, 16 MB windows): the files only."""
+        try:
+            fences: list[Keys] = []
+            written = [0]
+
+            def body(out: object) -> None:
+                pos = [0] * len(runs)
+                bufs: list[Keys] = [np.zeros(0, dtype=np.uint64) for _ in runs]
+                while True:
+                    for i, run in enumerate(runs):
+                        if len(bufs[i]) < WINDOW_KEYS // 2 and pos[i] < run.count:
+                            n = min(WINDOW_KEYS, run.count - pos[i])
+                            bufs[i] = np.concatenate((bufs[i], run.read(pos[i], n)))
+                            pos[i] += n
+                    live = [i for i in range(len(runs)) if len(bufs[i])]
+                    if not live:
+                        break
+                    # everything up to the smallest last-buffered key of a run with more to read is final
+                    open_ends = [bufs[i][-1] for i in live if pos[i] < runs[i].count]
+                    cut = min(open_ends) if open_ends else None
+                    take = []
+                    for i in live:
+                        k = len(bufs[i]) if cut is None else int(np.searchsorted(bufs[i], cut, side="right"))
+                        take.append(bufs[i][:k])
+                        bufs[i] = bufs[i][k:]
+                    merged = np.unique(np.concatenate(take))
+                    start = written[0]
+                    # fences: the first key of every page of the output
+                    offs = (-start) % PAGE_KEYS
+                    fences.append(merged[offs::PAGE_KEYS])
+                    out.write(merged.astype("<u8").tobytes())  # type: ignore[attr-defined]
+                    written[0] += len(merged)
+                    crash_point("seen-merge-writing")
+
+            self._write(name, body, None)
+            # the fences are known only once the body is written (the run is still unnamed by the manifest)
+            tmp = self.dir / f"{name}.fence.tmp"
             with open(tmp, "wb") as out:
-                fill(out)  # type: ignore[operator]
-            os.replace(tmp, self.dir / f"{name}{suffix}")
-        return name
+                out.write(np.concatenate(fences).astype("<u8").tobytes() if fences else b"")
+            os.replace(tmp, self.dir / f"{name}.fence")
+            crash_point("seen-merge-written")
+        except BaseException as exc:  # handed to the owning thread at adoption
+            self._merge_error = exc
+        finally:
+            self._merge_done.set()
 
-    def _merge(self, runs: list[_Run]) -> None:
-        """Merge ``runs`` (the newest ones) into one: stream, swap the manifest, unlink the inputs."""
-        fences: list[Keys] = []
-        written = [0]
-
-        def body(out: object) -> None:
-            pos = [0] * len(runs)
-            bufs: list[Keys] = [np.zeros(0, dtype=np.uint64) for _ in runs]
-            while True:
-                for i, run in enumerate(runs):
-                    if len(bufs[i]) < WINDOW_KEYS // 2 and pos[i] < run.count:
-                        n = min(WINDOW_KEYS, run.count - pos[i])
-                        bufs[i] = np.concatenate((bufs[i], run.read(pos[i], n)))
-                        pos[i] += n
-                live = [i for i in range(len(runs)) if len(bufs[i])]
-                if not live:
-                    break
-                # everything up to the smallest last-buffered key of a run with more to read is final
-                open_ends = [bufs[i][-1] for i in live if pos[i] < runs[i].count]
-                cut = min(open_ends) if open_ends else None
-                take = []
-                for i in live:
-                    k = len(bufs[i]) if cut is None else int(np.searchsorted(bufs[i], cut, side="right"))
-                    take.append(bufs[i][:k])
-                    bufs[i] = bufs[i][k:]
-                merged = np.unique(np.concatenate(take))
-                start = written[0]
-                # fences: the first key of every page of the output
-                offs = (-start) % PAGE_KEYS
-                fences.append(merged[offs::PAGE_KEYS])
-                out.write(merged.astype("<u8").tobytes())  # type: ignore[attr-defined]
-                written[0] += len(merged)
-                crash_point("seen-merge-writing")
-
-        name = self._write(body, np.zeros(0, dtype=np.uint64))
-        # the fences are known only once the body is written: rewrite them (still unnamed by the manifest)
-        tmp = self.dir / f"{name}.fence.tmp"
-        with open(tmp, "wb") as out:
-            out.write(np.concatenate(fences).astype("<u8").tobytes() if fences else b"")
-        os.replace(tmp, self.dir / f"{name}.fence")
-        crash_point("seen-merge-written")
-        keep = [r for r in self.runs if r not in runs]
+    def _adopt(self, *, wait: bool) -> None:
+        """Name a finished merge's run in the manifest in place of its inputs, then unlink the inputs."""
+        if self._merging is None:
+            return
+        if not self._merge_done.wait(None if wait else 0):
+            return
+        runs, name = self._merging
+        self._merging = None
+        if self._merge_error is not None:
+            error, self._merge_error = self._merge_error, None
+            raise error
+        at = self.runs.index(runs[0])
+        order = [*[r.name for r in self.runs[:at]], name, *[r.name for r in self.runs[at:] if r not in runs]]
         self.db.execute("BEGIN IMMEDIATE")
-        self._set_manifest([r.name for r in keep] + [name])
+        self._set_manifest(order)
         self.db.execute("COMMIT")
         crash_point("seen-merge-committed")
         for run in runs:
@@ -326,7 +377,24 @@ class SeenStore:
             run.path.unlink()
             (self.dir / f"{run.name}.fence").unlink()
             crash_point("seen-merge-unlinking")
-        self.runs = [*keep, _Run(self.dir, name)]
+        self.runs = [*self.runs[:at], _Run(self.dir, name), *[r for r in self.runs[at:] if r not in runs]]
+
+    def _new_name(self) -> str:
+        name = f"run-{self._next:08d}"
+        self._next += 1
+        return name
+
+    def _write(self, name: str, body: object, fences: Keys | None) -> str:
+        """The run ``name`` from ``body(file)``, renamed into place (fences first when given); returns its name."""
+        steps: list[tuple[str, object]] = [(".u64", body)]
+        if fences is not None:
+            steps.insert(0, (".fence", lambda out: out.write(fences.astype("<u8").tobytes())))
+        for suffix, fill in steps:
+            tmp = self.dir / f"{name}{suffix}.tmp"
+            with open(tmp, "wb") as out:
+                fill(out)  # type: ignore[operator]
+            os.replace(tmp, self.dir / f"{name}{suffix}")
+        return name
 
     def import_keys(self, rows: Iterable[tuple[bytes]]) -> None:
         """Keys of an older layout (blobs whose first 8 bytes are the key) written as runs, then a
@@ -336,7 +404,8 @@ class SeenStore:
 
         def spill() -> None:
             arr = np.unique(np.frombuffer(b"".join(chunk), dtype="<u8").astype(np.uint64))
-            names.append(self._write(lambda out: out.write(arr.astype("<u8").tobytes()), arr[::PAGE_KEYS]))
+            names.append(self._write(self._new_name(), lambda out: out.write(arr.astype("<u8").tobytes()),
+                                     arr[::PAGE_KEYS]))
             chunk.clear()
 
         for (key,) in rows:
@@ -351,6 +420,10 @@ class SeenStore:
         self.runs += [_Run(self.dir, n) for n in names]
 
     def close(self) -> None:
-        for run in self.runs:
-            run.close()
-        self.runs = []
+        """Finish a merge under way (and adopt it), then close the runs."""
+        try:
+            self._adopt(wait=True)
+        finally:
+            for run in self.runs:
+                run.close()
+            self.runs = []

@@ -113,7 +113,7 @@ def test_a_state_file_from_a_newer_layout_is_refused_in_one_line(
     code, _, err = _crawl(tmp_path, web, capsys, "--max-pages", "2")
     assert code == 0, err
     db = sqlite3.connect(tmp_path / "state.db")
-    db.execute("UPDATE meta SET v='3' WHERE k='seen_format'")
+    db.execute("UPDATE meta SET v='99' WHERE k='seen_format'")
     db.commit()
     db.close()
     code, _, err = _run(capsys, "crawl", "status", "--state", str(tmp_path / "state.db"))

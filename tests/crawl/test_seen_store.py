@@ -71,6 +71,54 @@ def test_checks_match_a_set_through_spills_merges_and_a_reopen(tmp_path: Path) -
     assert not again.check(held_arr).any()
 
 
+def test_checks_and_inserts_go_on_while_a_merge_runs_in_its_thread(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A merge held at its start by a gate: the caller keeps checking and inserting (spilling new runs
+    after the merge's inputs), every answer right; once let go, the merge is adopted at the next settle
+    in the inputs' place, and a reopen sees the same set."""
+    import threading
+
+    gate = threading.Event()
+    threads: list[str] = []
+    body = SeenStore._merge_body
+
+    def held(self: SeenStore, runs: list, name: str) -> None:
+        threads.append(threading.current_thread().name)
+        gate.wait(30)
+        body(self, runs, name)
+
+    monkeypatch.setattr(SeenStore, "_merge_body", held)
+    rng = np.random.default_rng(11)
+    db, store = _store(tmp_path, mem_keys=1000, ratio=4)
+    held_keys: set[int] = set()
+    for _ in range(3):
+        batch = rng.integers(0, 2**64, size=1200, dtype=np.uint64)
+        _add(db, store, batch)
+        held_keys |= set(batch.tolist())
+    assert store._merging is not None and threads and threads[0] != threading.current_thread().name
+    merging = [r.name for r in store._merging[0]]
+    for _ in range(4):  # the merge is held: spills go on, checks see every run
+        batch = np.concatenate((rng.integers(0, 2**64, size=1100, dtype=np.uint64),
+                                np.array(sorted(held_keys)[:300], dtype=np.uint64)))
+        new = _add(db, store, batch)
+        assert not new[1100:].any() and new[:1100].all()
+        held_keys |= set(batch.tolist())
+    assert [r.name for r in store.runs][:len(merging)] == merging and len(store.runs) > len(merging)
+    gate.set()
+    store._merge_done.wait(30)
+    store.settle()
+    names = [r.name for r in store.runs]
+    assert not set(merging) & set(names) and store.count == len(held_keys)
+    assert store._manifest() == names
+    probe = np.array(sorted(held_keys), dtype=np.uint64)
+    assert not store.check(probe).any()
+    store.close()
+    db.close()
+    db, again = _store(tmp_path, mem_keys=1000, ratio=4)
+    assert again.count == len(held_keys) and not again.check(probe).any()
+    again.close()
+
+
 def test_a_batch_as_large_as_the_run_is_answered_whole(tmp_path: Path) -> None:
     db, store = _store(tmp_path, mem_keys=10)
     keys = np.arange(1, 40_001, dtype=np.uint64) * 3
@@ -160,16 +208,20 @@ POINTS = ["frontier-committed:3", "seen-spill-written:2", "seen-spill-committed:
           "seen-merge-written:1", "seen-merge-committed:1", "seen-merge-unlinking:1", "seen-merge-unlinking:2"]
 
 
+@pytest.mark.parametrize("merge", ["background", "sync"])
 @pytest.mark.parametrize("point", POINTS)
 def test_a_sigkill_at_every_phase_of_a_spill_and_a_merge_loses_and_repeats_nothing(tmp_path: Path,
-                                                                                   point: str) -> None:
+                                                                                   point: str, merge: str) -> None:
+    """Merges in their own thread (the default: the kill lands in that thread while the caller goes on
+    admitting, or at the adoption on the caller's thread) and on the caller's thread."""
     rng = random.Random(point)
     urls = [f"http://h{rng.randrange(50)}.example/p/{i}" for i in range(3000)]
     urls += rng.sample(urls, 600)  # repeats, some across batches
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("\n".join(urls))
     state = tmp_path / "state.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "CCRAWL_SEEN_MEM_KEYS": "150", "CCRAWL_CRASH_AT": point}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CCRAWL_SEEN_MEM_KEYS": "150", "CCRAWL_CRASH_AT": point,
+           "CCRAWL_SEEN_MERGE": merge}
     killed = subprocess.run([sys.executable, "-c", _CHILD, str(state), str(seeds)], env=env, capture_output=True)
     assert killed.returncode == -9, killed.stderr.decode()[-2000:]
     st = StateFile(state)

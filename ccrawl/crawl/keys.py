@@ -1,0 +1,122 @@
+"""The frontier's batch kernels: seen keys and hosts of canonical URLs, queue segment bodies.
+
+Each has a compiled twin in ``csrc/crawlkeys.pyx`` (chosen through :func:`ccrawl.accel.native`) with
+identical output; the pure-Python functions here are the definition.
+
+* :func:`keys_hosts`: for every canonical URL of a batch, its seen key (the first 8 bytes of blake3 of
+  its UTF-8 bytes, read as a little-endian uint64: ``SeenStore``'s key) and its host (what lies between
+  ``://`` and the next ``/`` or ``?``), as a numpy ``uint64`` array and a pyarrow string array.
+* :func:`join_lines`: the body of each queue segment, the lines ``url`` (or ``url<TAB>hops`` for a
+  redirect target) of a group of rows joined by newlines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import blake3
+import numpy as np
+import numpy.typing as npt
+
+from ccrawl import accel
+
+Keys = npt.NDArray[np.uint64]
+Index = npt.NDArray[np.int64]
+
+
+def _rows(urls: object) -> list[str | None]:
+    import pyarrow as pa
+
+    if isinstance(urls, pa.Array | pa.ChunkedArray):
+        rows: list[str | None] = urls.to_pylist()
+        return rows
+    assert isinstance(urls, Sequence)
+    return list(urls)
+
+
+def host_of(canonical: str) -> str | None:
+    """The host of a canonical URL: after the first ``://``, up to the next ``/`` or ``?``; None without ``://``."""
+    at = canonical.find("://")
+    if at < 0:
+        return None
+    rest = canonical[at + 3:]
+    end = len(rest)
+    for sep in "/?":
+        i = rest.find(sep, 0, end)
+        if i >= 0:
+            end = i
+    return rest[:end]
+
+
+def keys_hosts_py(urls: object, hosts: bool = True) -> tuple[Keys, Any]:
+    """``(keys, hosts)`` of canonical URLs (a pyarrow string array or a sequence of str or None).
+
+    ``keys``: numpy uint64, 0 for a null row; ``hosts``: a pyarrow string array (null for a null row or a
+    URL without ``://``), or None when ``hosts`` is false."""
+    import pyarrow as pa
+
+    rows = _rows(urls)
+    digest = blake3.blake3
+    packed = b"".join([b"\0" * 8 if u is None else digest(u.encode("utf-8", "surrogatepass")).digest(length=8)
+                       for u in rows])
+    keys = np.frombuffer(packed, dtype="<u8").astype(np.uint64)
+    if not hosts:
+        return keys, None
+    return keys, pa.array([None if u is None else host_of(u) for u in rows], pa.string())
+
+
+def join_lines_py(urls: object, order: Index, bounds: Index, hops: Index) -> list[bytes]:
+    """For each group ``g``, rows ``order[bounds[g]:bounds[g + 1]]`` of ``urls`` (no nulls) as lines ``url``,
+    or ``url<TAB>hops`` where ``hops[row]`` is not 0, joined by newlines."""
+    rows = _rows(urls)
+    if len(hops) != len(rows):
+        raise ValueError("hops must have one value per row")
+    out = []
+    hop_list = hops.tolist()
+    order_list = order.tolist()
+    for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        lines = []
+        for row in order_list[a:b]:
+            url = rows[row]
+            if url is None:
+                raise ValueError("a row out of range or null")
+            lines.append(f"{url}\t{hop_list[row]}" if hop_list[row] else url)
+        out.append("\n".join(lines).encode("utf-8"))
+    return out
+
+
+def string_array_py(urls: list[str]) -> Any:
+    """``urls`` as a pyarrow string array."""
+    import pyarrow as pa
+
+    return pa.array(urls, pa.string())
+
+
+def _string_array_native(urls: list[str]) -> Any:
+    assert _native is not None
+    got = _native.as_string_array(urls)
+    return string_array_py(urls) if got is None else got  # None: a lone surrogate, which pyarrow refuses too
+
+
+_native = accel.native("crawlkeys")
+keys_hosts: Callable[..., tuple[Keys, Any]] = _native.keys_hosts if _native is not None else keys_hosts_py
+join_lines: Callable[[object, Index, Index, Index], list[bytes]] = (
+    _native.join_lines if _native is not None else join_lines_py)
+string_array: Callable[[list[str]], Any] = _string_array_native if _native is not None else string_array_py
+
+
+def pair_keys_py(prefix: bytes, left: list[str], li: Index, right: list[str], ri: Index) -> Keys:
+    """The seen keys of ``prefix + left[li[k]] + " " + right[ri[k]]`` for every k (the trap budgets' edges)."""
+    if len(li) != len(ri):
+        raise ValueError("li and ri must have the same length")
+    lb = [s.encode("utf-8", "surrogatepass") for s in left]
+    rb = [s.encode("utf-8", "surrogatepass") for s in right]
+    digest = blake3.blake3
+    packed = b"".join([digest(prefix + lb[a] + b" " + rb[b]).digest(length=8)
+                       for a, b in zip(li.tolist(), ri.tolist(), strict=True)])
+    return np.frombuffer(packed, dtype="<u8").astype(np.uint64)
+
+
+pair_keys: Callable[[bytes, list[str], Index, list[str], Index], Keys] = (
+    _native.pair_keys if _native is not None else pair_keys_py)

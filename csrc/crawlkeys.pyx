@@ -1,0 +1,261 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
+"""Compiled batch kernels of the crawl frontier; the twins are in ``ccrawl.crawl.keys``.
+
+* ``keys_hosts``: for each canonical URL of a pyarrow string array, its seen key (the first 8 bytes of
+  blake3 of the URL, as a little-endian uint64) and its host (``scheme://HOST/...``), in one pass with
+  the GIL released. blake3 is computed here for a URL of at most one chunk (1,024 bytes: one to
+  sixteen compressions of the portable reference function); a longer one is hashed by the ``blake3``
+  package afterwards, so both paths give the package's digest.
+* ``join_lines``: the bodies of queue segments, each the lines ``url`` or ``url<TAB>hops`` of a group
+  of rows, copied straight from the array's buffers.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.stdint cimport uint32_t
+from libc.string cimport memset
+
+include "urlarrow.pxi"
+
+import numpy as np
+
+cdef uint32_t _IV[8]
+_IV[:] = [0x6A09E667, 0xBB67AE85, 0x3C6EF372, 0xA54FF53A, 0x510E527F, 0x9B05688C, 0x1F83D9AB, 0x5BE0CD19]
+cdef int _PERM[16]
+_PERM[:] = [2, 6, 3, 10, 7, 0, 4, 13, 1, 11, 12, 5, 9, 14, 15, 8]
+cdef int _SCHEDULE[7][16]
+
+
+cdef void _init_schedule() noexcept:
+    cdef int r, i
+    for i in range(16):
+        _SCHEDULE[0][i] = i
+    for r in range(1, 7):
+        for i in range(16):
+            _SCHEDULE[r][i] = _SCHEDULE[r - 1][_PERM[i]]
+
+
+_init_schedule()
+
+DEF CHUNK_START = 1
+DEF CHUNK_END = 2
+DEF ROOT = 8
+DEF CHUNK_LEN = 1024
+
+
+cdef inline uint32_t _rotr(uint32_t x, int n) noexcept nogil:
+    return (x >> n) | (x << (32 - n))
+
+
+cdef inline void _g(uint32_t* s, int a, int b, int c, int d, uint32_t x, uint32_t y) noexcept nogil:
+    s[a] = s[a] + s[b] + x
+    s[d] = _rotr(s[d] ^ s[a], 16)
+    s[c] = s[c] + s[d]
+    s[b] = _rotr(s[b] ^ s[c], 12)
+    s[a] = s[a] + s[b] + y
+    s[d] = _rotr(s[d] ^ s[a], 8)
+    s[c] = s[c] + s[d]
+    s[b] = _rotr(s[b] ^ s[c], 7)
+
+
+cdef inline void _compress(uint32_t* cv, const uint8_t* block, uint32_t block_len, uint32_t flags) noexcept nogil:
+    """blake3's compression function with chunk counter 0; ``cv`` becomes the first 8 output words."""
+    cdef uint32_t m[16]
+    cdef uint32_t s[16]
+    cdef int i, r
+    cdef const int* k
+    for i in range(16):
+        m[i] = (<uint32_t> block[4 * i] | (<uint32_t> block[4 * i + 1] << 8) | (<uint32_t> block[4 * i + 2] << 16)
+                | (<uint32_t> block[4 * i + 3] << 24))
+    for i in range(8):
+        s[i] = cv[i]
+    s[8] = _IV[0]
+    s[9] = _IV[1]
+    s[10] = _IV[2]
+    s[11] = _IV[3]
+    s[12] = 0
+    s[13] = 0
+    s[14] = block_len
+    s[15] = flags
+    for r in range(7):
+        k = _SCHEDULE[r]
+        _g(s, 0, 4, 8, 12, m[k[0]], m[k[1]])
+        _g(s, 1, 5, 9, 13, m[k[2]], m[k[3]])
+        _g(s, 2, 6, 10, 14, m[k[4]], m[k[5]])
+        _g(s, 3, 7, 11, 15, m[k[6]], m[k[7]])
+        _g(s, 0, 5, 10, 15, m[k[8]], m[k[9]])
+        _g(s, 1, 6, 11, 12, m[k[10]], m[k[11]])
+        _g(s, 2, 7, 8, 13, m[k[12]], m[k[13]])
+        _g(s, 3, 4, 9, 14, m[k[14]], m[k[15]])
+    for i in range(8):
+        cv[i] = s[i] ^ s[i + 8]
+
+
+cdef inline uint64_t _key(const uint8_t* p, Py_ssize_t n) noexcept nogil:
+    """The first 8 bytes of blake3 of ``p[:n]`` (``n`` <= 1,024: one chunk, the root) as a little-endian uint64."""
+    cdef uint32_t cv[8]
+    cdef uint8_t last[64]
+    cdef uint32_t flags = CHUNK_START
+    cdef int i
+    for i in range(8):
+        cv[i] = _IV[i]
+    while n > 64:
+        _compress(cv, p, 64, flags)
+        flags = 0
+        p += 64
+        n -= 64
+    memset(last, 0, 64)
+    memcpy(last, p, <size_t> n)
+    _compress(cv, last, <uint32_t> n, flags | CHUNK_END | ROOT)
+    return <uint64_t> cv[0] | (<uint64_t> cv[1] << 32)
+
+
+def key_of(bytes data):
+    """The seen key of ``data`` when it is at most one chunk long, else None (tests compare it with blake3)."""
+    if len(data) > CHUNK_LEN:
+        return None
+    return _key(<const uint8_t*> (<char*> data), len(data))
+
+
+cdef inline bint _host_span(const uint8_t* p, Py_ssize_t n, Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
+    """The host of a canonical URL: after the first ``://``, up to the next ``/`` or ``?`` (or the end)."""
+    cdef Py_ssize_t i = 0
+    while i + 2 < n and not (p[i] == 58 and p[i + 1] == 47 and p[i + 2] == 47):
+        i += 1
+    if i + 2 >= n:
+        return False
+    i += 3
+    a[0] = i
+    while i < n and p[i] != 47 and p[i] != 63:
+        i += 1
+    b[0] = i
+    return True
+
+
+def keys_hosts(urls, bint hosts=True):
+    """``(keys, hosts)`` of canonical URLs (a pyarrow string array or a sequence of str).
+
+    ``keys``: a numpy uint64 array, 0 for a null row; ``hosts``: a pyarrow string array, null for a
+    null row or a URL without ``://`` (None when ``hosts`` is false)."""
+    import blake3
+
+    array = as_string_array(urls)
+    if array is None:
+        from ccrawl.crawl.keys import keys_hosts_py
+
+        return keys_hosts_py(urls, hosts)
+    cdef _Rows rows = _Rows(array)
+    cdef Py_ssize_t n = rows.n, i, ln, a = 0, b = 0
+    cdef const uint8_t* p
+    keys = np.zeros(n, dtype=np.uint64)
+    cdef uint64_t[::1] kv = keys
+    cdef _Out o
+    cdef bint failed = False
+    cdef list longer = []
+    _out_init(&o, n if hosts else 0, 0)
+    try:
+        with nogil:
+            for i in range(n):
+                if not rows.get(i, &p, &ln):
+                    if hosts:
+                        o.status[i] = ROW_NULL
+                        o.offsets[i + 1] = o.size
+                    continue
+                if ln <= CHUNK_LEN:
+                    kv[i] = _key(p, ln)
+                else:
+                    with gil:
+                        longer.append(i)
+                if not hosts:
+                    continue
+                if _host_span(p, ln, &a, &b):
+                    if _out_reserve(&o, b - a) == NULL:
+                        failed = True
+                        break
+                    memcpy(o.data + o.size, p + a, <size_t> (b - a))
+                    o.size += b - a
+                    o.status[i] = ROW_OK
+                else:
+                    o.status[i] = ROW_NULL
+                o.offsets[i + 1] = o.size
+        if failed:
+            raise MemoryError()
+        for i in longer:
+            kv[i] = int.from_bytes(blake3.blake3(rows.row_bytes(i)).digest(length=8), "little")
+        host_array = _out_finish(&o, n, {}) if hosts else None
+    finally:
+        _out_free(&o)
+    return keys, host_array
+
+
+def join_lines(urls, const int64_t[::1] order, const int64_t[::1] bounds, const int64_t[::1] hops):
+    """The segment bodies: for each group ``g``, the rows ``order[bounds[g]:bounds[g + 1]]`` of ``urls``
+    (a pyarrow string array without nulls) as lines ``url``, or ``url<TAB>hops`` where ``hops[row]``
+    is not 0, joined by newlines (no newline after the last); a list of bytes."""
+    cdef _Rows rows = _Rows(as_string_array(urls))
+    cdef Py_ssize_t g, j, row, ln, total, groups = len(bounds) - 1
+    cdef const uint8_t* p
+    cdef list out = []
+    cdef bytes body
+    cdef char* d
+    cdef bytes digits
+    if len(hops) != rows.n:
+        raise ValueError("hops must have one value per row")
+    for g in range(groups):
+        total = 0
+        for j in range(bounds[g], bounds[g + 1]):
+            row = order[j]
+            if row < 0 or row >= rows.n or not rows.get(row, &p, &ln):
+                raise ValueError("a row out of range or null")
+            total += ln + 1
+            if hops[row]:
+                total += 1 + len(str(hops[row]))
+        body = PyBytes_FromStringAndSize(NULL, total - 1 if total else 0)
+        d = PyBytes_AS_STRING(body)
+        for j in range(bounds[g], bounds[g + 1]):
+            row = order[j]
+            rows.get(row, &p, &ln)
+            memcpy(d, p, <size_t> ln)
+            d += ln
+            if hops[row]:
+                digits = b"\t" + str(hops[row]).encode("ascii")
+                memcpy(d, <char*> digits, <size_t> len(digits))
+                d += len(digits)
+            if j + 1 < bounds[g + 1]:
+                d[0] = 10
+                d += 1
+        out.append(body)
+    return out
+
+
+def pair_keys(bytes prefix, list left, const int64_t[::1] li, list right, const int64_t[::1] ri):
+    """The seen keys of the strings ``prefix + left[li[k]] + " " + right[ri[k]]`` (the trap budgets'
+    edges: ``prefix`` names the kind), a numpy uint64 array; ``left`` and ``right`` are lists of str."""
+    import blake3
+
+    cdef Py_ssize_t n = len(li), k, a, b, lp = len(prefix), total
+    if len(ri) != n:
+        raise ValueError("li and ri must have the same length")
+    cdef list lb = [s.encode("utf-8", "surrogatepass") for s in left]
+    cdef list rb = [s.encode("utf-8", "surrogatepass") for s in right]
+    keys = np.zeros(n, dtype=np.uint64)
+    cdef uint64_t[::1] kv = keys
+    cdef uint8_t buf[CHUNK_LEN]
+    cdef bytes x, y
+    cdef Py_ssize_t nl = len(lb), nr = len(rb)
+    for k in range(n):
+        a = li[k]
+        b = ri[k]
+        if a < 0 or a >= nl or b < 0 or b >= nr:
+            raise IndexError("pair index out of range")
+        x = <bytes> lb[a]
+        y = <bytes> rb[b]
+        total = lp + len(x) + 1 + len(y)
+        if total > CHUNK_LEN:
+            kv[k] = int.from_bytes(blake3.blake3(prefix + x + b" " + y).digest(length=8), "little")
+            continue
+        memcpy(buf, <char*> prefix, <size_t> lp)
+        memcpy(buf + lp, <char*> x, <size_t> len(x))
+        buf[lp + len(x)] = 32
+        memcpy(buf + lp + len(x) + 1, <char*> y, <size_t> len(y))
+        kv[k] = _key(buf, total)
+    return keys
