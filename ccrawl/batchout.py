@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
@@ -250,10 +251,12 @@ def emit_batches(
 
     stream = sys.stdout if stream is None else stream
     fmt = resolve_format(options.fmt, stream)
-    if options.template is not None or fmt not in ("jsonl", "csv", "tsv"):
-        return emit(batch_records(_limited(batches, options.limit)), options, columns=columns, stream=stream,
-                    single=single)
     try:
+        if fmt == "parquet" and options.template is None:
+            return _write_parquet(_limited(batches, options.limit), list(options.fields or columns), stream)
+        if options.template is not None or fmt not in ("jsonl", "csv", "tsv"):
+            return emit(batch_records(_limited(batches, options.limit)), options, columns=columns, stream=stream,
+                        single=single)
         return _write_text(_limited(batches, options.limit), fmt, options, columns, stream)
     finally:
         close = getattr(batches, "close", None)
@@ -293,6 +296,85 @@ def _write_text(batches: Iterable[Any], fmt: str, options: OutputOptions, declar
     if chosen is None and fmt != "jsonl" and declared and not options.no_header:
         sink.write(_csv_text([list(options.fields or declared)], delimiter))  # no rows: the header still says
     sink.close()
+    return count
+
+
+# --------------------------------------------------------------------------------------------------
+# Parquet: the per-record renderer's file (``ccrawl.output._write_parquet``), from the batches' buffers
+
+#: what ``pyarrow.Table.from_pylist`` makes of the Python values of a column of this type; a type not here
+#: (timestamps, lists, structs, binary, uint64...) sends the stream through the per-record writer
+_PYLIST_TYPE = {"string": "string", "large_string": "string", "null": "null", "bool": "bool", "double": "double",
+                "float": "double", "int8": "int64", "int16": "int64", "int32": "int64", "int64": "int64",
+                "uint8": "int64", "uint16": "int64", "uint32": "int64"}
+_PARQUET_ROWS = 10_000  # rows per write_table, as the per-record writer flushes
+
+
+def _pylist_array(array: Any) -> Any:
+    """``array`` typed as ``Table.from_pylist`` types its values (its type is in :data:`_PYLIST_TYPE`)."""
+    import pyarrow as pa
+
+    if array.null_count == len(array):
+        return pa.nulls(len(array))  # every value None: from_pylist types the column null
+    name = _PYLIST_TYPE[str(array.type)]
+    return array if str(array.type) == name else array.cast(name)
+
+
+def _rechunked(batches: Iterable[Any], rows: int) -> Iterator[list[Any]]:
+    """The batches cut and joined into runs of ``rows`` rows (the last may be shorter)."""
+    held: list[Any] = []
+    have = 0
+    for batch in batches:
+        start = 0
+        while start < batch.num_rows:
+            take = min(rows - have, batch.num_rows - start)
+            held.append(batch.slice(start, take))
+            have += take
+            start += take
+            if have == rows:
+                yield held
+                held, have = [], 0
+    if held:
+        yield held
+
+
+def _write_parquet(batches: Iterable[Any], columns: Sequence[str], stream: IO[Any]) -> int:
+    """The rows of ``batches`` as the per-record renderer writes them to Parquet, byte for byte: runs of
+    10,000 rows, each column typed as ``Table.from_pylist`` types its values, the writer's schema the first
+    run's. A stream with a column of a type not in :data:`_PYLIST_TYPE` goes through that renderer."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ccrawl.output import _write_parquet as write_records
+
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        raise UsageError("-o parquet writes binary data; redirect stdout to a file")
+    runs = _rechunked(batches, _PARQUET_ROWS)
+    first = next(runs, None)
+    if first is None:
+        return 0
+    names = list(dict.fromkeys(columns or first[0].schema.names))  # a dict per row: a name once
+    if any(str(_column(first[0], n).type) not in _PYLIST_TYPE for n in names):
+        return write_records(batch_records(b for run in itertools.chain([first], runs) for b in run), columns, stream)
+    target = getattr(stream, "buffer", stream)
+    writer: Any = None
+    count = 0
+    try:
+        for run in itertools.chain([first], runs):
+            arrays = []
+            for name in names:
+                pieces = [_column(b, name) for b in run]
+                joined = pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
+                arrays.append(_pylist_array(joined))
+            table = pa.Table.from_arrays(arrays, names=names)
+            if writer is None:
+                writer = pq.ParquetWriter(target, table.schema, compression="zstd")
+            writer.write_table(table.cast(writer.schema))
+            count += table.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
     return count
 
 

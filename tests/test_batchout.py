@@ -119,6 +119,82 @@ def test_parquet_from_batches_is_the_per_record_file(tmp_path: object) -> None:
     assert got.buffer.getvalue() == want.buffer.getvalue() and got.buffer.getvalue()[:4] == b"PAR1"
 
 
+class _ParquetSink(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffer = io.BytesIO()
+
+
+def _parquet_both(batches: list[pa.RecordBatch], options: OutputOptions, columns: tuple[str, ...] = ()) -> tuple[
+        bytes, bytes]:
+    """The per-record file and the batch one (or, where the per-record writer fails, the same error from both)."""
+    want, got = _ParquetSink(), _ParquetSink()
+    rows = [r for b in batches for r in b.to_pylist()]
+    try:
+        n_want = emit(rows, options, columns=columns, stream=want)
+    except Exception as exc:
+        with pytest.raises(type(exc)):
+            batchout.emit_batches(batches, options, columns=columns, stream=got)
+        raise
+    n_got = batchout.emit_batches(batches, options, columns=columns, stream=got)
+    assert n_got == n_want
+    return want.buffer.getvalue(), got.buffer.getvalue()
+
+
+@pytest.mark.parametrize("column", _batch().schema.names)
+def test_parquet_of_each_column_type_is_the_per_record_file(column: str) -> None:
+    """Arrow-typed columns (from_pylist's types) and the rest (lists, structs, binary: the per-record writer)."""
+    batch = _batch()
+    for rows in (batch, batch.slice(1, 1), batch.slice(0, 3)):
+        for fields in ([column], ["s", column], [column, "absent", column]):
+            try:
+                want, got = _parquet_both([rows], OutputOptions(fmt="parquet", fields=fields))
+            except OverflowError:  # 2**64 - 1 in a uint64 column: from_pylist refuses it, on both paths
+                assert column == "big" and rows.num_rows != 1
+                continue
+            assert got == want, (column, fields)
+
+
+def test_parquet_of_many_batches_cut_across_the_writers_runs_is_the_per_record_file() -> None:
+    """25,000 rows in uneven batches (a run of 10,000 rows spans several), a first run whose text column is
+    all null, int32 / float32 / uint32 / dictionary columns, declared columns, a limit."""
+    n = 25_000
+    texts = [None if i < 10_000 or i % 7 == 0 else TRICKY[i % N] for i in range(n)]
+    table = pa.table({
+        "url": pa.array([f"https://h{i}.test/{TRICKY[i % N]}" for i in range(n)]),
+        "late": pa.array(texts, pa.string()),
+        "offset": pa.array([None if i % 11 == 0 else i * 7 for i in range(n)], pa.int32()),
+        "length": pa.array(list(range(n)), pa.uint32()),
+        "ratio": pa.array([i / 3 for i in range(n)], pa.float32()),
+        "mime": pa.array([TRICKY[i % 5] for i in range(n)]).dictionary_encode(),
+        "ok": pa.array([i % 3 == 0 for i in range(n)]),
+    })
+    sizes = [1, 4999, 5000, 3, 9997, 0, 5000]
+    whole = table.combine_chunks().to_batches()[0]
+    batches, at = [], 0
+    for size in sizes:
+        batches.append(whole.slice(at, size))
+        at += size
+    batches += table.slice(at).to_batches(max_chunksize=777)
+    for options, columns in (
+        (OutputOptions(fmt="parquet"), ()),
+        (OutputOptions(fmt="parquet", limit=12_345), ()),
+    ):  # the first run's column of nulls is typed null, and the second run's text will not cast to it: both refuse
+        with pytest.raises(pa.ArrowNotImplementedError):
+            _parquet_both(batches, options, columns)
+    for options, columns in (
+        (OutputOptions(fmt="parquet", limit=9_999), ()),
+        (OutputOptions(fmt="parquet"), ("url", "missing", "offset")),
+        (OutputOptions(fmt="parquet", fields=["mime", "ok", "mime"]), ("url",)),
+    ):
+        want, got = _parquet_both(batches, options, columns)
+        assert got == want and got[:4] == b"PAR1"
+    no_late = [b.drop_columns(["late"]) for b in batches]
+    want, got = _parquet_both(no_late, OutputOptions(fmt="parquet"))
+    assert got == want
+    assert _parquet_both([whole.slice(0, 0)], OutputOptions(fmt="parquet")) == (b"", b"")
+
+
 def test_a_stream_with_a_utf8_buffer_gets_the_same_bytes() -> None:
     batch = _batch().select(["s", "i"])
     raw = io.BytesIO()

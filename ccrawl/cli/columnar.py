@@ -6,12 +6,16 @@ Parses the filter flags, hands them to the ``columnar.*`` operations and renders
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ccrawl.cli.common import Run, command, echo_err
+
+if TYPE_CHECKING:
+    from pyarrow import RecordBatch
 
 ENGINE_HELP = "auto (native for filters, DuckDB for SQL), native, duckdb, or print (the SQL for a cluster) [auto]"
 
@@ -85,11 +89,24 @@ def resolve_crawls(run: Run, local: str | None) -> list[str]:
     return list(run_client(lambda cc: resolve(cc, ref), run.context().client, warn=echo_err))
 
 
-def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any]], columns: Iterable[str], explain: Any,
-                      want: bool, *, single: bool = False) -> int:
-    """Render ``records``; with ``want``, the explain line on stderr afterwards. Returns the count written."""
+def emit_items(run: Run, items: Iterable[Mapping[str, Any] | RecordBatch], *, columns: Sequence[str] = (),
+               single: bool = False) -> int:
+    """Render a stream of records or of Arrow record batches (an operation called with ``arrow=True``
+    yields one or the other), as they come: batches through :meth:`Run.emit_batches`."""
+    iterator = iter(items)
+    first = next(iterator, None)
+    if first is None or isinstance(first, Mapping):
+        records: Iterator[Mapping[str, Any]] = iter(()) if first is None else itertools.chain([first], iterator)
+        return run.emit(records, columns=columns, single=single)
+    return run.emit_batches(itertools.chain([first], iterator), columns=columns, single=single)
+
+
+def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any] | RecordBatch], columns: Iterable[str],
+                      explain: Any, want: bool, *, single: bool = False) -> int:
+    """Render ``records`` (or record batches); with ``want``, the explain line on stderr afterwards. Returns the
+    count written."""
     try:
-        return run.emit(records, columns=tuple(columns), single=single)
+        return emit_items(run, records, columns=tuple(columns), single=single)
     finally:
         if want and explain.engine:
             click.echo(f"explain: {explain.line()}", err=True)
@@ -117,7 +134,8 @@ def _query_command(kind: str, help_text: str) -> click.Command:
             return
         op = ops.get(f"columnar.{kind}")
         explain = Explain()
-        records = op(**common(run, params), engine=engine, limit=run.output.limit or None, explain=explain)
+        records = op(**common(run, params), engine=engine, limit=run.output.limit or None, explain=explain,
+                     arrow=True)
         written = emit_with_explain(run, records, op.columns, explain, explain_, single=kind == "count")
         if written == 0 and kind != "count":
             from ccrawl.errors import NothingMatched

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value
 from ccrawl.ops.context import OpContext, context
+
+if TYPE_CHECKING:
+    from pyarrow import RecordBatch
 
 _SUMMARIES = {
     "urls": ("Matching URLs", ("url",)),
@@ -89,7 +92,7 @@ def select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
     return wanted
 
 
-def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
+def _make(kind: str) -> Callable[..., Iterator[dict[str, Any] | RecordBatch]]:
     def op(
         domain: Value[list[str] | None] = None,
         host: Value[list[str] | None] = None,
@@ -112,14 +115,17 @@ def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
         local: ReadPath[str | None] = None,
         ctx: Injected[OpContext | None] = None,
         explain: Injected[Any] = None,
-    ) -> Iterator[dict[str, Any]]:
+        arrow: Injected[bool] = False,
+    ) -> Iterator[dict[str, Any] | RecordBatch]:
+        """With ``arrow`` (the CLI's text renderer sets it), large answers come as Arrow record batches."""
         from ccrawl.commoncrawl.columnar import query
 
         params = locals()
         f = filters_from(params)
         query.choose_engine(engine)
         with open_filtered(f, crawl=crawl, local=local, ctx=ctx, jobs=jobs) as (index, f):
-            yield from query.run(kind, f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
+            yield from query.run_arrow(kind, f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain,
+                                       arrow=arrow)
 
     op.__name__ = f"columnar_{kind}"
     return op
