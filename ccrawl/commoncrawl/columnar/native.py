@@ -137,7 +137,8 @@ def _always(st: Any) -> bool:
 def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Any], Any]:
     """A mask evaluated once per dictionary value (``None`` is a missing value) and spread by index."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     def mask(arr: Any) -> Any:
         out = []
@@ -161,7 +162,8 @@ def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Any],
     :func:`_dict_mask`, but without a Python call per distinct value (a host column has thousands).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     value_set = pa.array(sorted(set(values)), pa.string())
     one = value_set[0] if len(value_set) == 1 else None
@@ -178,8 +180,9 @@ def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Any],
                 if len(where) == 0:
                     picked = pa.repeat(pa.scalar(negate), len(chunk))
                 else:
-                    picked = pc.equal(chunk.indices, where[0].cast(chunk.indices.type)) if len(where) == 1 else \
-                        pc.is_in(chunk.indices, value_set=where.cast(chunk.indices.type))
+                    codes = pc.cast(where, chunk.indices.type)
+                    picked = pc.equal(chunk.indices, codes[0]) if len(codes) == 1 else \
+                        pc.is_in(chunk.indices, value_set=codes)
                     if negate:
                         picked = pc.invert(picked)
                 out.append(pc.fill_null(picked, negate) if chunk.null_count else picked)
@@ -199,7 +202,8 @@ def _langs_in(langs: Sequence[str]) -> Callable[[str | None], bool]:
 def predicates(f: Filters) -> list[_Predicate]:
     """The row-level tests of ``f``, each with its statistics test."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     out: list[_Predicate] = []
 
@@ -572,7 +576,8 @@ def part_steps(
     index cannot rule out, as steps: the reads it needs are yielded (and their bytes sent back), so a
     driver can have many parts' reads on the wire at once (:class:`_Scan`)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     size, data = tail
     length = footer_length(part.path, size, data)
@@ -669,12 +674,12 @@ def part_steps(
                     read[p.column] = pfile.read(rg, p.column, spans)
                 m = p.mask(read[p.column])
                 mask = m if mask is None else pc.and_(mask, m)
-                if not pc.any(mask).as_py():
+                if not pc.any_true(mask):
                     break
-            if mask is not None and not pc.any(mask).as_py():
+            if mask is not None and not pc.any_true(mask):
                 continue
             selected = sum(hi - lo for lo, hi in spans) if spans is not None else rgm.num_rows
-            n = selected if mask is None else int(pc.sum(mask).as_py() or 0)
+            n = selected if mask is None else pc.count_true(mask)
             st.rows_matched += n
             if kind == "count":
                 answer.count += n
@@ -688,7 +693,7 @@ def part_steps(
                 read[c] = pfile.read(rg, c, spans)
             table = pa.table([read[c] for c in columns], names=columns)
             if mask is not None:
-                table = table.filter(mask)
+                table = pc.filter_(table, mask)
             if kind in ("langs", "mimes"):
                 answer.groups.update(_decode(table.column(0)))
                 continue
@@ -713,7 +718,8 @@ def _decode(arr: Any) -> Counter[Any]:
     (``to_pylist`` over every row cost ~5 ms per 10,000 rows).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     out: Counter[Any] = Counter()
     for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
@@ -732,9 +738,11 @@ def _decode(arr: Any) -> Counter[Any]:
 def _undictionary(table: Any) -> Any:
     import pyarrow as pa
 
+    from ccrawl.commoncrawl.columnar import kernels
+
     cols = []
     for c in table.columns:
-        cols.append(c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c)
+        cols.append(kernels.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c)
     return pa.table(cols, names=table.column_names)
 
 

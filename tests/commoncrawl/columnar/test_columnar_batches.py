@@ -117,3 +117,39 @@ def test_fields_limit_and_no_header_are_the_per_record_ones(fmt: str, hostile_ro
     for flags, output in cases:
         got = _cli(hostile_root, "-o", fmt, *flags, "columnar", "locations")
         assert got == _per_record("locations", hostile_root, fmt, **output), flags
+
+
+_WRAPPER = """
+import atexit, os, sys
+def report():
+    names = [n for n in ("numpy", "pyarrow", "pyarrow.compute", "pandas") if n in sys.modules]
+    os.write(2, ("\\nimported: " + ",".join(names) + "\\n").encode())
+atexit.register(report)
+sys.argv = ["ccrawl", *sys.argv[1:]]
+from ccrawl._entry import run
+run()
+"""
+
+
+def _imported(root: Path, *args: str) -> tuple[bytes, set[str]]:
+    proc = subprocess.run([sys.executable, "-c", _WRAPPER, *args, "--local", str(root)], capture_output=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}, timeout=120)
+    assert proc.returncode == 0, proc.stderr.decode()[-2000:]
+    last = proc.stderr.decode().rstrip("\n").rsplit("\n", 1)[-1]
+    assert last.startswith("imported: "), (args, proc.stderr.decode()[-2000:])
+    return proc.stdout, set(filter(None, last.removeprefix("imported: ").split(",")))
+
+
+def test_the_native_count_imports_neither_numpy_nor_pyarrow_compute(hostile_root: Path) -> None:
+    """pyarrow's import of numpy and pyarrow.compute's wrappers were most of the command's start-up."""
+    for filters in ([], ["--domain", "a.test", "--status", "200"], ["--tld", "test", "--path-prefix", "/",
+                                                                   "--not-status", "404", "--lang", "eng"]):
+        out, names = _imported(hostile_root, "-o", "jsonl", "columnar", "count", *filters)
+        assert out == (b'{"count": 0}\n' if "--lang" in filters else b'{"count": 60}\n'), filters
+        assert not names & {"numpy", "pyarrow.compute", "pandas"}, (filters, names)
+        assert "pyarrow" in names or "--domain" not in filters  # the rows' masks are Arrow's kernels
+    out, names = _imported(hostile_root, "-o", "jsonl", "columnar", "urls", "--domain", "a.test")
+    assert out.count(b"\n") == 60 and "numpy" not in names
+    # DuckDB's engine is left as it was (it imports what it imports)
+    out, names = _imported(hostile_root, "-o", "jsonl", "columnar", "count", "--engine", "duckdb")
+    assert out == b'{"count": 60}\n'
