@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from ccrawl import batchout
 from ccrawl.cli.urlstdin import plain_lines_py
-from ccrawl.errors import UsageError
+from ccrawl.errors import InputError, UsageError
 from ccrawl.output import OutputOptions, emit
 from tests.conftest import native_or_skip
 
@@ -264,3 +265,71 @@ def test_the_writer_in_use_is_the_compiled_one_unless_extensions_are_off() -> No
     expected = "python" if accel.extensions_disabled() else "native"
     assert accel.implementations()["textout"] == expected
     assert (batchout.jsonl_rows is batchout.jsonl_rows_py) is (expected == "python")
+
+
+# --------------------------------------------------------------------------------------------------
+# records rendered a chunk at a time (search, parse, news search): emit_records against emit
+
+HOSTILE_TEXT = [*TRICKY, "lone\ud800surrogate", "\udfff", "quote\"and,comma\ttab\nnewline"]
+
+
+def _hostile_records(n: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for i in range(n):
+        record: dict[str, object] = {"url": HOSTILE_TEXT[i % len(HOSTILE_TEXT)], "status": None if i % 4 == 1 else i,
+                                     "mime": None if i % 3 else "text/html"}
+        if i % 5 == 0:
+            record["extra"] = f"only some {i}"  # a key not declared, and missing from most records
+        if 40 <= i < 48:  # a chunk with a float, a bool, a list, a dict, a big int: no batch holds it exactly
+            odd: list[object] = [1.5, True, ["a", "\u2028"], {"k": None, "n": [1]}, 2**64, -(2**63) - 1, 0.0, False]
+            record["status"] = odd[i - 40]
+        if 60 <= i < 70:
+            record["mime"] = 7  # a column that was text is a number in this chunk
+        out.append(record)
+    return out
+
+
+def _render_both(records: list[dict[str, object]], options: OutputOptions, columns: tuple[str, ...],
+                 monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, int, int]:
+    monkeypatch.setattr(batchout, "RECORD_CHUNK", 8)
+    want, got = io.StringIO(), io.StringIO()
+    n_want = emit(iter(records), options, columns=columns, stream=want)
+    n_got = batchout.emit_records(iter(records), options, columns=columns, stream=got)
+    return want.getvalue(), got.getvalue(), n_want, n_got
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "tsv", "json", "table"])
+def test_records_in_chunks_render_as_one_at_a_time(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    records = _hostile_records(100)
+    columns = ("url", "status", "mime")
+    for options in (OutputOptions(fmt=fmt), OutputOptions(fmt=fmt, limit=13), OutputOptions(fmt=fmt, no_header=True),
+                    OutputOptions(fmt=fmt, fields=["extra", "url"]), OutputOptions(fmt=fmt, fields=["mime", "mime"]),
+                    OutputOptions(fmt=fmt, template="{{.url}}|{{.status}}")):
+        want, got, n_want, n_got = _render_both(records, options, columns, monkeypatch)
+        assert got == want and n_got == n_want, options
+    assert "\ud800" in got or fmt in ("table",)
+    # the batch path was taken for the chunks that fit (a chunk of text and integers is a record batch)
+    kinds = [type(b).__name__ for b in batchout.record_batches(records, columns, 8)]
+    assert kinds.count("RecordBatch") >= 8 and kinds.count("list") >= 3
+
+
+def test_records_in_chunks_errors_and_empty_streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = _hostile_records(30)
+
+    def failing() -> Iterator[dict[str, object]]:
+        yield from records[:21]
+        raise InputError("truncated at offset 99")
+
+    for fmt in ("jsonl", "csv", "tsv"):
+        want, got = io.StringIO(), io.StringIO()
+        monkeypatch.setattr(batchout, "RECORD_CHUNK", 8)
+        with pytest.raises(InputError):
+            emit(failing(), OutputOptions(fmt=fmt), columns=("url", "status"), stream=want)
+        with pytest.raises(InputError):
+            batchout.emit_records(failing(), OutputOptions(fmt=fmt), columns=("url", "status"), stream=got)
+        assert got.getvalue() == want.getvalue() and got.getvalue().count("\n") >= 21  # the rows before the error
+        want_e, got_e, n_want, n_got = _render_both([], OutputOptions(fmt=fmt), ("url", "status"), monkeypatch)
+        assert got_e == want_e and n_got == n_want == 0
+        with pytest.raises(UsageError, match="unknown field 'nope'"):
+            batchout.emit_records(iter(records), OutputOptions(fmt=fmt, fields=["nope"]), columns=("url",),
+                                  stream=io.StringIO())

@@ -17,6 +17,8 @@ from ccrawl.cli.common import Run, command, echo_err
 if TYPE_CHECKING:
     from pyarrow import RecordBatch
 
+    from ccrawl.commoncrawl.columnar.query import Explain
+
 ENGINE_HELP = "auto (native for filters, DuckDB for SQL), native, duckdb, or print (the SQL for a cluster) [auto]"
 
 
@@ -101,8 +103,20 @@ def emit_items(run: Run, items: Iterable[Mapping[str, Any] | RecordBatch], *, co
     return run.emit_batches(itertools.chain([first], iterator), columns=columns, single=single)
 
 
+def emit_rows(run: Run, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str], single: bool = False) -> int:
+    """Render an operation's records as :meth:`Run.emit` does; JSONL, CSV and TSV a chunk of records at a time
+    through the batch writers (:func:`ccrawl.batchout.emit_records`). ``--db`` takes records: :meth:`Run.emit`."""
+    if run.flags.get("db"):
+        return run.emit(records, columns=columns, single=single)
+    from ccrawl.batchout import emit_records
+
+    count = emit_records(records, run.output, columns=columns, single=single)
+    run.emitted += count
+    return count
+
+
 def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any] | RecordBatch], columns: Iterable[str],
-                      explain: Any, want: bool, *, single: bool = False) -> int:
+                      explain: Explain, want: bool, *, single: bool = False) -> int:
     """Render ``records`` (or record batches); with ``want``, the explain line on stderr afterwards. Returns the
     count written."""
     try:
