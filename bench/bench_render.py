@@ -26,6 +26,12 @@ Common Crawl's table (``ccrawl.testing.fakecc``, as the tests build it) copied o
 ``--before`` must be the same bytes::
 
     python bench/bench_render.py --columnar-urls 1000000 --runs 5 --before /work/main
+
+``--records N``: in one process, CPU seconds of N CDX-shaped records (12 text columns) rendered to a file
+one at a time (``ccrawl.output.emit``) and a chunk at a time (``ccrawl.batchout.emit_records``, which
+``search``, ``parse`` and ``news search`` use), the bytes asserted equal::
+
+    python bench/bench_render.py --records 500000 --runs 3
 """
 
 from __future__ import annotations
@@ -191,6 +197,39 @@ def columnar_urls(rows: int, runs: int, root: Path, trees: dict[str, Path]) -> N
         print(f"| `{name}` | {wall:.2f} ({listed}) | {cpu:.2f} | {wall / parquet:.2f}x | {sizes[name]:,} |")
 
 
+def records(n: int, runs: int) -> None:
+    """In one process, CPU seconds: ``n`` CDX-shaped records (12 text columns, as ``search`` yields them)
+    rendered one at a time (``ccrawl.output.emit``) and a chunk at a time (``ccrawl.batchout.emit_records``,
+    what ``search``, ``parse`` and ``news search`` use), best of ``runs``, to a file."""
+    sys.path.insert(0, str(REPO))
+    from ccrawl._entry import refuse_pandas
+    from ccrawl.batchout import emit_records
+    from ccrawl.output import OutputOptions, emit
+
+    refuse_pandas()
+    cols = ("urlkey", "timestamp", "url", "mime", "mime-detected", "status", "digest", "length", "offset",
+            "filename", "languages", "encoding")
+    rows = [{c: f"{c}-{i}-\u00e9 x" for c in cols} for i in range(n)]
+    work = Path(tempfile.mkdtemp(prefix="ccrawl-render-records-"))
+    print(f"{n:,} records of {len(cols)} text columns, in one process; load {os.getloadavg()[0]:.1f}")
+    print("| format | one at a time, CPU s (best) | a chunk at a time, CPU s (best) | x |")
+    print("|---|---:|---:|---:|")
+    for fmt in ("jsonl", "csv", "tsv"):
+        best: dict[str, float] = {}
+        outputs: dict[str, bytes] = {}
+        for _ in range(runs):
+            for name, render in (("one", emit), ("chunk", emit_records)):
+                out = work / f"{name}.{fmt}"
+                with open(out, "w", encoding="utf-8", newline="") as stream:
+                    start = time.process_time()
+                    render(iter(rows), OutputOptions(fmt=fmt), columns=cols, stream=stream)
+                    taken = time.process_time() - start
+                best[name] = min(best.get(name, taken), taken)
+                outputs[name] = out.read_bytes()
+        assert outputs["one"] == outputs["chunk"], f"-o {fmt}: the bytes differ"
+        print(f"| {fmt} | {best['one']:.2f} | {best['chunk']:.2f} | {best['one'] / best['chunk']:.1f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--urls", type=int, default=1_000_000)
@@ -202,7 +241,12 @@ def main() -> None:
                         help="time columnar urls -o jsonl/tsv/parquet over a local index of ROWS rows instead")
     parser.add_argument("--root", type=Path, default=Path(tempfile.gettempdir()) / "ccrawl-render-urls",
                         help="where --columnar-urls builds (once) its local index")
+    parser.add_argument("--records", type=int, default=0, metavar="N",
+                        help="time N records rendered one at a time against a chunk at a time, in-process, instead")
     args = parser.parse_args()
+    if args.records:
+        records(args.records, args.runs)
+        return
     if args.columnar_urls:
         columnar_urls(args.columnar_urls, args.runs, args.root,
                       {"ours": REPO} | ({"before": args.before.resolve()} if args.before else {}))
