@@ -26,12 +26,21 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
 from ccrawl.commoncrawl.columnar.source import Job, LocalSource, RangeSource, footer_length
 from ccrawl.errors import InputError
 from ccrawl.net.rangefile import RangeFile, cached
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from pyarrow import Array, ChunkedArray, DictionaryArray, Table
+    from pyarrow._parquet import ParquetReader
+    from pyarrow.parquet import ParquetFile, Statistics
+
+    Column: TypeAlias = "Array | ChunkedArray"  # one column's values, read whole or in pieces
 
 DICTIONARY_COLUMNS = (
     "url_host_name",
@@ -83,7 +92,7 @@ class ScanStats:
 class PartAnswer:
     """What one part contributed: matching rows (projected), a count, or group counts."""
 
-    tables: list[Any] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
     count: int = 0
     groups: Counter[Any] = field(default_factory=Counter)
     stats: ScanStats = field(default_factory=ScanStats)
@@ -92,22 +101,22 @@ class PartAnswer:
 @dataclass(slots=True)
 class _Predicate:
     column: str
-    prune: Callable[[Any], bool]  # statistics -> may match
-    mask: Callable[[Any], Any]  # column array -> boolean array (no nulls)
+    prune: Callable[[Statistics | None], bool]  # statistics -> may match
+    mask: Callable[[Column], ChunkedArray]  # column array -> boolean array (no nulls)
 
 
-def _stats_range(st: Any) -> tuple[Any, Any] | None:
+def _stats_range(st: Statistics | None) -> tuple[Any, Any] | None:
     if st is None or not st.has_min_max:
         return None
     return st.min, st.max
 
 
-def _in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+def _in_prune(values: Sequence[Any]) -> Callable[[Statistics | None], bool]:
     import bisect
 
     ordered = sorted(values)
 
-    def prune(st: Any) -> bool:
+    def prune(st: Statistics | None) -> bool:
         r = _stats_range(st)
         if r is None:
             return True
@@ -117,12 +126,12 @@ def _in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
     return prune
 
 
-def _not_in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+def _not_in_prune(values: Sequence[Any]) -> Callable[[Statistics | None], bool]:
     excluded = set(values)
 
-    def prune(st: Any) -> bool:
+    def prune(st: Statistics | None) -> bool:
         r = _stats_range(st)
-        if r is None or st.null_count is None or st.null_count > 0:
+        if r is None or st is None or st.null_count is None or st.null_count > 0:
             return True
         lo, hi = r
         return not (lo == hi and lo in excluded)
@@ -130,17 +139,17 @@ def _not_in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
     return prune
 
 
-def _always(st: Any) -> bool:
+def _always(st: Statistics | None) -> bool:
     return True
 
 
-def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Any], Any]:
+def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Column], ChunkedArray]:
     """A mask evaluated once per dictionary value (``None`` is a missing value) and spread by index."""
     import pyarrow as pa
 
     from ccrawl.commoncrawl.columnar import kernels as pc
 
-    def mask(arr: Any) -> Any:
+    def mask(arr: Column) -> ChunkedArray:
         out = []
         for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
             if pa.types.is_dictionary(chunk.type):
@@ -155,7 +164,7 @@ def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Any], Any]:
     return mask
 
 
-def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Any], Any]:
+def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Column], ChunkedArray]:
     """``column in values`` (missing: no), or with ``negate`` ``column not in values`` (missing: yes), in Arrow.
 
     On a dictionary chunk the test runs over the distinct values and is spread by index, like
@@ -168,7 +177,7 @@ def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Any],
     value_set = pa.array(sorted(set(values)), pa.string())
     one = value_set[0] if len(value_set) == 1 else None
 
-    def mask(arr: Any) -> Any:
+    def mask(arr: Column) -> ChunkedArray:
         out = []
         for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
             if pa.types.is_dictionary(chunk.type):
@@ -277,7 +286,7 @@ class _PartFile:
         self._footer_bytes = footer
         self.names: list[str] = self.meta.schema.names
         self.index = {n: i for i, n in enumerate(self.names)}
-        self._pf: Any = None
+        self._pf: ParquetFile | None = None
         self._footer: Any = walked
         self._pages: dict[tuple[int, int], Any] = {}
         self._dicts: dict[tuple[int, int], bytes] = {}
@@ -296,7 +305,7 @@ class _PartFile:
         self.blocks.clear()
 
     @property
-    def pf(self) -> Any:
+    def pf(self) -> ParquetFile:
         """pyarrow's reader of the whole part, made only when a row group is read whole (most parts never are)."""
         if self._pf is None:
             import pyarrow.parquet as pq
@@ -418,7 +427,7 @@ class _PartFile:
             lo <= pages.first_rows[i] < hi for lo, hi in spans))
         return spans, kept, len(pages.first_rows)
 
-    def read(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> Any:
+    def read(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> Column:
         """Column ``column`` of row group ``rg``: whole, or only the rows of ``spans`` (pages fetched alone)."""
         import pyarrow as pa
 
@@ -469,7 +478,7 @@ class _PartFile:
             chunks.extend(arr.slice(lo - row0, hi - lo).chunks)
         return pa.chunked_array(chunks, chunks[0].type) if chunks else pa.chunked_array([], pa.null())
 
-    def _dictionary(self, rg: int, col: int, column: str, data: bytes, row0: int) -> Any:
+    def _dictionary(self, rg: int, col: int, column: str, data: bytes, row0: int) -> DictionaryArray | None:
         """The rows of a run of a dictionary column's pages (``data``: its dictionary page, then the data pages)
         decoded by the compiled page decoder, as a dictionary array; None when it does not cover them (not
         built, another codec, a data page the writer fell back to PLAIN for...), and pyarrow does it."""
@@ -529,7 +538,7 @@ def _decompressor(codec: str) -> Any:
     return made[codec]
 
 
-def _open_buffer(data: bytes, *, dictionary: bool = False) -> Any:
+def _open_buffer(data: bytes, *, dictionary: bool = False) -> ParquetReader:
     """pyarrow's reader of a Parquet file held in memory (a footer alone, or a one-column file), without
     the Python ``ParquetFile`` around it (a quarter of the cost of opening a small file); ``dictionary``
     reads its one column as a dictionary array."""
@@ -667,8 +676,8 @@ def part_steps(
             if need:
                 pfile.fill(need, (yield need))
             order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
-            mask: Any = None
-            read: dict[str, Any] = {}
+            mask: ChunkedArray | None = None
+            read: dict[str, Column] = {}
             for p in order:
                 if p.column not in read:
                     read[p.column] = pfile.read(rg, p.column, spans)
@@ -711,7 +720,7 @@ def part_steps(
         pfile.close()
 
 
-def _decode(arr: Any) -> Counter[Any]:
+def _decode(arr: Column) -> Counter[Any]:
     """Value counts of a (dictionary) column, missing values under None, counted in Arrow.
 
     A dictionary chunk is counted by index and only its few distinct values become Python objects
@@ -735,7 +744,7 @@ def _decode(arr: Any) -> Counter[Any]:
     return out
 
 
-def _undictionary(table: Any) -> Any:
+def _undictionary(table: Table) -> Table:
     import pyarrow as pa
 
     from ccrawl.commoncrawl.columnar import kernels
