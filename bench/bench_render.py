@@ -17,6 +17,21 @@ runs are interleaved (each of ours, then the loop in the first round) so a slow 
 ``--columnar``: ``ccrawl columnar count --tld com`` with ``--engine native`` (the default) and ``--engine
 duckdb``, whole commands, against a fake Common Crawl on loopback (``ccrawl.testing.fakecc``, 20,000 captures
 over 2,000 hosts, built once into a temporary directory), interleaved.
+
+``--columnar-urls ROWS``: ``ccrawl columnar urls --local DIR`` with ``-o jsonl``, ``-o tsv`` and ``-o parquet``,
+whole commands, output to a file, over a local copy of a cc-index-table of ROWS rows in one crawl: the fake
+Common Crawl's table (``ccrawl.testing.fakecc``, as the tests build it) copied onto sibling hosts
+(``r<k>.<host>``, as ``bench_columnar.py --profile large`` does) until it has ROWS rows, written by
+``write_parts`` (sorted, row groups of 65,536 rows, page index). Built once into ``--root``; the outputs of
+``--before`` must be the same bytes::
+
+    python bench/bench_render.py --columnar-urls 1000000 --runs 5 --before /work/main
+
+``--records N``: in one process, CPU seconds of N CDX-shaped records (12 text columns) rendered to a file
+one at a time (``ccrawl.output.emit``) and a chunk at a time (``ccrawl.batchout.emit_records``, which
+``search``, ``parse`` and ``news search`` use), the bytes asserted equal::
+
+    python bench/bench_render.py --records 500000 --runs 3
 """
 
 from __future__ import annotations
@@ -92,6 +107,129 @@ def columnar(runs: int, trees: dict[str, Path]) -> None:
         print(f"| `{name}` | {wall:.2f} ({listed}) | {cpu:.2f} |")
 
 
+def build_urls_index(root: Path, rows: int) -> Path:
+    """A local cc-index-table of about ``rows`` rows in one crawl (see the module docstring); reused when built."""
+    sys.path.insert(0, str(REPO))
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from ccrawl.commoncrawl.columnar.schema import arrow_schema
+    from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
+    from ccrawl.testing.fakecc.columnar import DICTIONARY_ENCODED, TABLE_ROOT, Layout, many_hosts
+    from ccrawl.testing.fakecc.site import HOSTS
+
+    marker = root / ".bench-render-urls.json"
+    want = json.dumps({"rows": rows, "v": 1})
+    if marker.exists() and marker.read_text() == want:
+        return root
+    spec = SiteSpec(records=2000, files=2, older_records=10, older_files=1, crawls=((2025, 26), (2024, 51)),
+                    hosts=HOSTS + many_hosts(500))
+    with FakeCCServer(root, spec) as server:
+        crawl = server.site.crawls[0]
+    layout = Layout(max_parts=4, rows_per_part=1, row_group_rows=65536, page_bytes=64 << 10, write_batch=1024)
+    listed = gzip.decompress((root / f"crawl-data/{crawl}/cc-index-table.paths.gz").read_bytes()).decode().split()
+    directories = sorted({(root / p).parent for p in listed})
+    tables = {d: pa.concat_tables([pq.read_table(root / p) for p in listed if (root / p).parent == d])
+              for d in directories}
+    base = sum(t.num_rows for t in tables.values())
+    copies = max(1, -(-rows // base))
+    paths: list[str] = []
+    for directory, table in tables.items():
+        table = table.select([n for n in table.schema.names if n not in ("crawl", "subset")])
+        out = []
+        for k in range(copies):  # r<k>.<host>: same TLD and registered domain, its own SURT key prefix
+            host = pc.binary_join_element_wise(f"r{k}.", pc.cast(table["url_host_name"], pa.string()), "")
+            url = pc.replace_substring_regex(table["url"], "^([a-z]+://)", f"\\1r{k}.", max_replacements=1)
+            key = pc.replace_substring(table["url_surtkey"], ")", f",r{k})", max_replacements=1)
+            copy = table
+            for name, column in (("url_host_name", host), ("url", url), ("url_surtkey", key)):
+                copy = copy.set_column(copy.schema.get_field_index(name), name, column)
+            out.append(copy)
+        subset = directory.name.split("=", 1)[1]
+        big = pa.concat_tables(out).slice(0, rows * table.num_rows // base)
+        big = big.sort_by([("url_surtkey", "ascending"), ("fetch_time", "ascending"), ("warc_filename", "ascending")])
+        for old in directory.glob("*.parquet"):
+            old.unlink()
+        n_parts = layout.max_parts
+        for p in range(n_parts):  # as write_parts writes them, from Arrow (a million dicts is gigabytes)
+            rel = f"{TABLE_ROOT}/crawl={crawl}/subset={subset}/part-{p:05d}.c000.gz.parquet"
+            start, stop = p * big.num_rows // n_parts, (p + 1) * big.num_rows // n_parts
+            pq.write_table(big.slice(start, stop - start).cast(arrow_schema()), root / rel, compression="gzip",
+                           row_group_size=layout.row_group_rows, data_page_size=layout.page_bytes,
+                           write_statistics=True, write_page_index=True, use_dictionary=list(DICTIONARY_ENCODED),
+                           write_batch_size=layout.write_batch)
+            paths.append(rel)
+    manifest = root / f"crawl-data/{crawl}/cc-index-table.paths.gz"
+    manifest.write_bytes(gzip.compress("".join(f"{p}\n" for p in paths).encode(), mtime=0))
+    marker.write_text(want)
+    return root
+
+
+def columnar_urls(rows: int, runs: int, root: Path, trees: dict[str, Path]) -> None:
+    """``columnar urls --local`` to JSONL, TSV and Parquet, whole commands, on every tree, interleaved."""
+    build_urls_index(root, rows)
+    work = Path(tempfile.mkdtemp(prefix="ccrawl-render-urls-"))
+    cases = {f"{tree} -o {fmt}": (path, [sys.executable, "-m", "ccrawl", "-q", "-o", fmt, "columnar", "urls",
+                                         "--local", str(root)])
+             for tree, path in trees.items() for fmt in ("parquet", "jsonl", "tsv")}
+    figures: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    sizes: dict[str, int] = {}
+    for run in range(runs):
+        for name, (path, cmd) in cases.items():
+            out = work / f"{name.replace(' ', '_')}.out"
+            figures[name].append(timed(cmd, Path(os.devnull), out, path))
+            if run == 0:
+                sizes[name] = out.stat().st_size
+                if name.startswith("before"):
+                    ours = work / f"{name.replace('before', 'ours', 1).replace(' ', '_')}.out"
+                    if not name.endswith("parquet"):
+                        assert ours.read_bytes() == out.read_bytes(), f"{name}: output differs"
+    print(f"columnar urls --local, {rows:,} rows; load {os.getloadavg()[0]:.1f}")
+    print("| command | wall s (median; runs) | CPU s | x its -o parquet (wall) | bytes out |")
+    print("|---|---:|---:|---:|---:|")
+    for name, done in figures.items():
+        listed = ", ".join(f"{w:.2f}" for w, _ in done)
+        wall, cpu = statistics.median(w for w, _ in done), statistics.median(c for _, c in done)
+        parquet = statistics.median(w for w, _ in figures[name.rsplit(" -o ", 1)[0] + " -o parquet"])
+        print(f"| `{name}` | {wall:.2f} ({listed}) | {cpu:.2f} | {wall / parquet:.2f}x | {sizes[name]:,} |")
+
+
+def records(n: int, runs: int) -> None:
+    """In one process, CPU seconds: ``n`` CDX-shaped records (12 text columns, as ``search`` yields them)
+    rendered one at a time (``ccrawl.output.emit``) and a chunk at a time (``ccrawl.batchout.emit_records``,
+    what ``search``, ``parse`` and ``news search`` use), best of ``runs``, to a file."""
+    sys.path.insert(0, str(REPO))
+    from ccrawl._entry import refuse_pandas
+    from ccrawl.batchout import emit_records
+    from ccrawl.output import OutputOptions, emit
+
+    refuse_pandas()
+    cols = ("urlkey", "timestamp", "url", "mime", "mime-detected", "status", "digest", "length", "offset",
+            "filename", "languages", "encoding")
+    rows = [{c: f"{c}-{i}-\u00e9 x" for c in cols} for i in range(n)]
+    work = Path(tempfile.mkdtemp(prefix="ccrawl-render-records-"))
+    print(f"{n:,} records of {len(cols)} text columns, in one process; load {os.getloadavg()[0]:.1f}")
+    print("| format | one at a time, CPU s (best) | a chunk at a time, CPU s (best) | x |")
+    print("|---|---:|---:|---:|")
+    for fmt in ("jsonl", "csv", "tsv"):
+        best: dict[str, float] = {}
+        outputs: dict[str, bytes] = {}
+        for _ in range(runs):
+            for name, render in (("one", emit), ("chunk", emit_records)):
+                out = work / f"{name}.{fmt}"
+                with open(out, "w", encoding="utf-8", newline="") as stream:
+                    start = time.process_time()
+                    render(iter(rows), OutputOptions(fmt=fmt), columns=cols, stream=stream)
+                    taken = time.process_time() - start
+                best[name] = min(best.get(name, taken), taken)
+                outputs[name] = out.read_bytes()
+        assert outputs["one"] == outputs["chunk"], f"-o {fmt}: the bytes differ"
+        print(f"| {fmt} | {best['one']:.2f} | {best['chunk']:.2f} | {best['one'] / best['chunk']:.1f}x |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--urls", type=int, default=1_000_000)
@@ -99,7 +237,20 @@ def main() -> None:
     parser.add_argument("--before", type=Path, default=None, help="another checkout to time the same commands on")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
     parser.add_argument("--columnar", action="store_true", help="time columnar count native vs duckdb instead")
+    parser.add_argument("--columnar-urls", type=int, default=0, metavar="ROWS",
+                        help="time columnar urls -o jsonl/tsv/parquet over a local index of ROWS rows instead")
+    parser.add_argument("--root", type=Path, default=Path(tempfile.gettempdir()) / "ccrawl-render-urls",
+                        help="where --columnar-urls builds (once) its local index")
+    parser.add_argument("--records", type=int, default=0, metavar="N",
+                        help="time N records rendered one at a time against a chunk at a time, in-process, instead")
     args = parser.parse_args()
+    if args.records:
+        records(args.records, args.runs)
+        return
+    if args.columnar_urls:
+        columnar_urls(args.columnar_urls, args.runs, args.root,
+                      {"ours": REPO} | ({"before": args.before.resolve()} if args.before else {}))
+        return
     if args.columnar:
         columnar(args.runs, {"ours": REPO} | ({"before": args.before.resolve()} if args.before else {}))
         return

@@ -14,13 +14,18 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from ccrawl import accel
 from ccrawl.errors import UsageError
-from ccrawl.output import OutputOptions, _json_default, cell, emit, resolve_format
+from ccrawl.output import OutputOptions, _json_default, cell, emit, resolve_format, to_json
+
+if TYPE_CHECKING:
+    from pyarrow import Array, RecordBatch
+    from pyarrow.parquet import ParquetWriter
 
 STR, INT, RAW = 0, 1, 2  # column kinds of the writers: text, integer, JSON text written as it is
 
@@ -29,12 +34,12 @@ STR, INT, RAW = 0, 1, 2  # column kinds of the writers: text, integer, JSON text
 # the pure-Python twins of csrc/textout.pyx
 
 
-def _values(kind: int, array: Any) -> list[Any]:
-    values: list[Any] = array.to_pylist()
+def _values(kind: int, array: Array) -> list[object]:
+    values: list[object] = array.to_pylist()
     return values
 
 
-def delimited_rows_py(columns: list[tuple[int, Any]], delimiter: int) -> bytes | None:
+def delimited_rows_py(columns: list[tuple[int, Array]], delimiter: int) -> bytes | None:
     """``a<delimiter>b\\n`` lines, or None when a value would need CSV quoting (see the native one)."""
     if not columns:
         return b""
@@ -54,7 +59,7 @@ def delimited_rows_py(columns: list[tuple[int, Any]], delimiter: int) -> bytes |
     return "".join(lines).encode("utf-8")
 
 
-def jsonl_rows_py(keys: list[bytes], columns: list[tuple[int, Any]]) -> bytes:
+def jsonl_rows_py(keys: list[bytes], columns: list[tuple[int, Array]]) -> bytes:
     """JSON lines with ``json.dumps``' separators, nulls left out (see the native one)."""
     if len(keys) != len(columns):
         raise ValueError("one key per column")
@@ -84,7 +89,7 @@ jsonl_rows = _native.jsonl_rows if _native is not None else jsonl_rows_py
 # columns of a batch as the writers take them
 
 
-def string_array_py(values: list[str | None]) -> Any:
+def string_array_py(values: list[str | None]) -> Array:
     """A pyarrow string array of ``values`` built from its buffers (``pyarrow.array``'s first call imports
     pandas, half a second of a command's start-up)."""
     import array
@@ -109,7 +114,7 @@ def string_array_py(values: list[str | None]) -> Any:
                                  [validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data)], null_count=nulls)
 
 
-def _string_array(values: list[str | None]) -> Any:
+def _string_array(values: list[str | None]) -> Array:
     surt = accel.native("surt")
     if surt is not None:
         built = surt.as_string_array(values)
@@ -118,7 +123,7 @@ def _string_array(values: list[str | None]) -> Any:
     return string_array_py(values)
 
 
-def _column(batch: Any, name: str) -> Any:
+def _column(batch: RecordBatch, name: str) -> Array:
     import pyarrow as pa
 
     index = batch.schema.get_field_index(name)
@@ -130,19 +135,19 @@ def _column(batch: Any, name: str) -> Any:
     return array
 
 
-def _is_text(array: Any) -> bool:
+def _is_text(array: Array) -> bool:
     import pyarrow as pa
 
     return bool(pa.types.is_string(array.type) or pa.types.is_large_string(array.type) or pa.types.is_null(array.type))
 
 
-def _null_as_text(array: Any) -> Any:
+def _null_as_text(array: Array) -> Array:
     import pyarrow as pa
 
     return pa.nulls(len(array), pa.string()) if pa.types.is_null(array.type) else array
 
 
-def _delimited_column(array: Any) -> tuple[int, Any]:
+def _delimited_column(array: Array) -> tuple[int, Array]:
     """A column as CSV cells: text and integers as they are, anything else through :func:`cell`."""
     import pyarrow as pa
 
@@ -153,7 +158,7 @@ def _delimited_column(array: Any) -> tuple[int, Any]:
     return STR, _string_array([None if v is None else cell(v) for v in array.to_pylist()])
 
 
-def _json_column(array: Any) -> tuple[int, Any]:
+def _json_column(array: Array) -> tuple[int, Array]:
     """A column as JSON values: text escaped by the writer, integers as they are, anything else through
     ``json.dumps`` with the per-record renderer's options."""
     import pyarrow as pa
@@ -174,7 +179,7 @@ def _json_column(array: Any) -> tuple[int, Any]:
 class _ByteSink:
     """Writes UTF-8 bytes to a text stream: to its binary buffer when it has one and encodes UTF-8."""
 
-    def __init__(self, stream: IO[Any]) -> None:
+    def __init__(self, stream: IO[str]) -> None:
         self.stream = stream
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("_", "-")
         buffer = getattr(stream, "buffer", None)
@@ -185,6 +190,13 @@ class _ByteSink:
             self.buffer.write(data)
         else:
             self.stream.write(data.decode("utf-8"))
+
+    def write_text(self, text: str) -> None:
+        """Text, encoded as the stream itself would encode it (its ``errors`` handler included)."""
+        if self.buffer is not None:
+            self.buffer.write(text.encode("utf-8", getattr(self.stream, "errors", None) or "strict"))
+        else:
+            self.stream.write(text)
 
     def start(self) -> None:
         if self.buffer is not None:
@@ -215,13 +227,13 @@ def _fix_columns(names: Sequence[str], declared: Sequence[str], fields: Sequence
     return base
 
 
-def batch_records(batches: Iterable[Any]) -> Iterator[dict[str, Any]]:
-    """The rows of ``batches`` as dicts (the per-record renderer's input)."""
+def batch_records(batches: Iterable[RecordBatch | list[Mapping[str, object]]]) -> Iterator[Mapping[str, object]]:
+    """The rows of ``batches`` as dicts (the per-record renderer's input); a list in the stream is records."""
     for batch in batches:
-        yield from batch.to_pylist()
+        yield from batch if isinstance(batch, list) else batch.to_pylist()
 
 
-def _limited(batches: Iterable[Any], limit: int) -> Iterator[Any]:
+def _limited(batches: Iterable[RecordBatch], limit: int) -> Iterator[RecordBatch]:
     left = limit
     for batch in batches:
         if limit <= 0:
@@ -235,11 +247,11 @@ def _limited(batches: Iterable[Any], limit: int) -> Iterator[Any]:
 
 
 def emit_batches(
-    batches: Iterable[Any],
+    batches: Iterable[RecordBatch],
     options: OutputOptions,
     *,
     columns: Sequence[str] = (),
-    stream: IO[Any] | None = None,
+    stream: IO[str] | None = None,
     single: bool = False,
 ) -> int:
     """Render record batches to ``stream`` (stdout) as :func:`ccrawl.output.emit` renders their rows.
@@ -250,10 +262,12 @@ def emit_batches(
 
     stream = sys.stdout if stream is None else stream
     fmt = resolve_format(options.fmt, stream)
-    if options.template is not None or fmt not in ("jsonl", "csv", "tsv"):
-        return emit(batch_records(_limited(batches, options.limit)), options, columns=columns, stream=stream,
-                    single=single)
     try:
+        if fmt == "parquet" and options.template is None:
+            return _write_parquet(_limited(batches, options.limit), list(options.fields or columns), stream)
+        if options.template is not None or fmt not in ("jsonl", "csv", "tsv"):
+            return emit(batch_records(_limited(batches, options.limit)), options, columns=columns, stream=stream,
+                        single=single)
         return _write_text(_limited(batches, options.limit), fmt, options, columns, stream)
     finally:
         close = getattr(batches, "close", None)
@@ -261,8 +275,8 @@ def emit_batches(
             close()
 
 
-def _write_text(batches: Iterable[Any], fmt: str, options: OutputOptions, declared: Sequence[str],
-                stream: IO[Any]) -> int:
+def _write_text(batches: Iterable[RecordBatch | list[Mapping[str, object]]], fmt: str, options: OutputOptions,
+                declared: Sequence[str], stream: IO[str]) -> int:
     sink = _ByteSink(stream)
     sink.start()
     delimiter = "," if fmt == "csv" else "\t"
@@ -270,14 +284,18 @@ def _write_text(batches: Iterable[Any], fmt: str, options: OutputOptions, declar
     keys: list[bytes] = []
     count = 0
     for batch in batches:
-        if not batch.num_rows:
+        rows = len(batch) if isinstance(batch, list) else batch.num_rows
+        if not rows:
             continue
         if chosen is None:
-            chosen = _fix_columns(batch.schema.names, declared, options.fields)
+            names = list(batch[0].keys()) if isinstance(batch, list) else batch.schema.names
+            chosen = _fix_columns(names, declared, options.fields)
             keys = [json.dumps(c, ensure_ascii=False).encode("utf-8") for c in dict.fromkeys(chosen)]
             if fmt != "jsonl" and not options.no_header:
                 sink.write(_csv_text([chosen], delimiter))
-        if fmt == "jsonl":  # a record is a dict: a column named twice is one key
+        if isinstance(batch, list):  # records no batch holds exactly: rendered as the per-record renderer does
+            sink.write_text(_records_text(batch, chosen, fmt, projected=bool(options.fields or declared)))
+        elif fmt == "jsonl":  # a record is a dict: a column named twice is one key
             named = list(dict.fromkeys(chosen))
             sink.write(jsonl_rows(keys[: len(named)], [_json_column(_column(batch, c)) for c in named]))
         else:
@@ -289,29 +307,207 @@ def _write_text(batches: Iterable[Any], fmt: str, options: OutputOptions, declar
                     ([("" if v is None else str(v)) for v in row] for row in zip(*lists, strict=True)), delimiter
                 )
             sink.write(data)
-        count += batch.num_rows
+        count += rows
     if chosen is None and fmt != "jsonl" and declared and not options.no_header:
         sink.write(_csv_text([list(options.fields or declared)], delimiter))  # no rows: the header still says
     sink.close()
     return count
 
 
-def batch_jsonl(batch: Any) -> bytes:
+def _records_text(records: Sequence[Mapping[str, object]], columns: list[str], fmt: str, *, projected: bool) -> str:
+    """``records`` as :class:`ccrawl.output.Renderer` writes them in ``fmt`` (jsonl, csv or tsv), no header."""
+    if fmt == "jsonl":
+        rows = ({c: r.get(c) for c in columns} if projected else dict(r) for r in records)
+        return "".join(to_json(row) + "\n" for row in rows)
+    out = io.StringIO()
+    csv.writer(out, delimiter="," if fmt == "csv" else "\t", lineterminator="\n").writerows(
+        [cell(r.get(c)) for c in columns] for r in records)
+    return out.getvalue()
+
+
+#: values a column of record batches holds exactly as the renderers print them: text, or integers (not bools)
+_INT64 = (-(2**63), 2**63 - 1)
+RECORD_CHUNK = 4096  # records per batch
+
+
+def _records_chunk(chunk: list[Mapping[str, object]], names: Sequence[str]) -> RecordBatch | None:
+    """``chunk`` as one record batch of ``names`` (missing keys null), or None when a column holds anything but
+    text and None, or anything but integers and None (a float, a bool, a list...: the batch would not print it
+    as the per-record renderer does)."""
+    import pyarrow as pa
+
+    arrays = []
+    for name in names:
+        kind = ""  # "str" or "int" once the column has a value
+        texts: list[str | None] = []
+        numbers: list[int | None] = []
+        for record in chunk:
+            value = record.get(name)
+            if value is None:
+                texts.append(None)
+                numbers.append(None)
+            elif type(value) is str and kind != "int":  # exactly: a subclass may print otherwise
+                kind = "str"
+                texts.append(value)
+                numbers.append(None)
+            elif type(value) is int and kind != "str" and _INT64[0] <= value <= _INT64[1]:
+                kind = "int"
+                texts.append(None)
+                numbers.append(value)
+            else:
+                return None
+        if kind == "int":
+            arrays.append(pa.array(numbers, pa.int64()))
+            continue
+        try:
+            arrays.append(_string_array(texts))
+        except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800"): UTF-8 cannot hold it, Python text can
+            return None
+    return pa.RecordBatch.from_arrays(arrays, names=list(names))
+
+
+def record_batches(records: Iterable[Mapping[str, object]], columns: Sequence[str],
+                   size: int = RECORD_CHUNK) -> Iterator[RecordBatch | list[Mapping[str, object]]]:
+    """``records`` a chunk of ``size`` at a time: a record batch where one holds the chunk exactly (see
+    :func:`_records_chunk`), else the chunk's records as they are. The batch's columns are ``columns`` and
+    then the first record's other keys, which is what ``--fields`` may name."""
+    names: list[str] | None = None
+    chunk: list[Mapping[str, object]] = []
+    try:
+        for record in records:
+            chunk.append(record)
+            if len(chunk) == size:
+                names = names or list(dict.fromkeys([*columns, *chunk[0].keys()]))
+                yield _batch_or_records(chunk, names)
+                chunk = []
+    except Exception:
+        if chunk:  # the records before an error are written before it is raised, as one at a time would be
+            yield chunk
+        raise
+    if chunk:
+        yield _batch_or_records(chunk, names or list(dict.fromkeys([*columns, *chunk[0].keys()])))
+
+
+def _batch_or_records(chunk: list[Mapping[str, object]],
+                      names: Sequence[str]) -> RecordBatch | list[Mapping[str, object]]:
+    batch = _records_chunk(chunk, names)
+    return chunk if batch is None else batch
+
+
+def emit_records(records: Iterable[Mapping[str, object]], options: OutputOptions, *, columns: Sequence[str] = (),
+                 stream: IO[str] | None = None, single: bool = False) -> int:
+    """Render ``records`` as :func:`ccrawl.output.emit` does; JSONL, CSV and TSV (with declared ``columns``, no
+    ``--template``) a batch of records at a time through the batch writers."""
+    import sys
+
+    stream = sys.stdout if stream is None else stream
+    fmt = resolve_format(options.fmt, stream)
+    if options.template is not None or fmt not in ("jsonl", "csv", "tsv") or not columns:
+        return emit(records, options, columns=columns, stream=stream, single=single)
+    limited = itertools.islice(records, options.limit) if options.limit > 0 else records
+    try:
+        return _write_text(record_batches(limited, columns, RECORD_CHUNK), fmt, options, columns, stream)
+    finally:
+        close = getattr(records, "close", None)
+        if close is not None:
+            close()
+
+
+# --------------------------------------------------------------------------------------------------
+# Parquet: the per-record renderer's file (``ccrawl.output._write_parquet``), from the batches' buffers
+
+#: what ``pyarrow.Table.from_pylist`` makes of the Python values of a column of this type; a type not here
+#: (timestamps, lists, structs, binary, uint64...) sends the stream through the per-record writer
+_PYLIST_TYPE = {"string": "string", "large_string": "string", "null": "null", "bool": "bool", "double": "double",
+                "float": "double", "int8": "int64", "int16": "int64", "int32": "int64", "int64": "int64",
+                "uint8": "int64", "uint16": "int64", "uint32": "int64"}
+_PARQUET_ROWS = 10_000  # rows per write_table, as the per-record writer flushes
+
+
+def _pylist_array(array: Array) -> Array:
+    """``array`` typed as ``Table.from_pylist`` types its values (its type is in :data:`_PYLIST_TYPE`)."""
+    import pyarrow as pa
+
+    if array.null_count == len(array):
+        return pa.nulls(len(array))  # every value None: from_pylist types the column null
+    name = _PYLIST_TYPE[str(array.type)]
+    return array if str(array.type) == name else array.cast(name)
+
+
+def _rechunked(batches: Iterable[RecordBatch], rows: int) -> Iterator[list[RecordBatch]]:
+    """The batches cut and joined into runs of ``rows`` rows (the last may be shorter)."""
+    held: list[RecordBatch] = []
+    have = 0
+    for batch in batches:
+        start = 0
+        while start < batch.num_rows:
+            take = min(rows - have, batch.num_rows - start)
+            held.append(batch.slice(start, take))
+            have += take
+            start += take
+            if have == rows:
+                yield held
+                held, have = [], 0
+    if held:
+        yield held
+
+
+def _write_parquet(batches: Iterable[RecordBatch], columns: Sequence[str], stream: IO[str]) -> int:
+    """The rows of ``batches`` as the per-record renderer writes them to Parquet, byte for byte: runs of
+    10,000 rows, each column typed as ``Table.from_pylist`` types its values, the writer's schema the first
+    run's. A stream with a column of a type not in :data:`_PYLIST_TYPE` goes through that renderer."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from ccrawl.output import _write_parquet as write_records
+
+    isatty = getattr(stream, "isatty", None)
+    if isatty is not None and isatty():
+        raise UsageError("-o parquet writes binary data; redirect stdout to a file")
+    runs = _rechunked(batches, _PARQUET_ROWS)
+    first = next(runs, None)
+    if first is None:
+        return 0
+    names = list(dict.fromkeys(columns or first[0].schema.names))  # a dict per row: a name once
+    if any(str(_column(first[0], n).type) not in _PYLIST_TYPE for n in names):
+        return write_records(batch_records(b for run in itertools.chain([first], runs) for b in run), columns, stream)
+    target = getattr(stream, "buffer", stream)
+    writer: ParquetWriter | None = None
+    count = 0
+    try:
+        for run in itertools.chain([first], runs):
+            arrays = []
+            for name in names:
+                pieces = [_column(b, name) for b in run]
+                joined = pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
+                arrays.append(_pylist_array(joined))
+            table = pa.Table.from_arrays(arrays, names=names)
+            if writer is None:
+                writer = pq.ParquetWriter(target, table.schema, compression="zstd")
+            writer.write_table(table.cast(writer.schema))
+            count += table.num_rows
+    finally:
+        if writer is not None:
+            writer.close()
+    return count
+
+
+def batch_jsonl(batch: RecordBatch) -> bytes:
     """A record batch as the JSON lines ``to_json`` writes for its rows (every column, nulls left out)."""
     names = list(dict.fromkeys(batch.schema.names))
     keys = [json.dumps(n, ensure_ascii=False).encode("utf-8") for n in names]
     return jsonl_rows(keys, [_json_column(_column(batch, n)) for n in names]) if batch.num_rows else b""
 
 
-def emit_any(items: Iterable[Any], options: OutputOptions, *, columns: Sequence[str] = (),
-             stream: IO[Any] | None = None, single: bool = False) -> int:
+def emit_any(items: Iterable[Mapping[str, object] | RecordBatch], options: OutputOptions, *,
+             columns: Sequence[str] = (), stream: IO[str] | None = None, single: bool = False) -> int:
     """Render a stream whose items are records (mappings) or record batches, as they come."""
     iterator = iter(items)
     first = next(iterator, None)
     if first is None or isinstance(first, Mapping):
         import itertools
 
-        records: Iterable[Mapping[str, Any]] = iter(()) if first is None else itertools.chain([first], iterator)
+        records: Iterable[Mapping[str, object]] = iter(()) if first is None else itertools.chain([first], iterator)
         return emit(records, options, columns=columns, stream=stream, single=single)
     import itertools
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 from ccrawl import batchout
 from ccrawl.cli.urlstdin import plain_lines_py
-from ccrawl.errors import UsageError
+from ccrawl.errors import InputError, UsageError
 from ccrawl.output import OutputOptions, emit
 from tests.conftest import native_or_skip
 
@@ -119,6 +120,82 @@ def test_parquet_from_batches_is_the_per_record_file(tmp_path: object) -> None:
     assert got.buffer.getvalue() == want.buffer.getvalue() and got.buffer.getvalue()[:4] == b"PAR1"
 
 
+class _ParquetSink(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.buffer = io.BytesIO()
+
+
+def _parquet_both(batches: list[pa.RecordBatch], options: OutputOptions, columns: tuple[str, ...] = ()) -> tuple[
+        bytes, bytes]:
+    """The per-record file and the batch one (or, where the per-record writer fails, the same error from both)."""
+    want, got = _ParquetSink(), _ParquetSink()
+    rows = [r for b in batches for r in b.to_pylist()]
+    try:
+        n_want = emit(rows, options, columns=columns, stream=want)
+    except Exception as exc:
+        with pytest.raises(type(exc)):
+            batchout.emit_batches(batches, options, columns=columns, stream=got)
+        raise
+    n_got = batchout.emit_batches(batches, options, columns=columns, stream=got)
+    assert n_got == n_want
+    return want.buffer.getvalue(), got.buffer.getvalue()
+
+
+@pytest.mark.parametrize("column", _batch().schema.names)
+def test_parquet_of_each_column_type_is_the_per_record_file(column: str) -> None:
+    """Arrow-typed columns (from_pylist's types) and the rest (lists, structs, binary: the per-record writer)."""
+    batch = _batch()
+    for rows in (batch, batch.slice(1, 1), batch.slice(0, 3)):
+        for fields in ([column], ["s", column], [column, "absent", column]):
+            try:
+                want, got = _parquet_both([rows], OutputOptions(fmt="parquet", fields=fields))
+            except OverflowError:  # 2**64 - 1 in a uint64 column: from_pylist refuses it, on both paths
+                assert column == "big" and rows.num_rows != 1
+                continue
+            assert got == want, (column, fields)
+
+
+def test_parquet_of_many_batches_cut_across_the_writers_runs_is_the_per_record_file() -> None:
+    """25,000 rows in uneven batches (a run of 10,000 rows spans several), a first run whose text column is
+    all null, int32 / float32 / uint32 / dictionary columns, declared columns, a limit."""
+    n = 25_000
+    texts = [None if i < 10_000 or i % 7 == 0 else TRICKY[i % N] for i in range(n)]
+    table = pa.table({
+        "url": pa.array([f"https://h{i}.test/{TRICKY[i % N]}" for i in range(n)]),
+        "late": pa.array(texts, pa.string()),
+        "offset": pa.array([None if i % 11 == 0 else i * 7 for i in range(n)], pa.int32()),
+        "length": pa.array(list(range(n)), pa.uint32()),
+        "ratio": pa.array([i / 3 for i in range(n)], pa.float32()),
+        "mime": pa.array([TRICKY[i % 5] for i in range(n)]).dictionary_encode(),
+        "ok": pa.array([i % 3 == 0 for i in range(n)]),
+    })
+    sizes = [1, 4999, 5000, 3, 9997, 0, 5000]
+    whole = table.combine_chunks().to_batches()[0]
+    batches, at = [], 0
+    for size in sizes:
+        batches.append(whole.slice(at, size))
+        at += size
+    batches += table.slice(at).to_batches(max_chunksize=777)
+    for options, columns in (
+        (OutputOptions(fmt="parquet"), ()),
+        (OutputOptions(fmt="parquet", limit=12_345), ()),
+    ):  # the first run's column of nulls is typed null, and the second run's text will not cast to it: both refuse
+        with pytest.raises(pa.ArrowNotImplementedError):
+            _parquet_both(batches, options, columns)
+    for options, columns in (
+        (OutputOptions(fmt="parquet", limit=9_999), ()),
+        (OutputOptions(fmt="parquet"), ("url", "missing", "offset")),
+        (OutputOptions(fmt="parquet", fields=["mime", "ok", "mime"]), ("url",)),
+    ):
+        want, got = _parquet_both(batches, options, columns)
+        assert got == want and got[:4] == b"PAR1"
+    no_late = [b.drop_columns(["late"]) for b in batches]
+    want, got = _parquet_both(no_late, OutputOptions(fmt="parquet"))
+    assert got == want
+    assert _parquet_both([whole.slice(0, 0)], OutputOptions(fmt="parquet")) == (b"", b"")
+
+
 def test_a_stream_with_a_utf8_buffer_gets_the_same_bytes() -> None:
     batch = _batch().select(["s", "i"])
     raw = io.BytesIO()
@@ -188,3 +265,71 @@ def test_the_writer_in_use_is_the_compiled_one_unless_extensions_are_off() -> No
     expected = "python" if accel.extensions_disabled() else "native"
     assert accel.implementations()["textout"] == expected
     assert (batchout.jsonl_rows is batchout.jsonl_rows_py) is (expected == "python")
+
+
+# --------------------------------------------------------------------------------------------------
+# records rendered a chunk at a time (search, parse, news search): emit_records against emit
+
+HOSTILE_TEXT = [*TRICKY, "lone\ud800surrogate", "\udfff", "quote\"and,comma\ttab\nnewline"]
+
+
+def _hostile_records(n: int) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for i in range(n):
+        record: dict[str, object] = {"url": HOSTILE_TEXT[i % len(HOSTILE_TEXT)], "status": None if i % 4 == 1 else i,
+                                     "mime": None if i % 3 else "text/html"}
+        if i % 5 == 0:
+            record["extra"] = f"only some {i}"  # a key not declared, and missing from most records
+        if 40 <= i < 48:  # a chunk with a float, a bool, a list, a dict, a big int: no batch holds it exactly
+            odd: list[object] = [1.5, True, ["a", "\u2028"], {"k": None, "n": [1]}, 2**64, -(2**63) - 1, 0.0, False]
+            record["status"] = odd[i - 40]
+        if 60 <= i < 70:
+            record["mime"] = 7  # a column that was text is a number in this chunk
+        out.append(record)
+    return out
+
+
+def _render_both(records: list[dict[str, object]], options: OutputOptions, columns: tuple[str, ...],
+                 monkeypatch: pytest.MonkeyPatch) -> tuple[str, str, int, int]:
+    monkeypatch.setattr(batchout, "RECORD_CHUNK", 8)
+    want, got = io.StringIO(), io.StringIO()
+    n_want = emit(iter(records), options, columns=columns, stream=want)
+    n_got = batchout.emit_records(iter(records), options, columns=columns, stream=got)
+    return want.getvalue(), got.getvalue(), n_want, n_got
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "tsv", "json", "table"])
+def test_records_in_chunks_render_as_one_at_a_time(fmt: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    records = _hostile_records(100)
+    columns = ("url", "status", "mime")
+    for options in (OutputOptions(fmt=fmt), OutputOptions(fmt=fmt, limit=13), OutputOptions(fmt=fmt, no_header=True),
+                    OutputOptions(fmt=fmt, fields=["extra", "url"]), OutputOptions(fmt=fmt, fields=["mime", "mime"]),
+                    OutputOptions(fmt=fmt, template="{{.url}}|{{.status}}")):
+        want, got, n_want, n_got = _render_both(records, options, columns, monkeypatch)
+        assert got == want and n_got == n_want, options
+    assert "\ud800" in got or fmt in ("table",)
+    # the batch path was taken for the chunks that fit (a chunk of text and integers is a record batch)
+    kinds = [type(b).__name__ for b in batchout.record_batches(records, columns, 8)]
+    assert kinds.count("RecordBatch") >= 8 and kinds.count("list") >= 3
+
+
+def test_records_in_chunks_errors_and_empty_streams(monkeypatch: pytest.MonkeyPatch) -> None:
+    records = _hostile_records(30)
+
+    def failing() -> Iterator[dict[str, object]]:
+        yield from records[:21]
+        raise InputError("truncated at offset 99")
+
+    for fmt in ("jsonl", "csv", "tsv"):
+        want, got = io.StringIO(), io.StringIO()
+        monkeypatch.setattr(batchout, "RECORD_CHUNK", 8)
+        with pytest.raises(InputError):
+            emit(failing(), OutputOptions(fmt=fmt), columns=("url", "status"), stream=want)
+        with pytest.raises(InputError):
+            batchout.emit_records(failing(), OutputOptions(fmt=fmt), columns=("url", "status"), stream=got)
+        assert got.getvalue() == want.getvalue() and got.getvalue().count("\n") >= 21  # the rows before the error
+        want_e, got_e, n_want, n_got = _render_both([], OutputOptions(fmt=fmt), ("url", "status"), monkeypatch)
+        assert got_e == want_e and n_got == n_want == 0
+        with pytest.raises(UsageError, match="unknown field 'nope'"):
+            batchout.emit_records(iter(records), OutputOptions(fmt=fmt, fields=["nope"]), columns=("url",),
+                                  stream=io.StringIO())

@@ -6,12 +6,18 @@ Parses the filter flags, hands them to the ``columnar.*`` operations and renders
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ccrawl.cli.common import Run, command, echo_err
+
+if TYPE_CHECKING:
+    from pyarrow import RecordBatch
+
+    from ccrawl.commoncrawl.columnar.query import Explain
 
 ENGINE_HELP = "auto (native for filters, DuckDB for SQL), native, duckdb, or print (the SQL for a cluster) [auto]"
 
@@ -85,16 +91,71 @@ def resolve_crawls(run: Run, local: str | None) -> list[str]:
     return list(run_client(lambda cc: resolve(cc, ref), run.context().client, warn=echo_err))
 
 
-def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any]], columns: Iterable[str], explain: Any,
-                      want: bool, *, single: bool = False) -> int:
-    """Render ``records``; with ``want``, the explain line on stderr afterwards. Returns the count written."""
+def emit_items(run: Run, items: Iterable[Mapping[str, Any] | RecordBatch], *, columns: Sequence[str] = (),
+               single: bool = False) -> int:
+    """Render a stream of records or of Arrow record batches (an operation called with ``arrow=True``
+    yields one or the other), as they come: batches through :meth:`Run.emit_batches`."""
+    iterator = iter(items)
+    first = next(iterator, None)
+    if first is None or isinstance(first, Mapping):
+        records: Iterator[Mapping[str, Any]] = iter(()) if first is None else itertools.chain([first], iterator)
+        return run.emit(records, columns=columns, single=single)
+    return run.emit_batches(itertools.chain([first], iterator), columns=columns, single=single)
+
+
+def emit_rows(run: Run, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str], single: bool = False) -> int:
+    """Render an operation's records as :meth:`Run.emit` does; JSONL, CSV and TSV a chunk of records at a time
+    through the batch writers (:func:`ccrawl.batchout.emit_records`). ``--db`` takes records: :meth:`Run.emit`."""
+    if run.flags.get("db"):
+        return run.emit(records, columns=columns, single=single)
+    from ccrawl.batchout import emit_records
+
+    count = emit_records(records, run.output, columns=columns, single=single)
+    run.emitted += count
+    return count
+
+
+def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any] | RecordBatch], columns: Iterable[str],
+                      explain: Explain, want: bool, *, single: bool = False) -> int:
+    """Render ``records`` (or record batches); with ``want``, the explain line on stderr afterwards. Returns the
+    count written."""
     try:
-        return run.emit(records, columns=tuple(columns), single=single)
+        return emit_items(run, records, columns=tuple(columns), single=single)
     finally:
         if want and explain.engine:
             click.echo(f"explain: {explain.line()}", err=True)
             if explain.sql:
                 click.echo("explain: sql: " + " ".join(explain.sql.split()), err=True)
+
+
+class _NoNumpy:
+    """A finder that answers ``import numpy`` with ImportError (see :func:`import_pyarrow_without_numpy`)."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name == "numpy" or name.startswith("numpy."):
+            raise ImportError("not while pyarrow imports for the native columnar engine")
+        return None
+
+
+def import_pyarrow_without_numpy() -> None:
+    """Import pyarrow with numpy refused, in a process that has imported neither.
+
+    ``import pyarrow`` imports numpy when it can (0.1-0.5 s here, most of pyarrow's import), only for
+    conversions to and from numpy arrays; the native engine and the renderers make none, and pyarrow
+    without numpy is a supported install. The refusal lasts for the import alone: a later ``import
+    numpy`` works (pyarrow's numpy conversions stay off in this process).
+    """
+    import sys
+
+    if "pyarrow" in sys.modules or "numpy" in sys.modules:
+        return
+    finder = _NoNumpy()
+    sys.meta_path.insert(0, finder)
+    try:
+        import pyarrow
+        import pyarrow._compute  # noqa: F401  (the engine's kernels: ccrawl.commoncrawl.columnar.kernels)
+    finally:
+        sys.meta_path.remove(finder)
 
 
 @click.group("columnar", help="Query the columnar Parquet index (aliases: table, athena).")
@@ -115,9 +176,12 @@ def _query_command(kind: str, help_text: str) -> click.Command:
         if choose_engine(engine) == "print":
             print_sql(run, kind, params)
             return
+        if choose_engine(engine) == "native" and not run.flags.get("db"):
+            import_pyarrow_without_numpy()
         op = ops.get(f"columnar.{kind}")
         explain = Explain()
-        records = op(**common(run, params), engine=engine, limit=run.output.limit or None, explain=explain)
+        records = op(**common(run, params), engine=engine, limit=run.output.limit or None, explain=explain,
+                     arrow=True)
         written = emit_with_explain(run, records, op.columns, explain, explain_, single=kind == "count")
         if written == 0 and kind != "count":
             from ccrawl.errors import NothingMatched

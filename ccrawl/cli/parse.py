@@ -49,8 +49,10 @@ def parse(
         files=files, format=fmt, types=types, status=status, mime=mime, lang=lang, url=url, content=content,
         skip_bad_records=skip_bad_records, verify_digests=verify_digests, notice=echo_err,
     )
-    run.emit(records, columns=parse_columns(op.columns, content=content, lang=lang,
-                                            wet=fmt == "wet" or any(detect_format(f) == "wet" for f in files)))
+    from ccrawl.cli.columnar import emit_rows
+
+    emit_rows(run, records, columns=parse_columns(op.columns, content=content, lang=lang,
+                                                  wet=fmt == "wet" or any(detect_format(f) == "wet" for f in files)))
 
 
 def parse_columns(base: tuple[str, ...], *, content: tuple[str, ...], lang: str | None, wet: bool) -> tuple[str, ...]:

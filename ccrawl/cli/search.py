@@ -103,9 +103,10 @@ def _search(run: Run, url: str, **flags: Any) -> None:
         workers=max(1, min(int(run.settings.workers or 2), 4)),
         ctx=ctx,
     )
+    from ccrawl.cli.columnar import emit_rows
     from ccrawl.commoncrawl.cdx import LOCATION_COLUMNS
 
-    run.emit(records, columns=LOCATION_COLUMNS if locations else op.columns)
+    emit_rows(run, records, columns=LOCATION_COLUMNS if locations else op.columns)
 
 
 @command("search", help=_HELP)

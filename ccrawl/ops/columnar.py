@@ -8,13 +8,20 @@ yields the records :mod:`ccrawl.commoncrawl.columnar.query` answers. ``explain``
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
+from ccrawl.errors import UsageError
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value
 from ccrawl.ops.context import OpContext, context
+
+if TYPE_CHECKING:
+    from pyarrow import RecordBatch
+
+    from ccrawl.commoncrawl.columnar.filters import Filters
+    from ccrawl.commoncrawl.columnar.query import Explain, Index
 
 _SUMMARIES = {
     "urls": ("Matching URLs", ("url",)),
@@ -26,7 +33,7 @@ _SUMMARIES = {
 }
 
 
-def filters_from(params: Mapping[str, Any]) -> Any:
+def filters_from(params: Mapping[str, object]) -> Filters:
     """:class:`~ccrawl.commoncrawl.columnar.filters.Filters` from operation keywords."""
     from ccrawl.commoncrawl.columnar import filters
 
@@ -34,20 +41,28 @@ def filters_from(params: Mapping[str, Any]) -> Any:
         v = params.get(name)
         if v is None:
             return ()
-        return (str(v),) if isinstance(v, str | int) else tuple(str(x) for x in v)
+        if isinstance(v, str | int):
+            return (str(v),)
+        if isinstance(v, Iterable):
+            return tuple(str(x) for x in v)
+        raise UsageError(f"--{name.replace('_', '-')}: give a value or a list of values, not {type(v).__name__}")
+
+    def one(name: str) -> str | None:
+        v = params.get(name)
+        return None if v is None else str(v)
 
     return filters.build(
         domain=many("domain"), host=many("host"), tld=many("tld"), mime=many("mime"), status=many("status"),
-        lang=many("lang"), path_prefix=params.get("path_prefix"), subset=many("subset"),
+        lang=many("lang"), path_prefix=one("path_prefix"), subset=many("subset"),
         not_tld=many("not_tld"), not_mime=many("not_mime"), not_lang=many("not_lang"),
-        not_status=many("not_status"), hosts_file=params.get("hosts_file"), domains_file=params.get("domains_file"),
+        not_status=many("not_status"), hosts_file=one("hosts_file"), domains_file=one("domains_file"),
     )
 
 
 @contextmanager
 def open_index(
     *, crawl: str, local: str | None, ctx: OpContext | None, jobs: int, crawls: Sequence[str] = ()
-) -> Iterator[Any]:
+) -> Iterator[Index]:
     """The index of ``crawl`` (over HTTP, or from the local copy ``local``), closed afterwards."""
     from ccrawl.commoncrawl.columnar import parts
 
@@ -64,14 +79,14 @@ def open_index(
 
 @contextmanager
 def open_filtered(
-    f: Any, *, crawl: str, local: str | None, ctx: OpContext | None, jobs: int
-) -> Iterator[tuple[Any, Any]]:
+    f: Filters, *, crawl: str, local: str | None, ctx: OpContext | None, jobs: int
+) -> Iterator[tuple[Index, Filters]]:
     """The index of ``crawl`` and the filters ``f`` narrowed to the crawls selected in it."""
     with open_index(crawl=crawl, local=local, ctx=ctx, jobs=jobs) as index:
         yield index, f.with_crawls(select_crawls(index, crawl, local))
 
 
-def select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
+def select_crawls(index: Index, crawl: str, local: str | None) -> list[str]:
     """With a local copy, ``crawl`` is matched against the crawls present (``latest`` = the newest)."""
     if not local:
         return list(index.crawls)
@@ -89,7 +104,7 @@ def select_crawls(index: Any, crawl: str, local: str | None) -> list[str]:
     return wanted
 
 
-def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
+def _make(kind: str) -> Callable[..., Iterator[dict[str, Any] | RecordBatch]]:
     def op(
         domain: Value[list[str] | None] = None,
         host: Value[list[str] | None] = None,
@@ -111,15 +126,18 @@ def _make(kind: str) -> Callable[..., Iterator[dict[str, Any]]]:
         jobs: Limit[int] = 4,
         local: ReadPath[str | None] = None,
         ctx: Injected[OpContext | None] = None,
-        explain: Injected[Any] = None,
-    ) -> Iterator[dict[str, Any]]:
+        explain: Injected[Explain | None] = None,
+        arrow: Injected[bool] = False,
+    ) -> Iterator[dict[str, Any] | RecordBatch]:
+        """With ``arrow`` (the CLI's text renderer sets it), large answers come as Arrow record batches."""
         from ccrawl.commoncrawl.columnar import query
 
         params = locals()
         f = filters_from(params)
         query.choose_engine(engine)
         with open_filtered(f, crawl=crawl, local=local, ctx=ctx, jobs=jobs) as (index, f):
-            yield from query.run(kind, f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain)
+            yield from query.run_arrow(kind, f, index, engine=engine, limit=limit or None, jobs=jobs, explain=explain,
+                                       arrow=arrow)
 
     op.__name__ = f"columnar_{kind}"
     return op
@@ -186,7 +204,7 @@ def host_cdx(
     local: ReadPath[str | None] = None,
     graph: Value[str | None] = None,
     ctx: Injected[OpContext | None] = None,
-    explain: Injected[Any] = None,
+    explain: Injected[Explain | None] = None,
 ) -> Iterator[dict[str, Any]]:
     """Per-host CDX statistics of ``crawl``; with ``graph``, of the crawls that web-graph release was built from.
 
@@ -229,7 +247,7 @@ def sched_diff(
     jobs: Limit[int] = 4,
     local: ReadPath[str | None] = None,
     ctx: Injected[OpContext | None] = None,
-    explain: Injected[Any] = None,
+    explain: Injected[Explain | None] = None,
 ) -> Iterator[dict[str, Any]]:
     from ccrawl.commoncrawl.columnar import filters, query
     from ccrawl.errors import UsageError

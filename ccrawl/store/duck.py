@@ -19,9 +19,12 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.errors import CcrawlError, InputError, UsageError
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 _BATCH = 5_000
 
@@ -33,11 +36,11 @@ BATCH_ROWS = 1_000
 
 # Connections with a query running under stream(). An RLock: interrupt_all may run in a signal
 # handler on the thread that holds the lock (inside stream()'s add/discard), and must not deadlock.
-_RUNNING: set[Any] = set()
+_RUNNING: set[DuckDBPyConnection] = set()
 _RUNNING_LOCK = threading.RLock()
 
 
-def connect(path: str = ":memory:", *, read_only: bool = False) -> Any:
+def connect(path: str = ":memory:", *, read_only: bool = False) -> DuckDBPyConnection:
     """A DuckDB connection with extension autoinstall and autoload disabled."""
     import duckdb
 
@@ -54,8 +57,9 @@ def _ident(name: str) -> str:
 
 
 def sandbox(
-    con: Any, *, allowed_paths: Sequence[str] = (), memory_limit: str | None = None, threads: int | None = None
-) -> Any:
+    con: DuckDBPyConnection, *, allowed_paths: Sequence[str] = (), memory_limit: str | None = None,
+    threads: int | None = None,
+) -> DuckDBPyConnection:
     """Lock ``con`` down for SQL from a client, and return it.
 
     Call it after the operation's own relations (views, registered tables and filesystems) are set
@@ -90,7 +94,7 @@ def sandbox(
 
 def connect_sandboxed(
     path: str | None = None, *, memory_limit: str | None = None, threads: int | None = None
-) -> Any:
+) -> DuckDBPyConnection:
     """A sandboxed connection (:func:`sandbox`) with the DuckDB file ``path``, if given, attached read-only.
 
     The connection is a DuckDB instance of its own (in memory, the file attached into it under
@@ -111,7 +115,7 @@ def connect_sandboxed(
         raise
 
 
-def stream(con: Any, sql: str, *, batch: int = BATCH_ROWS) -> Iterator[dict[str, Any]]:
+def stream(con: DuckDBPyConnection, sql: str, *, batch: int = BATCH_ROWS) -> Iterator[dict[str, Any]]:
     """The rows of ``sql`` on ``con`` as dicts, fetched ``batch`` at a time, never the whole result.
 
     DuckDB's errors are one line (``SQL: ...``, a :class:`UsageError`). While the query runs,
@@ -139,7 +143,7 @@ def stream(con: Any, sql: str, *, batch: int = BATCH_ROWS) -> Iterator[dict[str,
             _interrupt(con)
 
 
-def _interrupt(con: Any) -> bool:
+def _interrupt(con: DuckDBPyConnection) -> bool:
     try:
         con.interrupt()
     except Exception:  # a connection closed meanwhile has nothing left to stop

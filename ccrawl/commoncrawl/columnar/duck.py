@@ -8,11 +8,14 @@ never reaches for httpfs), behind a view ``ccindex`` with the partition columns 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.commoncrawl.columnar.native import Part
 from ccrawl.commoncrawl.columnar.source import RangeSource, fsspec_filesystem
 from ccrawl.commoncrawl.columnar.sql import quote
+
+if TYPE_CHECKING:
+    from duckdb import DuckDBPyConnection
 
 PROTOCOL = "ccrange"
 
@@ -22,7 +25,8 @@ def part_urls(parts: Sequence[Part]) -> list[str]:
     return [f"{PROTOCOL}://{p.path}" for p in parts]
 
 
-def connect_index(source: RangeSource, parts: Sequence[Part], *, con: Any = None, threads: int | None = None) -> Any:
+def connect_index(source: RangeSource, parts: Sequence[Part], *, con: DuckDBPyConnection | None = None,
+                  threads: int | None = None) -> DuckDBPyConnection:
     """A DuckDB connection with the view ``ccindex`` over ``parts`` read through ``source``."""
     from ccrawl.store.duck import connect
 
@@ -47,7 +51,7 @@ def connect_index(source: RangeSource, parts: Sequence[Part], *, con: Any = None
     return con
 
 
-def run_sql(con: Any, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+def run_sql(con: DuckDBPyConnection, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """Column names and rows of ``sql``."""
     cur = con.execute(sql)
     names = [d[0] for d in cur.description] if cur.description else []

@@ -26,12 +26,21 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.commoncrawl.columnar.filters import Filters, range_may_match
 from ccrawl.commoncrawl.columnar.source import Job, LocalSource, RangeSource, footer_length
 from ccrawl.errors import InputError
 from ccrawl.net.rangefile import RangeFile, cached
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from pyarrow import Array, ChunkedArray, DictionaryArray, Table
+    from pyarrow._parquet import ParquetReader
+    from pyarrow.parquet import ParquetFile, Statistics
+
+    Column: TypeAlias = "Array | ChunkedArray"  # one column's values, read whole or in pieces
 
 DICTIONARY_COLUMNS = (
     "url_host_name",
@@ -83,7 +92,7 @@ class ScanStats:
 class PartAnswer:
     """What one part contributed: matching rows (projected), a count, or group counts."""
 
-    tables: list[Any] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
     count: int = 0
     groups: Counter[Any] = field(default_factory=Counter)
     stats: ScanStats = field(default_factory=ScanStats)
@@ -92,22 +101,22 @@ class PartAnswer:
 @dataclass(slots=True)
 class _Predicate:
     column: str
-    prune: Callable[[Any], bool]  # statistics -> may match
-    mask: Callable[[Any], Any]  # column array -> boolean array (no nulls)
+    prune: Callable[[Statistics | None], bool]  # statistics -> may match
+    mask: Callable[[Column], ChunkedArray]  # column array -> boolean array (no nulls)
 
 
-def _stats_range(st: Any) -> tuple[Any, Any] | None:
+def _stats_range(st: Statistics | None) -> tuple[Any, Any] | None:
     if st is None or not st.has_min_max:
         return None
     return st.min, st.max
 
 
-def _in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+def _in_prune(values: Sequence[Any]) -> Callable[[Statistics | None], bool]:
     import bisect
 
     ordered = sorted(values)
 
-    def prune(st: Any) -> bool:
+    def prune(st: Statistics | None) -> bool:
         r = _stats_range(st)
         if r is None:
             return True
@@ -117,12 +126,12 @@ def _in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
     return prune
 
 
-def _not_in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
+def _not_in_prune(values: Sequence[Any]) -> Callable[[Statistics | None], bool]:
     excluded = set(values)
 
-    def prune(st: Any) -> bool:
+    def prune(st: Statistics | None) -> bool:
         r = _stats_range(st)
-        if r is None or st.null_count is None or st.null_count > 0:
+        if r is None or st is None or st.null_count is None or st.null_count > 0:
             return True
         lo, hi = r
         return not (lo == hi and lo in excluded)
@@ -130,16 +139,17 @@ def _not_in_prune(values: Sequence[Any]) -> Callable[[Any], bool]:
     return prune
 
 
-def _always(st: Any) -> bool:
+def _always(st: Statistics | None) -> bool:
     return True
 
 
-def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Any], Any]:
+def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Column], ChunkedArray]:
     """A mask evaluated once per dictionary value (``None`` is a missing value) and spread by index."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    def mask(arr: Any) -> Any:
+    from ccrawl.commoncrawl.columnar import kernels as pc
+
+    def mask(arr: Column) -> ChunkedArray:
         out = []
         for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
             if pa.types.is_dictionary(chunk.type):
@@ -154,19 +164,20 @@ def _dict_mask(test: Callable[[str | None], bool]) -> Callable[[Any], Any]:
     return mask
 
 
-def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Any], Any]:
+def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Column], ChunkedArray]:
     """``column in values`` (missing: no), or with ``negate`` ``column not in values`` (missing: yes), in Arrow.
 
     On a dictionary chunk the test runs over the distinct values and is spread by index, like
     :func:`_dict_mask`, but without a Python call per distinct value (a host column has thousands).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     value_set = pa.array(sorted(set(values)), pa.string())
     one = value_set[0] if len(value_set) == 1 else None
 
-    def mask(arr: Any) -> Any:
+    def mask(arr: Column) -> ChunkedArray:
         out = []
         for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
             if pa.types.is_dictionary(chunk.type):
@@ -178,8 +189,9 @@ def _member_mask(values: Sequence[str], negate: bool = False) -> Callable[[Any],
                 if len(where) == 0:
                     picked = pa.repeat(pa.scalar(negate), len(chunk))
                 else:
-                    picked = pc.equal(chunk.indices, where[0].cast(chunk.indices.type)) if len(where) == 1 else \
-                        pc.is_in(chunk.indices, value_set=where.cast(chunk.indices.type))
+                    codes = pc.cast(where, chunk.indices.type)
+                    picked = pc.equal(chunk.indices, codes[0]) if len(codes) == 1 else \
+                        pc.is_in(chunk.indices, value_set=codes)
                     if negate:
                         picked = pc.invert(picked)
                 out.append(pc.fill_null(picked, negate) if chunk.null_count else picked)
@@ -199,7 +211,8 @@ def _langs_in(langs: Sequence[str]) -> Callable[[str | None], bool]:
 def predicates(f: Filters) -> list[_Predicate]:
     """The row-level tests of ``f``, each with its statistics test."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     out: list[_Predicate] = []
 
@@ -273,7 +286,7 @@ class _PartFile:
         self._footer_bytes = footer
         self.names: list[str] = self.meta.schema.names
         self.index = {n: i for i, n in enumerate(self.names)}
-        self._pf: Any = None
+        self._pf: ParquetFile | None = None
         self._footer: Any = walked
         self._pages: dict[tuple[int, int], Any] = {}
         self._dicts: dict[tuple[int, int], bytes] = {}
@@ -292,7 +305,7 @@ class _PartFile:
         self.blocks.clear()
 
     @property
-    def pf(self) -> Any:
+    def pf(self) -> ParquetFile:
         """pyarrow's reader of the whole part, made only when a row group is read whole (most parts never are)."""
         if self._pf is None:
             import pyarrow.parquet as pq
@@ -414,7 +427,7 @@ class _PartFile:
             lo <= pages.first_rows[i] < hi for lo, hi in spans))
         return spans, kept, len(pages.first_rows)
 
-    def read(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> Any:
+    def read(self, rg: int, column: str, spans: list[tuple[int, int]] | None) -> Column:
         """Column ``column`` of row group ``rg``: whole, or only the rows of ``spans`` (pages fetched alone)."""
         import pyarrow as pa
 
@@ -465,7 +478,7 @@ class _PartFile:
             chunks.extend(arr.slice(lo - row0, hi - lo).chunks)
         return pa.chunked_array(chunks, chunks[0].type) if chunks else pa.chunked_array([], pa.null())
 
-    def _dictionary(self, rg: int, col: int, column: str, data: bytes, row0: int) -> Any:
+    def _dictionary(self, rg: int, col: int, column: str, data: bytes, row0: int) -> DictionaryArray | None:
         """The rows of a run of a dictionary column's pages (``data``: its dictionary page, then the data pages)
         decoded by the compiled page decoder, as a dictionary array; None when it does not cover them (not
         built, another codec, a data page the writer fell back to PLAIN for...), and pyarrow does it."""
@@ -525,7 +538,7 @@ def _decompressor(codec: str) -> Any:
     return made[codec]
 
 
-def _open_buffer(data: bytes, *, dictionary: bool = False) -> Any:
+def _open_buffer(data: bytes, *, dictionary: bool = False) -> ParquetReader:
     """pyarrow's reader of a Parquet file held in memory (a footer alone, or a one-column file), without
     the Python ``ParquetFile`` around it (a quarter of the cost of opening a small file); ``dictionary``
     reads its one column as a dictionary array."""
@@ -572,7 +585,8 @@ def part_steps(
     index cannot rule out, as steps: the reads it needs are yielded (and their bytes sent back), so a
     driver can have many parts' reads on the wire at once (:class:`_Scan`)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     size, data = tail
     length = footer_length(part.path, size, data)
@@ -662,19 +676,19 @@ def part_steps(
             if need:
                 pfile.fill(need, (yield need))
             order = sorted(preds, key=lambda p: rgm.column(index[p.column]).total_compressed_size)
-            mask: Any = None
-            read: dict[str, Any] = {}
+            mask: ChunkedArray | None = None
+            read: dict[str, Column] = {}
             for p in order:
                 if p.column not in read:
                     read[p.column] = pfile.read(rg, p.column, spans)
                 m = p.mask(read[p.column])
                 mask = m if mask is None else pc.and_(mask, m)
-                if not pc.any(mask).as_py():
+                if not pc.any_true(mask):
                     break
-            if mask is not None and not pc.any(mask).as_py():
+            if mask is not None and not pc.any_true(mask):
                 continue
             selected = sum(hi - lo for lo, hi in spans) if spans is not None else rgm.num_rows
-            n = selected if mask is None else int(pc.sum(mask).as_py() or 0)
+            n = selected if mask is None else pc.count_true(mask)
             st.rows_matched += n
             if kind == "count":
                 answer.count += n
@@ -688,7 +702,7 @@ def part_steps(
                 read[c] = pfile.read(rg, c, spans)
             table = pa.table([read[c] for c in columns], names=columns)
             if mask is not None:
-                table = table.filter(mask)
+                table = pc.filter_(table, mask)
             if kind in ("langs", "mimes"):
                 answer.groups.update(_decode(table.column(0)))
                 continue
@@ -706,14 +720,15 @@ def part_steps(
         pfile.close()
 
 
-def _decode(arr: Any) -> Counter[Any]:
+def _decode(arr: Column) -> Counter[Any]:
     """Value counts of a (dictionary) column, missing values under None, counted in Arrow.
 
     A dictionary chunk is counted by index and only its few distinct values become Python objects
     (``to_pylist`` over every row cost ~5 ms per 10,000 rows).
     """
     import pyarrow as pa
-    import pyarrow.compute as pc
+
+    from ccrawl.commoncrawl.columnar import kernels as pc
 
     out: Counter[Any] = Counter()
     for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]:
@@ -729,12 +744,14 @@ def _decode(arr: Any) -> Counter[Any]:
     return out
 
 
-def _undictionary(table: Any) -> Any:
+def _undictionary(table: Table) -> Table:
     import pyarrow as pa
+
+    from ccrawl.commoncrawl.columnar import kernels
 
     cols = []
     for c in table.columns:
-        cols.append(c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c)
+        cols.append(kernels.cast(c, c.type.value_type) if pa.types.is_dictionary(c.type) else c)
     return pa.table(cols, names=table.column_names)
 
 

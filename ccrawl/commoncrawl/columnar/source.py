@@ -18,10 +18,10 @@ import asyncio
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from ccrawl.errors import InputError
 from ccrawl.net.rangefile import RangeFile
@@ -38,6 +38,10 @@ TAIL_MEMORY = 128 << 20
 #: them takes long enough to be worth the hand-off, and decodes then run side by side.
 HEAVY_STEP = 1 << 20
 _CONTENT_RANGE = re.compile(r"bytes (\d+)-(\d+)/(\d+)")
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 Job = tuple[Any, str, "list[tuple[int, int]] | None"]
 """``(token, part, ranges)``: read those byte ranges of the part (none of them in its tail), or with
@@ -88,7 +92,7 @@ class RangeSource:
         self._tail_bytes = 0
         self._sizes: dict[str, int] = {}
         self._lock = threading.Lock()
-        self._pool: Any = None  # threads for drivers' steps, made when first needed
+        self._pool: ThreadPoolExecutor | None = None  # threads for drivers' steps, made when first needed
 
     def tail(self, part: str) -> tuple[int, bytes]:
         """(file size, its last min(size, TAIL_BYTES) bytes)."""
@@ -175,7 +179,7 @@ class RangeSource:
             result, error = None, exc
         self.launch(driver, driver.done(job[0], result, error))
 
-    def _driver_pool(self, workers: int) -> Any:
+    def _driver_pool(self, workers: int) -> ThreadPoolExecutor:
         with self._lock:
             if self._pool is None:
                 from concurrent.futures import ThreadPoolExecutor
@@ -240,7 +244,7 @@ class HttpSource(RangeSource):
         self._thread.start()
         self._call(self.client.open())
 
-    def _call(self, coro: Any) -> Any:
+    def _call(self, coro: Coroutine[object, object, T]) -> T:
         if threading.current_thread() is self._thread:
             coro.close()
             # A driver's step (run on the loop) read something it did not ask for as a job: waiting here
@@ -309,7 +313,7 @@ class HttpSource(RangeSource):
         if len(ranges) < 2:
             return [self.read(part, start, length) for start, length in ranges]
         size, tail = self.tail(part)
-        return self._call(self._read_ranges(part, size - len(tail), tail, ranges))  # type: ignore[no-any-return]
+        return self._call(self._read_ranges(part, size - len(tail), tail, ranges))
 
     async def _read_ranges(self, part: str, tail_start: int, tail: bytes, ranges: list[tuple[int, int]]) -> list[bytes]:
         """``ranges`` of ``part`` at once: what is before ``tail_start`` over the wire, the rest from ``tail``."""
