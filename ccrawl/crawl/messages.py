@@ -3,18 +3,22 @@
 Partition to partition: :class:`LinkBatch` (links the sender found for the receiver's domains, out of
 the sender's outbox) and :class:`LinkAck` (the receiver committed them, the sender may forget them).
 Parent to partition: :class:`Go`, :class:`Probe` and :class:`Stop`. Partition to parent: :class:`Report` (an
-answer to a probe), :class:`PartDone` and :class:`PartFailed`.
+answer to a probe), :class:`PartDone` and :class:`PartFailed`. A partition's inbox carries a
+:data:`PartMessage`, the parent's results queue a :data:`CrawlEvent`; receivers ``match`` on the class.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypeAlias
 
 from ccrawl.crawl.summary import CrawlSummary
 
+#: A partition's progress counters: numbers, and ``errors`` (error class -> count).
+Counts: TypeAlias = dict[str, int | dict[str, int]]
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, frozen=True)
 class LinkBatch:
     source: int
     """The sending partition."""
@@ -24,31 +28,31 @@ class LinkBatch:
     """(canonical URL, depth, redirect hops)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class LinkAck:
     part: int
     """The partition that committed the links."""
     upto: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Go:
     """The state files are ready (a killed run's processes gone, its open WARC files renamed, the
     seeds loaded): the partition may open its own. Partitions are started before that, so their
     imports overlap the parent's preparation."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Probe:
     round: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Stop:
     reason: str = ""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Report:
     part: int
     round: int
@@ -57,18 +61,24 @@ class Report:
     activity: int
     """Fetches done + link batches taken + links routed, this run: unchanged between two probes = no work."""
     in_flight: int
-    counts: dict[str, Any] = field(default_factory=dict)
+    counts: Counts = field(default_factory=dict)
     """The partition's progress counters (:func:`ccrawl.crawl.progress.counts`)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class PartDone:
     part: int
     summary: CrawlSummary
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class PartFailed:
     part: int
     message: str
     exit_code: int = 1
+
+
+#: What a partition's inbox carries (from the parent and from the other partitions).
+PartMessage: TypeAlias = Go | LinkBatch | LinkAck | Probe | Stop
+#: What the parent's results queue carries (from the partitions).
+CrawlEvent: TypeAlias = Report | PartDone | PartFailed

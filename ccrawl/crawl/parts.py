@@ -42,7 +42,18 @@ from pathlib import Path
 from typing import Any
 
 from ccrawl.crawl.frontier import Frontier, Routed
-from ccrawl.crawl.messages import Go, LinkAck, LinkBatch, PartDone, PartFailed, Probe, Report, Stop
+from ccrawl.crawl.messages import (
+    CrawlEvent,
+    Go,
+    LinkAck,
+    LinkBatch,
+    PartDone,
+    PartFailed,
+    PartMessage,
+    Probe,
+    Report,
+    Stop,
+)
 from ccrawl.crawl.progress import Ticker, add, counts
 from ccrawl.crawl.run import CrawlOptions, Notice, PartHooks, _Crawl, _crawl, frontier_config, load_seeds
 from ccrawl.crawl.state import StateFile, lock_file, part_path
@@ -168,24 +179,27 @@ class Mailbox:
         for source, upto in owed.items():
             self.inboxes[source].put(LinkAck(self.part, upto))
 
-    def handle(self, msg: object) -> None:
+    def handle(self, msg: PartMessage) -> None:
         crawl = self.crawl
         assert crawl is not None
         frontier = crawl.frontier
-        if isinstance(msg, LinkBatch):
-            for url, depth, hops in msg.links:
-                frontier.admit(url, depth, hops=hops)
-            frontier.took_batch(msg.source, msg.upto)
-            crawl.activity += 1
-            crawl.wake()
-        elif isinstance(msg, LinkAck):
-            frontier.acked(msg.part, msg.upto)
-        elif isinstance(msg, Probe):
-            idle = frontier.in_flight == 0 and frontier.idle() and not frontier.outstanding()
-            self.results.put(Report(self.part, msg.round, idle, crawl.activity + frontier.routed,
-                                    frontier.in_flight, counts(crawl)))
-        elif isinstance(msg, Stop):
-            crawl.halt()
+        match msg:
+            case LinkBatch(source=source, upto=upto, links=links):
+                for url, depth, hops in links:
+                    frontier.admit(url, depth, hops=hops)
+                frontier.took_batch(source, upto)
+                crawl.activity += 1
+                crawl.wake()
+            case LinkAck(part=part, upto=upto):
+                frontier.acked(part, upto)
+            case Probe(round=round_):
+                idle = frontier.in_flight == 0 and frontier.idle() and not frontier.outstanding()
+                self.results.put(Report(self.part, round_, idle, crawl.activity + frontier.routed,
+                                        frontier.in_flight, counts(crawl)))
+            case Stop():
+                crawl.halt()
+            case Go():
+                pass
 
     async def pump(self) -> None:
         """Commit what is owed often: routed links reach their owner, acks reach their finder."""
@@ -378,24 +392,26 @@ class _Lead:
         self.own: Mailbox | None = None
         self.ticker = Ticker(options.progress, options.max_pages) if options.progress != "none" else None
 
-    def absorb(self, msg: object) -> None:
-        if isinstance(msg, Report):
-            self.rounds.take(msg)
-            if msg.counts:
-                self.part_counts[msg.part] = msg.counts
-        elif isinstance(msg, PartDone):
-            self.done[msg.part] = msg
-        elif isinstance(msg, PartFailed):
-            self.failed.append(msg)
+    def absorb(self, msg: CrawlEvent | None) -> None:
+        match msg:
+            case Report(part=part, counts=part_counts):
+                self.rounds.take(msg)
+                if part_counts:
+                    self.part_counts[part] = part_counts
+            case PartDone(part=part):
+                self.done[part] = msg
+            case PartFailed():
+                self.failed.append(msg)
 
     def _ended(self, part: int) -> bool:
         return part in self.done or any(f.part == part for f in self.failed)
 
-    def _get(self, timeout: float) -> object:
+    def _get(self, timeout: float) -> CrawlEvent | None:
         try:
-            return self.results.get(timeout=timeout)
+            event: CrawlEvent = self.results.get(timeout=timeout)
         except queue.Empty:
             return None
+        return event
 
     async def run(self, notice: Notice) -> None:
         loop = asyncio.get_running_loop()

@@ -14,6 +14,7 @@ import resource
 import socket
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, cast
 from urllib.parse import urlsplit
 
@@ -39,7 +40,7 @@ from ccrawl.fetch.dns import CachingResolver
 from ccrawl.fetch.politeness import HostClock
 from ccrawl.fetch.result import FetchResult, Phases, sha1_base32
 from ccrawl.fetch.robots import RobotsCache
-from ccrawl.fetch.stats import FetchStats
+from ccrawl.fetch.stats import FetchStats, RecentFetches, RecentTracker
 from ccrawl.fetch.trace import FetchTrace, current_trace
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
@@ -135,6 +136,8 @@ class Fetcher:
         self._clock = HostClock()
         self._slots = asyncio.Semaphore(self.config.concurrency)
         self._stats = FetchStats()
+        self._recent = RecentTracker()
+        self._opened = 0.0
         self._agent_token = ""
 
     async def __aenter__(self) -> Fetcher:
@@ -187,7 +190,7 @@ class Fetcher:
                 max_entries=cfg.robots_cache_size,
             )
             self._agent_token = self._robots.agent
-        self._stats.started = time.monotonic()
+        self._opened = time.monotonic()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
@@ -235,7 +238,7 @@ class Fetcher:
             phases.slot += time.perf_counter() - waited - clock_wait
         except (RobotsDisallowed, RobotsUnreachable, CrawlDelayTooLong, UnsupportedURL) as exc:
             self._fail(result, exc)
-            self._stats.record(result)
+            self._record(result)
             return result
         self._stats.enter()
         try:
@@ -243,8 +246,12 @@ class Fetcher:
         finally:
             self._slots.release()
             self._stats.leave()
-        self._stats.record(result)
+        self._record(result)
         return result
+
+    def _record(self, result: FetchResult) -> None:
+        self._stats.record(result)
+        self._recent.record(result)
 
     async def host_delay(self, url: str) -> float:
         """The spacing ``url``'s host asks for: ``config.delay``, or its robots.txt Crawl-delay when
@@ -410,18 +417,21 @@ class Fetcher:
         result.last_modified = ""
         result.unchanged = False
 
-    def recent(self) -> dict[str, Any]:
-        """The slowest hosts and the failures since the last call (:meth:`FetchStats.take_recent`)."""
-        return self._stats.take_recent()
+    def recent(self) -> RecentFetches:
+        """The slowest hosts and the failures since the last call (:meth:`RecentTracker.take`)."""
+        return self._recent.take()
 
-    def stats(self) -> dict[str, Any]:
-        """Counts and phase totals for the run summary (plain data, JSON-ready)."""
-        out = self._stats.as_dict()
-        out["dns"] = self._resolver.stats.as_dict() if self._resolver else {}
-        out["dns"]["cache_entries"] = self._resolver.cache_len() if self._resolver else 0
-        out["robots"] = self._robots.stats.as_dict() if self._robots else {"enabled": False}
+    def snapshot(self) -> FetchStats:
+        """This Fetcher's counters now, with the resolver's and the robots cache's, as a copy."""
+        out = self._stats.copy()
+        out.elapsed_s = time.monotonic() - self._opened if self._opened else 0.0
+        if self._resolver is not None:
+            out.dns = replace(self._resolver.stats, cache_entries=self._resolver.cache_len())
         if self._robots is not None:
-            out["robots"]["enabled"] = True
-            out["robots"]["cache_entries"] = len(self._robots)
-        out["host_clock_entries"] = len(self._clock)
+            out.robots = replace(self._robots.stats, cache_entries=len(self._robots))
+        out.host_clock_entries = len(self._clock)
         return out
+
+    def stats(self) -> dict[str, object]:
+        """Counts and phase totals (plain data, JSON-ready): :meth:`snapshot` as a dict."""
+        return self.snapshot().as_dict()

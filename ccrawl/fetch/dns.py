@@ -15,13 +15,13 @@ import socket
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
 
 from ccrawl.fetch.addresses import blocked_reason, check_address
+from ccrawl.fetch.stats import DnsStats
 from ccrawl.fetch.trace import current_trace
 
 try:
@@ -31,31 +31,6 @@ try:
 except ImportError:  # aiodns is optional: getaddrinfo in threads works, just less concurrently
     HAVE_AIODNS = False
 
-
-@dataclass(slots=True)
-class DnsStats:
-    lookups: int = 0
-    """Lookups sent to the real resolver."""
-    cache_hits: int = 0
-    overridden: int = 0
-    failures: int = 0
-    blocked: int = 0
-    """Names that resolved only to refused addresses (see :mod:`ccrawl.fetch.addresses`)."""
-    in_flight: int = 0
-    peak_in_flight: int = 0
-    seconds: float = 0.0
-    """Time spent inside real lookups (summed over concurrent ones)."""
-
-    def as_dict(self) -> dict[str, float | int]:
-        return {
-            "lookups": self.lookups,
-            "cache_hits": self.cache_hits,
-            "overridden": self.overridden,
-            "failures": self.failures,
-            "blocked": self.blocked,
-            "peak_in_flight": self.peak_in_flight,
-            "seconds": self.seconds,
-        }
 
 
 def match_override(host: str, table: Mapping[str, str]) -> str | None:

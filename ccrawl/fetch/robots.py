@@ -27,6 +27,7 @@ import aiohttp
 from protego import Protego
 
 from ccrawl.fetch.classify import BlockedAddress, classify, describe
+from ccrawl.fetch.stats import RobotsStats
 from ccrawl.fetch.trace import current_trace
 
 ROBOTS_MAX_BYTES = 500 * 1024
@@ -57,27 +58,6 @@ class RobotsVerdict:
         delay = self.rules.crawl_delay(agent)
         return float(delay) if delay else 0.0
 
-
-@dataclass(slots=True)
-class RobotsStats:
-    fetched: int = 0
-    cache_hits: int = 0
-    allowed_all: int = 0
-    """Hosts whose robots.txt was 4xx (allow all)."""
-    unreachable: int = 0
-    """Hosts wholly disallowed because robots.txt was 5xx or did not answer."""
-    disallowed_urls: int = 0
-    seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, float | int]:
-        return {
-            "fetched": self.fetched,
-            "cache_hits": self.cache_hits,
-            "allowed_all": self.allowed_all,
-            "unreachable": self.unreachable,
-            "disallowed_urls": self.disallowed_urls,
-            "seconds": self.seconds,
-        }
 
 
 def product_token(user_agent: str) -> str:

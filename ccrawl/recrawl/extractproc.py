@@ -19,6 +19,7 @@ from ccrawl.fetch.decoding import ContentDecodeError, decode_content, looks_like
 from ccrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.messages import CaptureRow, ExtractReport, Ready
 from ccrawl.recrawl.ring import Ring
+from ccrawl.recrawl.stats import ExtractStats
 
 RENDER_LIMIT = 10 * 1024 * 1024
 
@@ -144,10 +145,10 @@ def extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, en
     announced = time.perf_counter()
     events.put(Ready("extract", idx, os.getpid()))
 
-    def stats() -> dict[str, Any]:
-        return {"rows": rows, "rendered": rendered, "busy_s": busy, "sink_wait_s": sink_wait,
-                "wall_s": time.monotonic() - started, "cpu_s": time.process_time() - cpu0,
-                "peak_rss_mb": peak_rss_mb()}
+    def stats() -> ExtractStats:
+        return ExtractStats(rows=rows, rendered=rendered, busy_s=busy, sink_wait_s=sink_wait,
+                            wall_s=time.monotonic() - started, cpu_s=time.process_time() - cpu0,
+                            peak_rss_mb=peak_rss_mb())
 
     while eofs < upstream:
         descs = ring_in.read_descriptors(timeout=0.5)

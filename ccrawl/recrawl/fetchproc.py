@@ -44,6 +44,7 @@ from ccrawl.recrawl.messages import (
     WriterReport,
 )
 from ccrawl.recrawl.ring import Ring
+from ccrawl.recrawl.stats import FetchProcessStats
 
 #: One encoder for every row (``json.dumps`` with arguments builds one per call); most rows have no
 #: extra context at all and take the literal ``{}`` it would have written.
@@ -279,20 +280,22 @@ async def serve(
 
         def report(final: bool = False) -> None:
             nonlocal credit, done_since_credit, last_report
-            stats = fetcher.stats()
-            stats["sink_wait_s"] = outbox.sink_wait
-            stats["peak_rss_mb"] = peak_rss_mb()
-            stats["cpu_s"] = time.process_time() - cpu0
-            stats["wall_s"] = time.monotonic() - wall0
-            stats["sched_hosts"] = sched.hosts
-            stats["sched_waiting"] = len(sched)
-            stats["sched_backoffs"] = sched.backoffs
-            stats["sched_host_wait_s"] = host_wait
-            stats["sched_dropped"] = dropped
-            if writes:
-                stats["written"] = outbox.rows  # rows in this process's open shard too (progress, not durability)
-            stats.update(fetcher.recent())  # slowest hosts and last failures of the last second: the status page
-            events.put(FetchReport(idx, credit, stats, final, done_since_credit))
+            stats = FetchProcessStats(
+                fetch=fetcher.snapshot(),
+                sink_wait_s=outbox.sink_wait,
+                cpu_s=time.process_time() - cpu0,
+                wall_s=time.monotonic() - wall0,
+                peak_rss_mb=peak_rss_mb(),
+                sched_hosts=sched.hosts,
+                sched_waiting=len(sched),
+                sched_backoffs=sched.backoffs,
+                sched_host_wait_s=host_wait,
+                sched_dropped=dropped,
+                # rows in this process's open shard too (progress, not durability)
+                written=outbox.rows if writes else 0,
+            )
+            # the slowest hosts and last failures of the last second ride along for the status page
+            events.put(FetchReport(idx, credit, stats, final, done_since_credit, fetcher.recent()))
             credit = done_since_credit = 0
             last_report = time.monotonic()
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from ccrawl.recrawl.messages import CaptureRow, Crash, DurableRows, WantSeal
 from ccrawl.recrawl.sinks import Durable, ParquetSink
+from ccrawl.recrawl.stats import WriterStats
 
 #: Rows a row group holds at most (as the writer process's :class:`ParquetSink`).
 GROUP_ROWS = 2000
@@ -176,10 +177,10 @@ class FetchWriter:
         self.events.put(DurableRows(self.idx, durable, reason, None if final else round_))
 
     # -- the end ---------------------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> WriterStats:
         """The writer's share of the process, for the summary's writer line (CPU is the fetch stage's)."""
-        return {"rows": self.rows, "busy_s": self.write_s, "wall_s": time.monotonic() - self._started,
-                "sink_wait_s": self.sink_wait, "held_peak_bytes": self.held_peak, "in_fetch": True}
+        return WriterStats(rows=self.rows, busy_s=self.write_s, wall_s=time.monotonic() - self._started,
+                           sink_wait_s=self.sink_wait, held_peak_bytes=self.held_peak, in_fetch=True)
 
     def close(self) -> None:
         """Stop the writing thread (after the final seal: nothing is left buffered)."""

@@ -17,7 +17,13 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ccrawl.fetch.stats import RecentFetches
+from ccrawl.recrawl.stats import ExtractStats, FetchProcessStats, WriterStats
+
+if TYPE_CHECKING:
+    from ccrawl.recrawl.sinks import Durable
 
 #: Bytes a work item is counted at against the read-ahead budget, besides its strings: the
 #: parent's tracker entry, the pickled item on the pipe and the item in the fetch process's host
@@ -40,7 +46,7 @@ class WorkItem:
         return ITEM_OVERHEAD + len(self.url) + len(self.etag) + len(self.last_modified)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class WorkBatch:
     """Parent → fetch: items to schedule."""
 
@@ -89,7 +95,7 @@ class Ready:
     pid: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Credit:
     """Fetch → parent: these bytes of work items have left the fetch process (read-ahead budget)."""
 
@@ -99,7 +105,7 @@ class Credit:
     """How many work items those bytes were (the parent counts the URLs each process holds)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class FetchReport:
     """Fetch → parent: running stats (and credit not yet returned); ``final`` once, at the end.
 
@@ -107,51 +113,57 @@ class FetchReport:
 
     fetcher: int
     nbytes: int
-    stats: dict[str, Any]
+    stats: FetchProcessStats
     final: bool = False
     items: int = 0
+    recent: RecentFetches = field(default_factory=RecentFetches)
+    """The slowest hosts and the failures of the last second (for the status page, not the summary)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class ExtractReport:
+    """Extract → parent: running stats once a second; ``final`` once, at the end."""
+
     extractor: int
-    stats: dict[str, Any]
+    stats: ExtractStats
     final: bool = False
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class WriterReport:
+    """Writer (or a fetch process that writes its own rows) → parent: running stats; ``final`` at its exit."""
+
     writer: int
-    stats: dict[str, Any]
+    stats: WriterStats
     final: bool = False
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class WantSeal:
     """Writer → parent: the open file passed ``--shard-size``."""
 
     writer: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class DurableRows:
     """Writer → parent: rows that are durable now (``durable`` None: nothing was), and why."""
 
     writer: int
-    durable: Any  # ccrawl.recrawl.sinks.Durable | None (kept Any: this module imports nothing heavy)
+    durable: Durable | None
     reason: str
     seal_round: int | None = None
     """The seal round this answers (None for a periodic sync)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Drained:
     """Writer → parent: every upstream producer has closed; waiting for the final seal."""
 
     writer: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Crash:
     """Any child → parent: a bug (not a network failure, those are rows); the run stops."""
 
@@ -162,6 +174,17 @@ class Crash:
 
 
 Event = Ready | Credit | FetchReport | ExtractReport | WriterReport | WantSeal | DurableRows | Drained | Crash
+#: What the parent sends down a fetch process's pipe (a fetch process that writes its own rows
+#: also takes a writer's ``Seal`` and ``Exit`` there).
+FetchCommand = WorkBatch | StopFeed | DropWaiting | Seal | Exit
+#: What the parent sends down a writer's control pipe.
+WriterCommand = Seal | Exit
+
+
+class EventSink(Protocol):
+    """Where a child puts its events: the run's events queue, or a list's ``append`` in a test."""
+
+    def put(self, event: Event, /) -> None: ...
 
 
 # -- capture rows: through the rings --------------------------------------------------------

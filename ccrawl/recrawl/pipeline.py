@@ -54,12 +54,14 @@ from ccrawl.recrawl.params import MB, RunParams
 from ccrawl.recrawl.report import summarize
 from ccrawl.recrawl.ring import Ring, StageCounter, record_size
 from ccrawl.recrawl.sinks import Durable, finalize
+from ccrawl.recrawl.stats import ExtractStats, FetchProcessStats, WriterStats, merged
 from ccrawl.recrawl.stopping import announce_stop
-from ccrawl.recrawl.summary import RunSummary, aggregate_fetch
+from ccrawl.recrawl.summary import RunSummary
 from ccrawl.recrawl.telemetry import Telemetry
 
 if TYPE_CHECKING:
     from ccrawl.fetch.config import FetchConfig
+    from ccrawl.fetch.stats import FailureNote, RecentFetches
 
 #: Room for one row's metadata (headers JSON, Markdown and text travel in it after extraction).
 _META_ROOM = 4 * MB
@@ -226,11 +228,11 @@ class Pipeline:
         self.ctx = mp.get_context("spawn")
         self.events: Any = self.ctx.Queue()
         self.procs = _Procs()
-        self.fetch_stats: dict[int, dict[str, Any]] = {}
-        self.slow_hosts: dict[int, list[list[Any]]] = {}  # per fetch process, its last second's slowest hosts
-        self.new_errors: list[dict[str, Any]] = []  # failures reported since the last tick (the status page)
-        self.extract_stats: dict[int, dict[str, Any]] = {}
-        self.writer_stats: dict[int, dict[str, Any]] = {}
+        self.fetch_stats: dict[int, FetchProcessStats] = {}
+        self.slow_hosts: dict[int, list[tuple[str, float]]] = {}  # per fetch process, its last second's slowest hosts
+        self.new_errors: list[FailureNote] = []  # failures reported since the last tick (the status page)
+        self.extract_stats: dict[int, ExtractStats] = {}
+        self.writer_stats: dict[int, WriterStats] = {}
         self.sealed_files: list[str] = []
         self.warc_open: dict[int, tuple[str, int]] = {}
         self.pending_renames: list[list[str]] = []
@@ -543,10 +545,10 @@ class Pipeline:
                 credits[k] += n
                 self.items_out[k] = self.items_out.get(k, 0) - items
                 self._heard("fetch", k)
-            case FetchReport(fetcher=k, nbytes=n, stats=stats, final=final, items=items):
+            case FetchReport(fetcher=k, nbytes=n, stats=stats, final=final, items=items, recent=recent):
                 credits[k] += n
                 self.items_out[k] = self.items_out.get(k, 0) - items
-                self._recent(k, stats)
+                self._recent(k, recent)
                 self.fetch_stats[k] = stats
                 self._heard("fetch", k, finished=final and not self.p.fetch_writes)
             case ExtractReport(extractor=k, stats=stats, final=final):
@@ -594,8 +596,8 @@ class Pipeline:
             except queue.Empty:
                 return
             match ev:
-                case FetchReport(fetcher=k, stats=stats):
-                    self._recent(k, stats)
+                case FetchReport(fetcher=k, stats=stats, recent=recent):
+                    self._recent(k, recent)
                     self.fetch_stats[k] = stats
                 case ExtractReport(extractor=k, stats=stats):
                     self.extract_stats[k] = stats
@@ -653,7 +655,8 @@ class Pipeline:
     def _holding(self, child: _Child) -> str:
         if child.role != "fetch":
             return ""
-        dropped = int(self.fetch_stats.get(child.idx, {}).get("sched_dropped", 0) or 0)
+        report = self.fetch_stats.get(child.idx)
+        dropped = report.sched_dropped if report is not None else 0
         held = max(0, self.items_out.get(child.idx, 0) - dropped)
         return f" while holding {held} URLs" if held else ""
 
@@ -718,18 +721,19 @@ class Pipeline:
     def written(self) -> int:
         """Rows handed to the sinks this run, the open files' included (durable or not yet)."""
         if self.p.fetch_writes:
-            return sum(max(int(self.fetch_stats.get(k, {}).get("written", 0)),
-                           int(self.writer_stats.get(k, {}).get("rows", 0))) for k in range(len(self.procs.fetch)))
-        return sum(int(s.get("rows", 0)) for s in self.writer_stats.values())
+            none_written, no_rows = FetchProcessStats(), WriterStats()
+            return sum(max(self.fetch_stats.get(k, none_written).written, self.writer_stats.get(k, no_rows).rows)
+                       for k in range(len(self.procs.fetch)))
+        return merged(self.writer_stats.values(), WriterStats()).rows
 
     def _held_urls(self) -> int:
-        dropped = sum(int(s.get("sched_dropped", 0) or 0) for s in self.fetch_stats.values())
+        dropped = sum(s.sched_dropped for s in self.fetch_stats.values())
         return max(0, sum(self.items_out.values()) - dropped)
 
     def progress(self, now: float) -> dict[str, Any]:
         """The progress fields of a tick (docs/recrawl.md, "Progress"), from the children's latest reports."""
-        f = aggregate_fetch(list(self.fetch_stats.values()))
-        fetched = f["ok"] + f["failed"]
+        f = merged(self.fetch_stats.values(), FetchProcessStats()).fetch
+        fetched = f.ok + f.failed
         written = self.written
         c = self.counts
         if self.p.max_pages:
@@ -741,7 +745,7 @@ class Pipeline:
             total = self.total_rows
             # every row walked past that needed no fetch, and every row written: the rest is in the pipeline
             done = min(self.rows_before + c.rows_read - (c.issued - written), total)
-        extracted = sum(int(s.get("rows", 0)) for s in self.extract_stats.values())
+        extracted = merged(self.extract_stats.values(), ExtractStats()).rows
         self._moved.see(now, done=done, fetched=fetched, written=written, extracted=extracted)
         rate = self._fetch_rate.add(now, fetched)
         done_rate = self._done_rate.add(now, done)
@@ -756,14 +760,14 @@ class Pipeline:
             "rate": round(rate, 1),
             "eta_s": eta_seconds(done, total, done_rate),
             "fetched": fetched,
-            "ok": f["ok"],
-            "failed": f["failed"],
-            "not_modified": f["not_modified"],
+            "ok": f.ok,
+            "failed": f.failed,
+            "not_modified": f.not_modified,
             "written": written,
             "durable": self.durable_rows,
             "extracted": extracted,
-            "bytes": f["body_bytes"],
-            "errors": {k: v for k, v in sorted(f["errors"].items()) if v},
+            "bytes": f.body_bytes,
+            "errors": {k: v for k, v in sorted(f.errors.items()) if v},
             "held": self._held_urls(),
             "quiet_s": round(quiet, 1),
             "waiting": waiting,
@@ -823,17 +827,16 @@ class Pipeline:
                 to = "extract" if self.p.extracting else "writers"
                 out.append(f"fetch waiting on {to} ({queue(rings[-1])[1]}): {urls} URLs held" + silent("fetch"))
             else:
-                waits = sum(int(s.get("sched_waiting", 0) or 0) for s in self.fetch_stats.values())
+                waits = sum(s.sched_waiting for s in self.fetch_stats.values())
                 out.append(f"fetch: {urls} URLs held ({min(waits, urls)} waiting for their host's turn, "
                            f"{max(0, urls - waits)} in flight), 0 done in {since:.0f} s" + silent("fetch"))
         return out
 
-    def _recent(self, k: int, stats: dict[str, Any]) -> None:
-        """Take a fetch report's slowest hosts and last failures out of its stats (they are no summary's)."""
-        slow = stats.pop("slow_hosts", None)
-        if slow:
-            self.slow_hosts[k] = slow
-        self.new_errors.extend(stats.pop("last_errors", None) or ())
+    def _recent(self, k: int, recent: RecentFetches) -> None:
+        """Keep a fetch report's slowest hosts and last failures for the next tick (they are no summary's)."""
+        if recent.slow_hosts:
+            self.slow_hosts[k] = recent.slow_hosts
+        self.new_errors.extend(recent.last_errors)
         del self.new_errors[:-20]
 
     def _tick(self, final: bool = False) -> None:

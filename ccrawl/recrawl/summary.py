@@ -1,16 +1,14 @@
 """The run summary: what a recrawl did and where its time went, as data and as stderr lines.
 
-Every figure is computed from counters the processes report (fetch stats, extract and writer
-busy time, ring peaks), so the lines are reproducible from the ``--journal`` ``end`` event,
-which carries the same :class:`RunSummary` as JSON.
+Every figure is computed from counters the processes report (:mod:`ccrawl.recrawl.stats`: fetch
+stats, extract and writer busy time; ring peaks), so the lines are reproducible from the
+``--journal`` ``end`` event, which carries the same :class:`RunSummary` as JSON;
+``RunSummary(**summary.as_dict())`` gives the summary back.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
-
-PHASES = ("dns", "connect", "ttfb", "body", "robots", "host_clock", "slot")
 
 #: How the line names the pool's shares: "idle" (the JSON key) is a slot with no request in
 #: flight, which is waiting for work only when the fetch processes are not CPU-bound.
@@ -43,8 +41,10 @@ class RunSummary:
     skipped_durable: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     status_classes: dict[str, int] = field(default_factory=dict)
-    robots: dict[str, Any] = field(default_factory=dict)
-    dns: dict[str, Any] = field(default_factory=dict)
+    robots: dict[str, float | int | bool] = field(default_factory=dict)
+    """:meth:`RobotsStats.as_dict <ccrawl.fetch.stats.RobotsStats.as_dict>` over the fetch processes."""
+    dns: dict[str, float | int] = field(default_factory=dict)
+    """:meth:`DnsStats.as_dict <ccrawl.fetch.stats.DnsStats.as_dict>` over the fetch processes."""
     elapsed_s: float = 0.0
     pages_per_s: float = 0.0
     phase_shares: dict[str, float] = field(default_factory=dict)
@@ -84,7 +84,7 @@ class RunSummary:
             return "network", f"no stage saturated (busiest: {why}): hosts, their clocks or the work list set the pace"
         return stage, why
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
     def cpu_verdict(self) -> str:
@@ -156,54 +156,3 @@ class RunSummary:
         if self.peak_rss_mb:
             out.append("memory: peak RSS " + ", ".join(f"{k} {v:.0f} MB" for k, v in self.peak_rss_mb.items()))
         return out
-
-
-def aggregate_fetch(stats: list[dict[str, Any]]) -> dict[str, Any]:
-    """Sum the per-process Fetcher stats into one."""
-    total: dict[str, Any] = {"ok": 0, "failed": 0, "not_modified": 0, "body_bytes": 0, "errors": {},
-                             "status_classes": {}, "phases_s": dict.fromkeys(PHASES, 0.0), "sink_wait_s": 0.0,
-                             "cpu_s": 0.0, "wall_s": 0.0, "dns": {}, "robots": {}}
-    for s in stats:
-        for key in ("ok", "failed", "not_modified", "body_bytes"):
-            total[key] += s.get(key, 0)
-        for key in ("sink_wait_s", "cpu_s", "wall_s"):
-            total[key] += s.get(key, 0.0)
-        for group in ("errors", "status_classes"):
-            for k, v in s.get(group, {}).items():
-                total[group][k] = total[group].get(k, 0) + v
-        for k, v in s.get("phases_s", {}).items():
-            total["phases_s"][k] = total["phases_s"].get(k, 0.0) + v
-        for group in ("dns", "robots"):
-            for k, v in s.get(group, {}).items():
-                if isinstance(v, bool):
-                    total[group][k] = v
-                elif k.startswith("peak"):
-                    total[group][k] = max(total[group].get(k, 0), v)
-                elif isinstance(v, int | float):
-                    total[group][k] = total[group].get(k, 0) + v
-    return total
-
-
-def phase_shares(fetch: dict[str, Any], workers: int, wall: float) -> dict[str, float]:
-    """Share of the pool's time per phase, with the rest as idle.
-
-    The pool is ``workers`` x wall clock, or the summed time of every fetch task when that is
-    larger: tasks waiting for a host's clock or its robots.txt hold no connection slot, so more
-    tasks than ``workers`` can be waiting at once, and the shares must still add up to 100%.
-    """
-    busy = sum(fetch["phases_s"].values()) + fetch["sink_wait_s"]
-    pool = max(workers * wall, busy, 1e-9)
-    shares = {k: v / pool for k, v in fetch["phases_s"].items()}
-    shares["sink"] = fetch["sink_wait_s"] / pool
-    shares["idle"] = max(0.0, 1.0 - sum(shares.values()))
-    return {k: round(v, 4) for k, v in shares.items()}
-
-
-def extract_shares(stats: list[dict[str, Any]]) -> dict[str, float]:
-    """Rendering / waiting for the sink / idle, as shares of the pool's width times its wall clock."""
-    if not stats:
-        return {}
-    pool = max(sum(s.get("wall_s", 0.0) for s in stats), 1e-9)
-    rendering = sum(s.get("busy_s", 0.0) for s in stats) / pool
-    sink = sum(s.get("sink_wait_s", 0.0) for s in stats) / pool
-    return {"rendering": round(rendering, 4), "sink": round(sink, 4), "idle": round(max(0.0, 1 - rendering - sink), 4)}

@@ -34,6 +34,7 @@ from ccrawl.recrawl.messages import (
 )
 from ccrawl.recrawl.ring import Ring
 from ccrawl.recrawl.sinks import NullSink, ParquetSink, Sink, WarcSink
+from ccrawl.recrawl.stats import WriterStats
 
 
 @dataclass(slots=True, frozen=True)
@@ -103,9 +104,9 @@ def write_loop(
     ring_fd, ctl_fd = ring_in.fileno(), control.fileno()
     events.put(Ready("writer", idx, os.getpid()))
 
-    def stats() -> dict[str, Any]:
-        return {"rows": rows, "busy_s": busy, "wall_s": time.monotonic() - started,
-                "cpu_s": time.process_time() - cpu0, "peak_rss_mb": peak_rss_mb()}
+    def stats() -> WriterStats:
+        return WriterStats(rows=rows, busy_s=busy, wall_s=time.monotonic() - started,
+                           cpu_s=time.process_time() - cpu0, peak_rss_mb=peak_rss_mb())
 
     while True:
         watch = [ctl_fd] if drained else [ring_fd, ctl_fd]

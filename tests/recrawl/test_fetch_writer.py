@@ -100,7 +100,7 @@ def test_rows_become_bounded_row_groups_and_a_seal_makes_exactly_them_durable(tm
     assert table.schema.equals(CAPTURE_SCHEMA, check_metadata=False)
     assert table.column("url").to_pylist() == [f"http://h{s % 3}.test/p/{s}" for s in range(30)]
     assert table.column("digest").to_pylist()[7] == sha1_base32(b"H" * 10_000)
-    assert w.stats()["rows"] == 30 and w.stats()["in_fetch"]
+    assert w.stats().rows == 30 and w.stats().in_fetch
 
 
 def test_the_file_is_the_writer_processes_file_column_for_column(tmp_path: Path) -> None:

@@ -259,7 +259,7 @@ def test_retry_after_backs_off_that_host_not_the_run() -> None:
     busy_first = min(t for t, h, _, _ in log if h == "busy.test")
     assert calm_last - busy_first < 0.9, "the other hosts finished while busy.test was backed off"
     report = [e for e in events.items if isinstance(e, FetchReport)][-1]
-    assert report.stats["sched_backoffs"] == 1
+    assert report.stats.sched_backoffs == 1
 
 
 # -- a stop does not wait out a host queue --------------------------------------------------------

@@ -109,7 +109,7 @@ def test_writer_loop_alone_writes_parquet_and_reports_durable_rows_at_the_seal(t
     durable = events.wait_for(DurableRows)
     assert durable.reason == "seal:final" and sorted(durable.durable.seqs) == [0, 1, 2] and durable.durable.sealed
     final = events.wait_for(WriterReport)
-    assert final.final and final.stats["rows"] == 3
+    assert final.final and final.stats.rows == 3
     table = pq.read_table(durable.durable.tmp_path)
     assert table.column_names == list(COLUMN_NAMES)
     assert table.column("body").to_pylist() == bodies
@@ -178,6 +178,6 @@ def test_extract_loop_alone_renders_html_and_passes_the_rest_through() -> None:
     assert out[1].columns["title"] == "Hello" and out[1].columns["extractor"] == "selectolax-text@1"
     assert "extractor" not in out[2].columns and "extractor" not in out[3].columns
     report = events.wait_for(ExtractReport)
-    assert report.final and report.stats["rows"] == 3 and report.stats["rendered"] == 1
+    assert report.final and report.stats.rows == 3 and report.stats.rendered == 1
     ring_in.close()
     ring_out.close()

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from ccrawl.recrawl import run_recrawl
-from ccrawl.recrawl.summary import RunSummary, aggregate_fetch
+from ccrawl.recrawl.stats import FetchProcessStats, merged
+from ccrawl.recrawl.summary import RunSummary
 from ccrawl.testing.synthweb import SynthWeb
 
 
@@ -26,8 +27,9 @@ def test_a_process_waiting_on_the_network_is_not_called_cpu_bound() -> None:
 
 
 def test_cpu_and_wall_seconds_add_up_over_fetch_processes() -> None:
-    total = aggregate_fetch([{"cpu_s": 1.5, "wall_s": 2.0}, {"cpu_s": 0.5, "wall_s": 2.0}])
-    assert (total["cpu_s"], total["wall_s"]) == (2.0, 4.0)
+    total = merged([FetchProcessStats(cpu_s=1.5, wall_s=2.0), FetchProcessStats(cpu_s=0.5, wall_s=2.0)],
+                   FetchProcessStats())
+    assert (total.cpu_s, total.wall_s) == (2.0, 4.0)
 
 
 def test_a_run_against_a_slow_server_reports_a_low_cpu_share(
