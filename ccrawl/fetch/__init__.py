@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ccrawl.fetch.classify import classify
@@ -51,7 +51,7 @@ class _Package(types.ModuleType):
     submodule sets the package's attribute to the module; the function is kept there instead, as
     when this file imported it eagerly."""
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if name == "classify" and isinstance(value, types.ModuleType):
             value = value.classify
         super().__setattr__(name, value)
@@ -60,7 +60,7 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'ccrawl.fetch' has no attribute {name!r}")

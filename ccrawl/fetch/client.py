@@ -22,6 +22,7 @@ import aiohttp
 from aiohttp.client_proto import ResponseHandler
 from aiohttp.client_reqrep import ClientRequest
 from aiohttp.connector import Connection
+from aiohttp.tracing import Trace
 from yarl import URL
 
 from ccrawl.fetch.addresses import check_address, is_ip_literal
@@ -75,7 +76,7 @@ class _TimedConnector(aiohttp.TCPConnector):
         factory = functools.partial(_PayloadErrorHandler, loop=self._loop)
         self._factory = cast("functools.partial[ResponseHandler]", factory)
 
-    async def connect(self, req: ClientRequest, traces: list[Any], timeout: aiohttp.ClientTimeout) -> Connection:
+    async def connect(self, req: ClientRequest, traces: list[Trace], timeout: aiohttp.ClientTimeout) -> Connection:
         host = req.url.host or ""
         if not self._allow_private and is_ip_literal(host):
             check_address(host, host)  # every hop comes through here: pages, redirects, robots.txt

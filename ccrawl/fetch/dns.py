@@ -15,7 +15,6 @@ import socket
 import time
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
 
 from aiohttp.abc import AbstractResolver, ResolveResult
 from aiohttp.resolver import ThreadedResolver
@@ -78,10 +77,10 @@ class CachingResolver(AbstractResolver):
         if HAVE_AIODNS:
             from aiohttp.resolver import AsyncResolver
 
-            kwargs: dict[str, Any] = {"timeout": timeout, "tries": 2}
             if nameservers:
-                kwargs["nameservers"] = list(nameservers)
-            self._real = AsyncResolver(**kwargs)
+                self._real = AsyncResolver(timeout=timeout, tries=2, nameservers=list(nameservers))
+            else:
+                self._real = AsyncResolver(timeout=timeout, tries=2)
         else:
             self._real = ThreadedResolver()
 

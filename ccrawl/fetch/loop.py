@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 
@@ -18,7 +18,7 @@ def loop_name() -> str:
     return "uvloop"
 
 
-def run(main: Coroutine[Any, Any, T], *, use_uvloop: bool = True) -> T:
+def run(main: Coroutine[object, None, T], *, use_uvloop: bool = True) -> T:
     """``asyncio.run(main)`` on a uvloop loop when available and wanted."""
     if use_uvloop:
         try:

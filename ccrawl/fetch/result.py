@@ -10,10 +10,19 @@ import base64
 import hashlib
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 from urllib.parse import urlsplit
 
 Header = tuple[str, str]
+
+
+class RowMeta(TypedDict, total=False):
+    """A row's ``meta_json``: only the keys that say something on that row."""
+
+    error_detail: str
+    body_truncated: bool
+    declared_length: int
+    redirects: list[str]
 
 ERROR_CLASSES = ("dns", "timeout", "refused", "tls", "skip", "other")
 
@@ -187,9 +196,9 @@ class FetchResult:
     def req_headers_json(self) -> str:
         return request_headers_json(self.req_headers) if self.req_headers else ""
 
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> RowMeta:
         """Extra context for ``meta_json``: only keys that say something on this row."""
-        meta: dict[str, Any] = {}
+        meta: RowMeta = {}
         if self.error_detail:
             meta["error_detail"] = self.error_detail
         if self.body_truncated:

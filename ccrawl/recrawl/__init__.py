@@ -12,7 +12,7 @@ the sinks (:mod:`.sinks`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ccrawl.recrawl.params import RunParams
@@ -28,7 +28,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     # Imported on first use: the pipeline's child processes import this package to reach their
     # own module (fetchproc, extractproc, writerproc) and must not pay for pyarrow and the whole
     # engine at start-up.

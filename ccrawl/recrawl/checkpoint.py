@@ -28,10 +28,10 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ccrawl.durable import IN_PROGRESS, write_bytes
 from ccrawl.errors import UsageError
+from ccrawl.jsontypes import JSONObject
 from ccrawl.recrawl.worklist import identity_digest
 
 Position = tuple[int, int]  # (part index, row offset)
@@ -46,7 +46,7 @@ READABLE_VERSIONS = (1, 2)
 class Checkpoint:
     """The persisted state of a recrawl run."""
 
-    worklist: dict[str, Any]
+    worklist: JSONObject
     shard: int = 0
     shards: int = 1
     part: int = 0
@@ -64,7 +64,7 @@ class Checkpoint:
     def _rel(self, path: str) -> str:
         return os.path.relpath(os.path.abspath(path), os.path.abspath(self.out or "."))
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {
             "version": VERSION,
             "worklist_id": identity_digest(self.worklist),
@@ -97,7 +97,7 @@ def save_checkpoint(path: str | os.PathLike[str], cp: Checkpoint) -> None:
 def load_checkpoint(
     path: str | os.PathLike[str],
     *,
-    worklist: dict[str, Any],
+    worklist: JSONObject,
     shard: int,
     shards: int,
     out: str | os.PathLike[str] | None = None,
@@ -133,7 +133,7 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _int(value: Any, name: str) -> int:
+def _int(value: object, name: str) -> int:
     """An integer field: a JSON int, not a bool, a float or a string that looks like one."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
@@ -141,9 +141,9 @@ def _int(value: Any, name: str) -> int:
 
 
 def _validated(
-    raw: Any,
+    raw: object,
     target: Path,
-    worklist: dict[str, Any],
+    worklist: JSONObject,
     shard: int,
     shards: int,
     out: str | os.PathLike[str] | None,
@@ -216,7 +216,7 @@ def _validated(
     return cp
 
 
-def _durable_range(entry: Any) -> list[int]:
+def _durable_range(entry: object) -> list[int]:
     if not isinstance(entry, list) or len(entry) != 3:
         raise TypeError("a durable_above entry must be [part, first row, end row]")
     return [_int(v, "durable_above") for v in entry]
@@ -259,7 +259,7 @@ class _InsideOut:
         self.out = Path(out).resolve()
         self.relative_to_out = relative_to_out
 
-    def path(self, name: Any, field_name: str) -> str:
+    def path(self, name: object, field_name: str) -> str:
         if not isinstance(name, str) or not name or "\x00" in name:
             raise TypeError(f"a {field_name} file name must be a non-empty string")
         given = Path(name)

@@ -18,9 +18,13 @@ import contextlib
 import errno
 import os
 from dataclasses import dataclass
-from typing import Any
+from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import CcrawlError, TemporaryFailure
+
+if TYPE_CHECKING:
+    from ccrawl.recrawl.ring import Ring
 
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EACCES, errno.EPERM, errno.EIO})
 _FSIZE_ENV = "CCRAWL_TEST_FSIZE_LIMIT"
@@ -68,7 +72,7 @@ def apply_test_fsize_limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (int(limit), resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
 
 
-def release_rings(procs: list[Any], rings: list[Any]) -> None:
+def release_rings(procs: list[BaseProcess], rings: list[Ring]) -> None:
     """On a failed run: reap the killed processes, then close and unlink every ring, so the run
     leaves no shared memory behind (and the resource tracker warns of no leak)."""
     for proc in procs:

@@ -13,21 +13,25 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from ccrawl.fetch.decoding import ContentDecodeError, decode_content, looks_like_html
 from ccrawl.procs import child_setup, peak_rss_mb
-from ccrawl.recrawl.messages import CaptureRow, ExtractReport, Ready
+from ccrawl.recrawl.messages import CaptureRow, EventSink, ExtractReport, Ready
 from ccrawl.recrawl.ring import Ring
 from ccrawl.recrawl.stats import ExtractStats
 
 RENDER_LIMIT = 10 * 1024 * 1024
 
+#: The extraction columns an engine fills (:data:`ccrawl.recrawl.schema.EXTRACTION_COLUMNS`); Markdown
+#: and text may come as UTF-8 bytes, a missing value as None (the column's empty value).
+Rendered: TypeAlias = dict[str, str | bytes | int | float | None]
+
 
 class Engine(Protocol):
     label: str
 
-    def render(self, body: bytes, url: str, content_type: str) -> dict[str, Any]: ...
+    def render(self, body: bytes, url: str, content_type: str) -> Rendered: ...
 
 
 class _LibraryEngine:
@@ -41,7 +45,7 @@ class _LibraryEngine:
         self._budget = NO_LINKS_BUDGET  # the capture row has no links column: resolving them is wasted
         self.label = self._engine.label
 
-    def render(self, body: bytes, url: str, content_type: str) -> dict[str, Any]:
+    def render(self, body: bytes, url: str, content_type: str) -> Rendered:
         out = self._engine.extract(body, url, content_type=content_type or None, budget=self._budget)
         # Markdown and text leave as UTF-8, with their lengths: encoded once here, they cross
         # the ring as bytes (a copy, where a str is encoded by pickle and decoded again) and go
@@ -58,7 +62,7 @@ class _TitleTextEngine:
 
     label = "selectolax-text@1"
 
-    def render(self, body: bytes, url: str, content_type: str) -> dict[str, Any]:
+    def render(self, body: bytes, url: str, content_type: str) -> Rendered:
         from selectolax.lexbor import LexborHTMLParser
 
         tree = LexborHTMLParser(body)
@@ -124,7 +128,8 @@ def _announce(rings: list[Ring]) -> None:
         ring.announce()
 
 
-def extract_main(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, engine_name: str, upstream: int) -> None:
+def extract_main(idx: int, ring_in: Ring, rings_out: list[Ring], events: EventSink, engine_name: str,
+                 upstream: int) -> None:
     """Entry point of extract process ``idx``; ``upstream`` fetch processes feed its ring."""
     child_setup(f"extract-{idx}")
     from ccrawl.profiling.session import heap_profile
@@ -133,7 +138,8 @@ def extract_main(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, en
         extract_loop(idx, ring_in, rings_out, events, make_engine(engine_name), upstream)
 
 
-def extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: Any, engine: Engine, upstream: int) -> None:
+def extract_loop(idx: int, ring_in: Ring, rings_out: list[Ring], events: EventSink, engine: Engine,
+                 upstream: int) -> None:
     """The extract loop: rows from ``ring_in``, rendered, round-robin into ``rings_out``; ends at
     ``upstream`` EOFs. ``events`` needs only ``put``, so it runs alone in a test."""
     ppid = os.getppid()

@@ -21,9 +21,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, Protocol
 
 from ccrawl.fetch.config import FetchConfig
+from ccrawl.fetch.result import FetchResult
 from ccrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.fetchwriter import FetchWriter, WriterFailed
 from ccrawl.recrawl.hostsched import HostScheduler, host_of, retry_after
@@ -33,6 +34,7 @@ from ccrawl.recrawl.messages import (
     Credit,
     Drained,
     DropWaiting,
+    EventSink,
     Exit,
     FetchReport,
     Ready,
@@ -51,7 +53,7 @@ from ccrawl.recrawl.stats import FetchProcessStats
 _META_JSON = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
-def capture_row(result: Any, seq: int, *, warc: bool) -> CaptureRow:
+def capture_row(result: FetchResult, seq: int, *, warc: bool) -> CaptureRow:
     """The capture row of a FetchResult (everything but the body): header and seed columns."""
     failed = bool(result.error)
     meta_extra = result.meta()
@@ -86,6 +88,17 @@ def capture_row(result: Any, seq: int, *, warc: bool) -> CaptureRow:
         header.truncated = bool(result.body_truncated)
         header.target_url = result.target_url
     return CaptureRow(header, columns)
+
+
+class RowOutbox(Protocol):
+    """Where a fetch process puts its rows: the rings, its own writer, or a list in a test."""
+
+    sink_wait: float
+    """Seconds spent waiting for room."""
+
+    async def put(self, row: CaptureRow, body: bytes) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class _Outbox:
@@ -139,7 +152,7 @@ class FetchWriterConfig:
     shard_size: int
     row_group_bytes: int
 
-    def open(self, idx: int, events: Any) -> FetchWriter:
+    def open(self, idx: int, events: EventSink) -> FetchWriter:
         from ccrawl.recrawl.diskfail import disk_failure
 
         def on_disk(exc: BaseException) -> str | None:
@@ -206,7 +219,7 @@ class Inbox:
 
 
 async def serve(
-    idx: int, inbox: Inbox, events: Any, outbox: Any, config: FetchConfig, warc: bool
+    idx: int, inbox: Inbox, events: EventSink, outbox: RowOutbox, config: FetchConfig, warc: bool
 ) -> None:
     """The fetch process's loop: take work batches, schedule them by host readiness, fetch, put rows.
 
@@ -235,14 +248,16 @@ async def serve(
     credit_every = max(1, config.concurrency // 8)
     done_since_credit = 0
     host_wait = 0.0
-    writes = isinstance(outbox, FetchWriter)
+    own_writer = outbox if isinstance(outbox, FetchWriter) else None
+    writes = own_writer is not None
     exit_now = asyncio.Event()  # a writing fetch process: the parent said Exit
     sealing: asyncio.Task[None] | None = None
 
     async def seal_after(previous: asyncio.Task[None] | None, round_: int, final: bool) -> None:
         if previous is not None:
             await previous  # seals answer in the order the parent sent them
-        await outbox.seal(round_, final)
+        assert own_writer is not None  # seals come only to a fetch process that writes
+        await own_writer.seal(round_, final)
 
     async with Fetcher(config) as fetcher:
         events.put(Ready("fetch", idx, os.getpid()))
@@ -292,7 +307,7 @@ async def serve(
                 sched_host_wait_s=host_wait,
                 sched_dropped=dropped,
                 # rows in this process's open shard too (progress, not durability)
-                written=outbox.rows if writes else 0,
+                written=own_writer.rows if own_writer is not None else 0,
             )
             # the slowest hosts and last failures of the last second ride along for the status page
             events.put(FetchReport(idx, credit, stats, final, done_since_credit, fetcher.recent()))
@@ -392,12 +407,12 @@ async def serve(
         beating.cancel()
         inbox.detach()
         report(final=True)
-        if writes:
-            events.put(WriterReport(idx, outbox.stats(), True))
+        if own_writer is not None:
+            events.put(WriterReport(idx, own_writer.stats(), True))
     outbox.close()
 
 
-def fetch_main(idx: int, inbox: Connection, events: Any, rings: list[Ring], config: FetchConfig, warc: bool,
+def fetch_main(idx: int, inbox: Connection, events: EventSink, rings: list[Ring], config: FetchConfig, warc: bool,
                writer: FetchWriterConfig | None = None) -> None:
     """Entry point of fetch process ``idx``; with ``writer``, it writes its own rows (fetch-only Parquet)."""
     child_setup(f"fetch-{idx}")
@@ -414,7 +429,7 @@ def fetch_main(idx: int, inbox: Connection, events: Any, rings: list[Ring], conf
     async def main() -> None:
         box = Inbox()
         box.attach(inbox)
-        outbox: Any = _Outbox(rings) if writer is None else writer.open(idx, events)
+        outbox: RowOutbox = _Outbox(rings) if writer is None else writer.open(idx, events)
         await serve(idx, box, events, outbox, config, warc)
 
     with heap_profile(f"fetch-{idx}"):

@@ -28,11 +28,14 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ccrawl.recrawl.messages import CaptureRow, Crash, DurableRows, WantSeal
+from ccrawl.recrawl.messages import CaptureRow, Crash, DurableRows, EventSink, WantSeal
 from ccrawl.recrawl.sinks import Durable, ParquetSink
 from ccrawl.recrawl.stats import WriterStats
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: Rows a row group holds at most (as the writer process's :class:`ParquetSink`).
 GROUP_ROWS = 2000
@@ -55,7 +58,7 @@ class FetchWriter:
         out: str,
         stem: str,
         provenance: dict[str, str],
-        events: Any,
+        events: EventSink,
         *,
         shard_size: int,
         row_group_bytes: int,
@@ -68,8 +71,8 @@ class FetchWriter:
         self.sink = ParquetSink(Path(out), stem, provenance, row_group_rows=GROUP_ROWS,
                                 row_group_bytes=row_group_bytes)
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parquet")
-        self._jobs: list[tuple[asyncio.Future[Any], int]] = []  # (job, bytes of its row group), in order
-        self._last: asyncio.Future[Any] | None = None
+        self._jobs: list[tuple[asyncio.Future[Durable | None], int]] = []  # (job, bytes of its row group), in order
+        self._last: asyncio.Future[Durable | None] | None = None
         self._first_failure: BaseException | None = None
         self._disk_failure = disk_failure
         self._failed = False
@@ -115,14 +118,15 @@ class FetchWriter:
         self._jobs = [(f, n) for f, n in self._jobs if not f.done()]
         return sum(n for _, n in self._jobs)
 
-    def _submit(self, table: Any, seal: tuple[list[int], int, int] | None, nbytes: int) -> asyncio.Future[Any]:
+    def _submit(self, table: pa.Table | None, seal: tuple[list[int], int, int] | None,
+                nbytes: int) -> asyncio.Future[Durable | None]:
         """Queue a row group (and, with ``seal``, the shard's close) on the writing thread, in order."""
         fut = asyncio.get_running_loop().run_in_executor(self._pool, self._job, table, seal)
         self._jobs.append((fut, nbytes))
         self._last = fut
         return fut
 
-    def _job(self, table: Any, seal: tuple[list[int], int, int] | None) -> Durable | None:
+    def _job(self, table: pa.Table | None, seal: tuple[list[int], int, int] | None) -> Durable | None:
         """On the writing thread: the row group, then (sealing) the footer and fsync."""
         t0 = time.perf_counter()
         try:
@@ -138,7 +142,7 @@ class FetchWriter:
         finally:
             self.write_s += time.perf_counter() - t0
 
-    def _check(self, fut: asyncio.Future[Any] | None) -> Any:
+    def _check(self, fut: asyncio.Future[Durable | None] | None) -> Durable | None:
         """The result of a finished job; a failure is reported once (a Crash) and raised as WriterFailed."""
         if fut is None:
             return None

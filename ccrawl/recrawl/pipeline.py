@@ -24,8 +24,12 @@ import queue
 import signal
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from types import FrameType
+from typing import TYPE_CHECKING, TypedDict
 
 from ccrawl.errors import CcrawlError, TemporaryFailure, UsageError
 from ccrawl.progress import Moved, Window, eta_seconds, human_bytes, percent
@@ -39,8 +43,10 @@ from ccrawl.recrawl.messages import (
     Drained,
     DropWaiting,
     DurableRows,
+    Event,
     Exit,
     ExtractReport,
+    FetchCommand,
     FetchReport,
     Ready,
     Seal,
@@ -60,11 +66,37 @@ from ccrawl.recrawl.summary import RunSummary
 from ccrawl.recrawl.telemetry import Telemetry
 
 if TYPE_CHECKING:
+    from multiprocessing.queues import Queue as MPQueue
+
     from ccrawl.fetch.config import FetchConfig
     from ccrawl.fetch.stats import FailureNote, RecentFetches
+    from ccrawl.profiling.session import ProfileSession
 
 #: Room for one row's metadata (headers JSON, Markdown and text travel in it after extraction).
 _META_ROOM = 4 * MB
+
+
+class Progress(TypedDict):
+    """The progress fields of a tick (docs/recrawl.md, "Progress")."""
+
+    done: int
+    total: int
+    total_of: str
+    percent: float | None
+    rate: float
+    eta_s: float | None
+    fetched: int
+    ok: int
+    failed: int
+    not_modified: int
+    written: int
+    durable: int
+    extracted: int
+    bytes: int
+    errors: dict[str, int]
+    held: int
+    quiet_s: float
+    waiting: list[str]
 
 
 class Outlet:
@@ -76,24 +108,22 @@ class Outlet:
     A send that fails (the child is gone) is kept in :attr:`error` for the loop to report.
     """
 
-    _CLOSE = object()
-
-    def __init__(self, conn: Any, name: str) -> None:
+    def __init__(self, conn: Connection, name: str) -> None:
         self.conn = conn
         self.name = name
         self.error: BaseException | None = None
         self.failed_at = 0.0
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[FetchCommand | None] = queue.SimpleQueue()  # None: close
         self._thread = threading.Thread(target=self._run, name=f"send-{name}", daemon=True)
         self._thread.start()
 
-    def send(self, msg: Any) -> None:
+    def send(self, msg: FetchCommand) -> None:
         self._queue.put(msg)
 
     def _run(self) -> None:
         while True:
             msg = self._queue.get()
-            if msg is self._CLOSE:
+            if msg is None:
                 return
             try:
                 self.conn.send(msg)
@@ -102,7 +132,7 @@ class Outlet:
                 return
 
     def close(self) -> None:
-        self._queue.put(self._CLOSE)
+        self._queue.put(None)
 
 
 @dataclass
@@ -111,7 +141,7 @@ class _Child:
 
     role: str
     idx: int
-    proc: Any
+    proc: BaseProcess
     launched: float = 0.0
     ready: bool = False
     heard: float = 0.0
@@ -129,16 +159,16 @@ class _Child:
 
 @dataclass
 class _Procs:
-    fetch: list[Any] = field(default_factory=list)
-    extract: list[Any] = field(default_factory=list)
-    writer: list[Any] = field(default_factory=list)
+    fetch: list[BaseProcess] = field(default_factory=list)
+    extract: list[BaseProcess] = field(default_factory=list)
+    writer: list[BaseProcess] = field(default_factory=list)
     inboxes: list[Outlet] = field(default_factory=list)
     controls: list[Outlet] = field(default_factory=list)
     rings: list[Ring] = field(default_factory=list)
-    child_ends: list[Any] = field(default_factory=list)
+    child_ends: list[Connection] = field(default_factory=list)
     """The children's ends of their pipes: closed here once they started, so a dead child is an EOF."""
 
-    def all(self) -> list[Any]:
+    def all(self) -> list[BaseProcess]:
         return self.fetch + self.extract + self.writer
 
     def kill(self) -> None:
@@ -208,7 +238,7 @@ class Pipeline:
         params: RunParams,
         *,
         tracker: ProgressTracker,
-        feed_iter: Any,
+        feed_iter: Iterator[Routed],
         counts: FeedCounts,
         checkpoint: Checkpoint | None,
         stem: str,
@@ -226,7 +256,7 @@ class Pipeline:
         self.provenance = provenance
         self.tel = telemetry
         self.ctx = mp.get_context("spawn")
-        self.events: Any = self.ctx.Queue()
+        self.events: MPQueue[Event] = self.ctx.Queue()
         self.procs = _Procs()
         self.fetch_stats: dict[int, FetchProcessStats] = {}
         self.slow_hosts: dict[int, list[tuple[str, float]]] = {}  # per fetch process, its last second's slowest hosts
@@ -243,7 +273,7 @@ class Pipeline:
         self.counters: list[StageCounter] = []
         self.queue_peak = 0
         self.parent_cpu_s = 0.0
-        self.profile: Any = None
+        self.profile: ProfileSession | None = None
         self.children: dict[tuple[str, int], _Child] = {}
         self.items_out: dict[int, int] = {}
         """Per fetch process: work items sent and not yet returned (the URLs it holds)."""
@@ -373,7 +403,7 @@ class Pipeline:
             role, _, idx = proc.name.removeprefix("ccrawl-").rpartition("-")
             now = time.monotonic()
             self.children[(role, int(idx))] = _Child(role, int(idx), proc, launched=now, heard=now)
-            if self.profile is not None:
+            if self.profile is not None and proc.pid is not None:  # started: it has a pid
                 # roles as the profiles name them: feeder, fetch-N, extract-N, write-N
                 self.profile.watch(proc.pid, proc.name.removeprefix("ccrawl-").replace("writer-", "write-"))
         for end in self.procs.child_ends:
@@ -406,7 +436,7 @@ class Pipeline:
         return config.validate()
 
     # -- signals --------------------------------------------------------------------------------
-    def _on_signal(self, signum: int, frame: Any) -> None:
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
         self.signals += 1
         if self.signals >= 2:
             # at once: the checkpoint on disk is only ever replaced atomically, so it is valid
@@ -536,7 +566,7 @@ class Pipeline:
         if finished:
             child.finished = True
 
-    def _on_event(self, ev: Any, credits: list[int]) -> None:
+    def _on_event(self, ev: Event, credits: list[int]) -> None:
         """One event from a child, dispatched on its type."""
         match ev:
             case Ready(role=role, idx=k):
@@ -730,7 +760,7 @@ class Pipeline:
         dropped = sum(s.sched_dropped for s in self.fetch_stats.values())
         return max(0, sum(self.items_out.values()) - dropped)
 
-    def progress(self, now: float) -> dict[str, Any]:
+    def progress(self, now: float) -> Progress:
         """The progress fields of a tick (docs/recrawl.md, "Progress"), from the children's latest reports."""
         f = merged(self.fetch_stats.values(), FetchProcessStats()).fetch
         fetched = f.ok + f.failed

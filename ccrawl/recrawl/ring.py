@@ -33,7 +33,9 @@ import struct
 import time
 from multiprocessing import shared_memory
 from multiprocessing.connection import Connection
-from typing import Any
+from multiprocessing.context import BaseContext
+from multiprocessing.synchronize import Lock, Semaphore
+from typing import TypedDict
 
 _CTRL = 64
 _HDR = struct.Struct("<IIII")  # record length, state, meta length, body length
@@ -49,7 +51,7 @@ _Ctl = ctypes.c_uint64 * 4
 _HEAD, _TAIL, _PEAK, _WAITING = 0, 1, 2, 3
 
 
-def _control_words(buf: memoryview) -> Any:
+def _control_words(buf: memoryview) -> ctypes.Array[ctypes.c_uint64]:
     """The four control words at the start of ``buf`` as a ctypes array.
 
     Made from the mapping's address rather than with ``from_buffer``, which would hold an export
@@ -100,10 +102,21 @@ class StageCounter:
         return max(self._peak, max((r.peak() for r in self.rings), default=0))
 
 
+class _RingState(TypedDict):
+    """What a :class:`Ring` pickles into a child: its name in shared memory and its primitives."""
+
+    capacity: int
+    name: str
+    lock: Lock
+    room: Semaphore
+    rx: Connection
+    tx: Connection
+
+
 class Ring:
     """A multi-producer, single-consumer message ring in shared memory (create in the parent)."""
 
-    def __init__(self, ctx: Any, capacity: int) -> None:
+    def __init__(self, ctx: BaseContext, capacity: int) -> None:
         self.capacity = _align(capacity)
         self._shm = shared_memory.SharedMemory(create=True, size=_CTRL + self.capacity)
         self._name = self._shm.name
@@ -126,7 +139,7 @@ class Ring:
         return buf
 
     # -- pickling into a child process: reattach by name ------------------------------------
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _RingState:
         return {
             "capacity": self.capacity,
             "name": self._name,
@@ -136,7 +149,7 @@ class Ring:
             "tx": self._tx,
         }
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: _RingState) -> None:
         self.capacity = state["capacity"]
         self._name = state["name"]
         self._shm = shared_memory.SharedMemory(name=self._name)

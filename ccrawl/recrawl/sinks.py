@@ -17,11 +17,15 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, Literal, Protocol
+from typing import TYPE_CHECKING, BinaryIO, Literal, Protocol
 
 from ccrawl import durable
 from ccrawl.recrawl.messages import CaptureRow
 from ccrawl.recrawl.schema import CAPTURE_SCHEMA, CaptureColumns
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 #: Low-cardinality string columns, where a dictionary page pays for itself.
 _DICTIONARY_COLUMNS = ["host", "content_type", "error", "extractor", "language", "warc_file"]
@@ -93,7 +97,7 @@ class ParquetSink:
     payload: int = 0
     _naming: _Naming = field(init=False)
     _file: BinaryIO | None = field(default=None, init=False)
-    _writer: Any = field(default=None, init=False)
+    _writer: pq.ParquetWriter | None = field(default=None, init=False)
     _path: Path | None = field(default=None, init=False)
     _buffer: CaptureColumns = field(default_factory=CaptureColumns, init=False)
     _buffered: int = field(default=0, init=False)
@@ -139,14 +143,14 @@ class ParquetSink:
     def group_full(self) -> bool:
         return len(self._buffer) >= self.row_group_rows or self._buffered >= self.row_group_bytes
 
-    def cut(self) -> Any:
+    def cut(self) -> pa.Table | None:
         """The buffered rows as one row group (a ``pyarrow.Table``), or None when there are none."""
         if not self._buffer:
             return None
         self._buffered = 0
         return self._buffer.take_table()
 
-    def write_group(self, table: Any) -> None:
+    def write_group(self, table: pa.Table) -> None:
         """Write a row group cut by :meth:`cut`, opening the shard's ``.tmp`` on the first."""
         import pyarrow.parquet as pq
 

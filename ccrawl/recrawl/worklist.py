@@ -24,10 +24,14 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ccrawl.errors import InputError, UsageError
 from ccrawl.hub.worklist import COLUMN_SHORTHANDS, HubWorkList, Part, cell_text, check_column_type, part_sort_key
+from ccrawl.jsontypes import JSONObject
+
+if TYPE_CHECKING:
+    import pyarrow.parquet as pq
 
 #: ``--from`` shorthands: (dataset repo, default column).
 SHORTHANDS: dict[str, tuple[str, str]] = {
@@ -52,7 +56,7 @@ class WorkList(Protocol):
         """The listed parts in walking order."""
         ...
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         """What a checkpoint must match: source, column, and every part's name and size."""
         ...
 
@@ -61,7 +65,7 @@ class WorkList(Protocol):
         ...
 
 
-def identity_digest(identity: dict[str, Any]) -> str:
+def identity_digest(identity: JSONObject) -> str:
     """A short stable digest of a work-list identity, for messages and file names."""
     blob = json.dumps(identity, sort_keys=True, separators=(",", ":")).encode()
     return hashlib.sha256(blob).hexdigest()[:12]
@@ -126,7 +130,7 @@ class LocalWorkList:
             )
         self._parts = [self._describe(name) for name in names]
 
-    def _open(self, name: str) -> Any:
+    def _open(self, name: str) -> pq.ParquetFile:
         import pyarrow.parquet as pq
 
         try:
@@ -230,7 +234,7 @@ class LocalWorkList:
     def parts(self) -> list[Part]:
         return list(self._parts)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "source": str(self._source.resolve()),
             "column": self.column,

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
 
 from ccrawl.procs import child_setup, peak_rss_mb
 from ccrawl.recrawl.messages import (
@@ -26,6 +25,7 @@ from ccrawl.recrawl.messages import (
     Crash,
     Drained,
     DurableRows,
+    EventSink,
     Exit,
     Ready,
     Seal,
@@ -60,7 +60,8 @@ def make_sink(kind: str, out: str, stem: str, provenance: dict[str, str]) -> Sin
     return ParquetSink(Path(out), stem, provenance)
 
 
-def writer_main(idx: int, ring_in: Ring, control: Connection, events: Any, upstream: int, cfg: WriterConfig) -> None:
+def writer_main(idx: int, ring_in: Ring, control: Connection, events: EventSink, upstream: int,
+                cfg: WriterConfig) -> None:
     """Entry point of writer process ``idx``; ``upstream`` producers feed its ring."""
     child_setup(f"writer-{idx}")
     from ccrawl.profiling.session import heap_profile
@@ -81,7 +82,7 @@ def write_loop(
     idx: int,
     ring_in: Ring,
     control: Connection,
-    events: Any,
+    events: EventSink,
     upstream: int,
     cfg: WriterConfig,
     sink_factory: Callable[[WriterConfig], Sink] | None = None,
