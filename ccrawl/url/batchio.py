@@ -20,7 +20,6 @@ import contextlib
 import io
 import os
 import sys
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,15 +27,12 @@ from typing import IO, Any
 
 from ccrawl.errors import InputError, UsageError
 from ccrawl.ordered import ordered_map
+from ccrawl.url.lineblocks import StreamBroken, line_blocks
 
 __all__ = ["BatchReport", "InputBroken", "UrlChunk", "UrlChunkResult", "new_columns", "read_chunks", "run_batch"]
 
 TEXT_BLOCK = 4 << 20  # bytes of text per chunk
 PARQUET_BATCH = 65_536  # rows per chunk from Parquet
-
-#: Bytes asked of a decompressor per read: one that fails part-way loses at most this much of what it
-#: had already inflated (pyarrow's zstd stream has no real ``read1``).
-_PIECE = 64 << 10
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -97,20 +93,6 @@ class InputBroken(InputError):
     """
 
 
-#: What reading a compressed stream past its damage raises: gzip's EOFError (cut short) and
-#: BadGzipFile/zlib.error (damaged), pyarrow's OSError/ArrowException for zstd.
-_DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
-
-
-class _Break(Exception):
-    """Internal: the stream broke; ``partial`` is whether an unterminated line before it was dropped."""
-
-    def __init__(self, cause: BaseException, partial: bool) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
-        self.partial = partial
-
-
 # --------------------------------------------------------------------------------------------------
 # reading
 
@@ -135,58 +117,6 @@ class _Prefixed(io.RawIOBase):
         data = self._rest.read(len(view))
         view[: len(data)] = data
         return len(data)
-
-
-def _read_full(stream: Any, size: int) -> tuple[bytes, BaseException | None]:
-    """Up to ``size`` bytes, and the error that stopped the read early (the bytes before it are kept).
-
-    ``read1`` where the stream has it: a decompressor's ``read(n)`` that fails part-way loses what it
-    had already inflated in that call, ``read1`` returns it piece by piece.
-    """
-    import pyarrow as pa
-
-    read = getattr(stream, "read1", None) or stream.read
-    parts = []
-    failed: BaseException | None = None
-    while size > 0:
-        try:
-            data = read(min(size, _PIECE))
-        except (*_DECOMPRESS_ERRORS, pa.ArrowException) as exc:
-            failed = exc
-            break
-        if not data:
-            break
-        parts.append(data)
-        size -= len(data)
-    return (parts[0] if len(parts) == 1 else b"".join(parts)), failed
-
-
-def _text_blocks(stream: Any, block: int) -> Iterator[bytes]:
-    """Blocks of whole lines from a byte stream (the last may lack its newline).
-
-    When the stream breaks (:class:`_Break`), the whole lines before the break are yielded first and
-    an unterminated line cut by it is dropped: a URL cut in half is not a URL of the input.
-    """
-    carry = b""
-    while True:
-        data, failed = _read_full(stream, block)
-        if failed is not None:
-            data = carry + data if carry else data
-            cut = data.rfind(b"\n")
-            if cut >= 0:
-                yield data[: cut + 1]
-            raise _Break(failed, partial=cut + 1 < len(data))
-        if not data:
-            break
-        data = carry + data if carry else data
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            carry = data
-            continue
-        carry = data[cut + 1 :]
-        yield data[: cut + 1]
-    if carry:
-        yield carry
 
 
 def _decompressed(raw: IO[bytes], head: bytes) -> Any:
@@ -232,10 +162,10 @@ def read_chunks(
             stream = _decompressed(raw, head)
         line = 1
         try:
-            for data in _text_blocks(stream, block):
+            for data in line_blocks(stream, block, fill=True):
                 yield data, line, None
                 line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        except _Break as exc:
+        except StreamBroken as exc:
             dropped = f", the cut line {line:,} after them was dropped" if exc.partial else ""
             raise InputBroken(
                 f"--from {what}: cannot decompress past line {line - 1:,} ({exc}): the input breaks there; "
