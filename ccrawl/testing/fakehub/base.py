@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -13,6 +12,7 @@ from aiohttp import web
 from ccrawl.errors import NothingMatched
 from ccrawl.hub.localhub import LocalRepo
 from ccrawl.hub.repo import HubFile
+from ccrawl.jsontypes import JSONObject
 from ccrawl.testing.fakehub.faults import Faults
 
 LFS_SUFFIXES = (".parquet", ".arrow", ".bin", ".gz", ".zst", ".warc", ".safetensors", ".zip", ".tar")
@@ -99,9 +99,9 @@ def revision_of(request: web.Request, repo: LocalRepo) -> str | web.Response:
         return error_response(404, f"Invalid rev id: {rev}", "RevisionNotFound")
 
 
-def file_entry(request: web.Request, repo: LocalRepo, commit: str, f: HubFile, sha256: str) -> dict[str, Any]:
+def file_entry(request: web.Request, repo: LocalRepo, commit: str, f: HubFile, sha256: str) -> JSONObject:
     """A tree / paths-info entry for one file, with the oids huggingface_hub expects."""
-    entry: dict[str, Any] = {"type": "file", "path": f.path, "size": f.size}
+    entry: JSONObject = {"type": "file", "path": f.path, "size": f.size}
     if is_lfs(f.path, f.size):
         entry["oid"] = git_blob_oid(lfs_pointer(sha256, f.size))
         entry["lfs"] = {"oid": sha256, "size": f.size, "pointerSize": len(lfs_pointer(sha256, f.size))}
@@ -113,5 +113,5 @@ def file_entry(request: web.Request, repo: LocalRepo, commit: str, f: HubFile, s
     return entry
 
 
-def folder_entry(path: str, commit: str) -> dict[str, Any]:
+def folder_entry(path: str, commit: str) -> JSONObject:
     return {"type": "directory", "path": path, "oid": hashlib.sha1(f"{commit}:{path}".encode()).hexdigest()}

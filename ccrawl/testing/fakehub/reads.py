@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
 
 from ccrawl.hub.repo import HubFile
+from ccrawl.jsontypes import JSONObject
 from ccrawl.testing.fakehub.base import (
     FAULTS_KEY,
     PAGE_KEY,
@@ -77,7 +77,7 @@ async def tree(request: web.Request) -> web.Response:
     under = {p: m for p, m in manifest.items() if not base or p.startswith(base + "/")}
     if base and not under:
         return error_response(404, f"{base} does not exist", "EntryNotFound")
-    entries: dict[str, dict[str, Any]] = {}
+    entries: dict[str, JSONObject] = {}
     for path, meta in sorted(under.items()):
         rel = path[len(base) + 1 :] if base else path
         parts = rel.split("/")

@@ -9,7 +9,6 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import yaml
 from aiohttp import web
@@ -17,6 +16,7 @@ from aiohttp import web
 from ccrawl.errors import CcrawlError
 from ccrawl.hub.localhub import LocalRepo
 from ccrawl.hub.repo import Add, CommitConflict
+from ccrawl.jsontypes import JSONObject
 from ccrawl.testing.fakehub.base import (
     FAULTS_KEY,
     KINDS,
@@ -107,7 +107,7 @@ async def lfs_batch(request: web.Request) -> web.Response:
     objects = []
     for obj in body.get("objects", []):
         oid, size = str(obj["oid"]), int(obj["size"])
-        entry: dict[str, Any] = {"oid": oid, "size": size, "authenticated": True}
+        entry: JSONObject = {"oid": oid, "size": size, "authenticated": True}
         stored = store / oid
         if not (stored.is_file() and stored.stat().st_size == size):
             entry["actions"] = {"upload": {"href": f"{request.url.origin()}/__lfs/{oid}", "header": {}}}
@@ -153,7 +153,7 @@ async def commit(request: web.Request) -> web.Response:
     if fault is not None:
         return error_response(fault, "injected fault", None)
     lines = [json.loads(line) for line in (await request.read()).splitlines() if line.strip()]
-    header: dict[str, Any] = {}
+    header: JSONObject = {}
     adds: list[Add] = []
     deletes: list[str] = []
     store = _lfs_dir(request)
@@ -172,10 +172,11 @@ async def commit(request: web.Request) -> web.Response:
             deletes.append(value["path"].rstrip("/"))
         else:
             return error_response(400, f"unknown commit operation {key!r}")
-    summary = header.get("summary") or "commit"
+    summary = str(header.get("summary") or "commit")
+    parent = header.get("parentCommit")
     try:
         oid = await asyncio.to_thread(
-            repo.commit, adds, deletes, message=summary, parent=header.get("parentCommit")
+            repo.commit, adds, deletes, message=summary, parent=parent if isinstance(parent, str) else None
         )
     except CommitConflict:
         request.app[FAULTS_KEY].count("commit-conflict")  # a real race between writers, not injected
