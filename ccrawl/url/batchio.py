@@ -23,11 +23,15 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ccrawl.errors import InputError, UsageError
 from ccrawl.ordered import ordered_map
 from ccrawl.url.lineblocks import StreamBroken, line_blocks
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from _typeshed import WriteableBuffer
 
 __all__ = ["BatchReport", "InputBroken", "UrlChunk", "UrlChunkResult", "new_columns", "read_chunks", "run_batch"]
 
@@ -56,7 +60,7 @@ class UrlChunk:
     command: str
     text: bytes | None = None
     first_line: int = 1
-    batch: Any = None  # pyarrow.RecordBatch
+    batch: pa.RecordBatch | None = None
     column: str = "url"
     params: dict[str, Any] = field(default_factory=dict)
     skip_bad: bool = False
@@ -67,7 +71,7 @@ class UrlChunkResult:
     """Worker -> parent: the chunk's rows with the new columns, and how many rows were bad."""
 
     seq: int
-    batch: Any  # pyarrow.RecordBatch
+    batch: pa.RecordBatch
     rows_in: int
     bad: int
 
@@ -107,7 +111,7 @@ class _Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: Any) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer).cast("B")
         if self._prefix:
             n = min(len(view), len(self._prefix))
@@ -119,7 +123,7 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-def _decompressed(raw: IO[bytes], head: bytes) -> Any:
+def _decompressed(raw: IO[bytes], head: bytes) -> IO[bytes] | pa.CompressedInputStream:
     import pyarrow as pa
 
     source = _Prefixed(head, raw)
@@ -135,7 +139,7 @@ def _decompressed(raw: IO[bytes], head: bytes) -> Any:
 def read_chunks(
     source: str, *, column: str = "url", block: int = TEXT_BLOCK, rows: int = PARQUET_BATCH,
     stdin: IO[bytes] | None = None, spool_dir: str | None = None,
-) -> Iterator[tuple[bytes | None, int, Any]]:
+) -> Iterator[tuple[bytes | None, int, pa.RecordBatch | None]]:
     """``(text block, first line number, None)`` or ``(None, 0, record batch)`` chunks of ``source``.
 
     ``source`` is a path or ``-`` (stdin). Parquet is recognised by its magic bytes; text may be gzip
@@ -157,7 +161,7 @@ def read_chunks(
             return
         if source != "-" and not head.startswith((_GZIP_MAGIC, _ZSTD_MAGIC)):
             raw.seek(0)  # a plain file: read it as it is, no wrapper
-            stream: Any = raw
+            stream: IO[bytes] | pa.CompressedInputStream = raw
         else:
             stream = _decompressed(raw, head)
         line = 1
@@ -178,7 +182,7 @@ def read_chunks(
 
 def _parquet_chunks(
     raw: IO[bytes], head: bytes, source: str, what: str, column: str, rows: int, spool_dir: str | None
-) -> Iterator[tuple[bytes | None, int, Any]]:
+) -> Iterator[tuple[bytes | None, int, pa.RecordBatch | None]]:
     import tempfile
 
     import pyarrow as pa
@@ -220,7 +224,7 @@ def _parquet_chunks(
 # the work of one chunk
 
 
-def _url_strings(values: Any) -> tuple[Any, Any]:
+def _url_strings(values: pa.Array | pa.ChunkedArray) -> tuple[pa.StringArray, pa.StringArray]:
     """A column as a string array plus an error array for rows that are not text."""
     import pyarrow as pa
 
@@ -314,6 +318,7 @@ def process_chunk(chunk: UrlChunk) -> UrlChunkResult:
         base = pa.RecordBatch.from_arrays([urls], names=[chunk.column])
     else:
         base = chunk.batch
+        assert base is not None  # a chunk holds text or a record batch
         urls, read_errors = _url_strings(base.column(chunk.column))
     columns, errors = new_columns(chunk.command, urls, chunk.params)
     if errors.null_count == len(errors):
@@ -359,7 +364,7 @@ def _ordered(chunks: Iterator[UrlChunk], workers: int, mode: str) -> Iterator[Ur
 def run_batch(
     command: str,
     source: str,
-    sink: Callable[[Any], None],
+    sink: Callable[[pa.RecordBatch], None],
     *,
     column: str = "url",
     params: dict[str, Any] | None = None,
@@ -389,7 +394,7 @@ def iter_results(
     block: int = TEXT_BLOCK,
     rows: int = PARQUET_BATCH,
     stdin: IO[bytes] | None = None,
-) -> Iterator[Any]:
+) -> Iterator[pa.RecordBatch]:
     """The result batches of ``command`` over ``source`` in input order; ``report`` counts as they go."""
     if command not in NEW_COLUMNS:
         raise UsageError(f"no batch form for url {command}")
@@ -416,7 +421,7 @@ def iter_results(
         yield result.batch
 
 
-def empty_schema(command: str, column: str, skip_bad: bool) -> Any:
+def empty_schema(command: str, column: str, skip_bad: bool) -> pa.Schema:
     """The output schema of a run over empty text input (the header of an empty file)."""
     import pyarrow as pa
 
