@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from ccrawl import accel
 from ccrawl.errors import UsageError
-from ccrawl.output import OutputOptions, _json_default, cell, emit, resolve_format
+from ccrawl.output import OutputOptions, cell, emit, json_default, resolve_format
 
 STR, INT, RAW = 0, 1, 2  # column kinds of the writers: text, integer, JSON text written as it is
 
@@ -163,7 +163,7 @@ def _json_column(array: Any) -> tuple[int, Any]:
     if pa.types.is_integer(array.type):
         return INT, array
     return RAW, _string_array([
-        None if v is None else json.dumps(v, ensure_ascii=False, default=_json_default) for v in array.to_pylist()
+        None if v is None else json.dumps(v, ensure_ascii=False, default=json_default) for v in array.to_pylist()
     ])
 
 

@@ -71,7 +71,7 @@ def resolve_format(fmt: str, stream: object) -> str:
     return "table" if isatty is not None and isatty() else "jsonl"
 
 
-def _json_default(value: object) -> object:
+def json_default(value: object) -> object:
     if isinstance(value, bytes | bytearray | memoryview):
         return base64.b64encode(bytes(value)).decode("ascii")
     if hasattr(value, "isoformat"):
@@ -84,7 +84,7 @@ def _json_default(value: object) -> object:
 def to_json(record: Mapping[str, object], *, indent: int | None = None) -> str:
     """A record as JSON, leaving out values nothing measured (None)."""
     clean = {k: v for k, v in record.items() if v is not None}
-    return json.dumps(clean, ensure_ascii=False, default=_json_default, indent=indent)
+    return json.dumps(clean, ensure_ascii=False, default=json_default, indent=indent)
 
 
 def cell(value: object) -> str:
@@ -96,7 +96,7 @@ def cell(value: object) -> str:
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(value)} bytes>"
     if isinstance(value, dict | list | tuple):
-        return json.dumps(value, ensure_ascii=False, default=_json_default)
+        return json.dumps(value, ensure_ascii=False, default=json_default)
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
