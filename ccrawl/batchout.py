@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING
 
 from ccrawl import accel
 from ccrawl.errors import UsageError
-from ccrawl.output import OutputOptions, _json_default, cell, emit, resolve_format, to_json
+from ccrawl.output import OutputOptions, cell, emit, json_default, resolve_format, to_json
 
 if TYPE_CHECKING:
     from pyarrow import Array, RecordBatch
@@ -168,7 +168,7 @@ def _json_column(array: Array) -> tuple[int, Array]:
     if pa.types.is_integer(array.type):
         return INT, array
     return RAW, _string_array([
-        None if v is None else json.dumps(v, ensure_ascii=False, default=_json_default) for v in array.to_pylist()
+        None if v is None else json.dumps(v, ensure_ascii=False, default=json_default) for v in array.to_pylist()
     ])
 
 

@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from ccrawl import __version__
 from ccrawl.errors import ConfigError, UsageError
@@ -34,7 +34,7 @@ class UnusableValue(ValueError):
     """A value of the right type that no run can use (a duration of NaN or infinity): an error, not a warning."""
 
 
-def parse_duration(value: str | float | int) -> float:
+def parse_duration(value: object) -> float:
     """Seconds from a Go-style duration: ``500ms``, ``5s``, ``2m0s``, ``1h30m``, ``30d``; a bare number is seconds.
 
     Units: ``ns``, ``us`` (``µs``), ``ms``, ``s``, ``m`` (minutes), ``h``, ``d`` (24 h), ``w`` (7 d); parts add up.
@@ -140,7 +140,7 @@ def format_duration(seconds: float) -> str:
     return sec
 
 
-def _parse_bool(value: Any) -> bool:
+def _parse_bool(value: object) -> bool:
     if isinstance(value, bool):
         return value
     if isinstance(value, str) and value.lower() in ("1", "true", "yes", "on"):
@@ -150,7 +150,7 @@ def _parse_bool(value: Any) -> bool:
     raise ValueError(f"not a boolean: {value!r}")
 
 
-def _parse_int(value: Any) -> int:
+def _parse_int(value: object) -> int:
     if isinstance(value, bool):
         raise ValueError(f"not a whole number: {value!r}")
     if isinstance(value, int):
@@ -160,17 +160,20 @@ def _parse_int(value: Any) -> int:
     raise ValueError(f"not a whole number: {value!r}")
 
 
-def _parse_str(value: Any) -> str:
+def _parse_str(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError(f"not a string: {value!r}")
     return value
 
 
-def _parse_path(value: Any) -> str:
+def _parse_path(value: object) -> str:
     return os.path.expanduser(_parse_str(value))
 
 
-PARSERS: dict[str, Callable[[Any], Any]] = {
+#: What a setting holds once parsed (None: not set, a default filled in later).
+SettingValue: TypeAlias = str | int | float | bool | None
+
+PARSERS: dict[str, Callable[[object], SettingValue]] = {
     "str": _parse_str,
     "path": _parse_path,
     "int": _parse_int,
@@ -186,7 +189,7 @@ class Setting:
     key: str
     env: str
     kind: str
-    default: Any
+    default: SettingValue
     help: str
 
 
@@ -279,7 +282,7 @@ class ConfigFile:
     """The parsed config file: its tables and where each key sits."""
 
     path: Path
-    tables: dict[str, dict[str, Any]]
+    tables: dict[str, dict[str, object]]
     lines: dict[tuple[str, str], int]
 
     def line_of(self, table: str, key: str = "") -> int:
@@ -302,7 +305,7 @@ def load_config_file(path: Path) -> ConfigFile | None:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: {exc}") from None
     lines = _key_lines(text)
-    tables: dict[str, dict[str, Any]] = {}
+    tables: dict[str, dict[str, object]] = {}
     for name, body in data.items():
         if not isinstance(body, dict):
             n = lines.get(("", name), 0)
@@ -333,7 +336,7 @@ class Settings:
         except KeyError:
             raise AttributeError(key) from None
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[dict[str, str]]:
         """The rows ``config show`` prints: key, value, source."""
         out = []
         for s in SETTINGS:
@@ -385,7 +388,7 @@ def resolve(
     for s in SETTINGS:
         parse = PARSERS[s.kind]
         chosen, source = s.default, "default"
-        layers: list[tuple[Any, str, str]] = []
+        layers: list[tuple[object, str, str]] = []
         if cfg and s.key in cfg.tables.get("default", {}):
             n = cfg.line_of("default", s.key)
             layers.append((cfg.tables["default"][s.key], "config [default]", f"{path}:{n}"))

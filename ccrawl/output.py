@@ -20,7 +20,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ccrawl.errors import UsageError
 
@@ -63,7 +63,7 @@ def parse_fields(value: str | None) -> list[str]:
     return [f.strip() for f in value.split(",") if f.strip()]
 
 
-def resolve_format(fmt: str, stream: IO[Any]) -> str:
+def resolve_format(fmt: str, stream: object) -> str:
     """``auto`` becomes table on a terminal and jsonl otherwise."""
     if fmt != "auto":
         return fmt
@@ -71,7 +71,7 @@ def resolve_format(fmt: str, stream: IO[Any]) -> str:
     return "table" if isatty is not None and isatty() else "jsonl"
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: object) -> object:
     if isinstance(value, bytes | bytearray | memoryview):
         return base64.b64encode(bytes(value)).decode("ascii")
     if hasattr(value, "isoformat"):
@@ -81,13 +81,13 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def to_json(record: Mapping[str, Any], *, indent: int | None = None) -> str:
+def to_json(record: Mapping[str, object], *, indent: int | None = None) -> str:
     """A record as JSON, leaving out values nothing measured (None)."""
     clean = {k: v for k, v in record.items() if v is not None}
-    return json.dumps(clean, ensure_ascii=False, default=_json_default, indent=indent)
+    return json.dumps(clean, ensure_ascii=False, default=json_default, indent=indent)
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """A value as a table/CSV cell: None is blank, bytes show their size, containers are JSON."""
     if value is None:
         return ""
@@ -96,10 +96,16 @@ def cell(value: Any) -> str:
     if isinstance(value, bytes | bytearray | memoryview):
         return f"<{len(value)} bytes>"
     if isinstance(value, dict | list | tuple):
-        return json.dumps(value, ensure_ascii=False, default=_json_default)
+        return json.dumps(value, ensure_ascii=False, default=json_default)
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
+
+
+class _RowWriter(Protocol):
+    """A ``csv.writer``: one row of cells at a time."""
+
+    def writerow(self, row: Iterable[object], /) -> object: ...
 
 
 class Renderer:
@@ -118,12 +124,12 @@ class Renderer:
         self.single = single
         self.columns: list[str] | None = None
         self.count = 0
-        self._buffer: list[Mapping[str, Any]] = []
-        self._csv: Any = None
+        self._buffer: list[Mapping[str, object]] = []
+        self._csv: _RowWriter | None = None
 
     # columns are fixed by the first record: declared columns (or the first record's keys),
     # narrowed and ordered by --fields
-    def _fix_columns(self, record: Mapping[str, Any]) -> list[str]:
+    def _fix_columns(self, record: Mapping[str, object]) -> list[str]:
         base = self.declared or list(record.keys())
         if self.fields:
             known = set(base) | set(record.keys())
@@ -135,13 +141,13 @@ class Renderer:
             return list(self.fields)
         return base
 
-    def _project(self, record: Mapping[str, Any]) -> dict[str, Any]:
+    def _project(self, record: Mapping[str, object]) -> dict[str, object]:
         assert self.columns is not None
         if self.fields or self.declared:
             return {c: record.get(c) for c in self.columns}
         return dict(record)
 
-    def write(self, record: Mapping[str, Any]) -> None:
+    def write(self, record: Mapping[str, object]) -> None:
         if self.columns is None:
             self.columns = self._fix_columns(record)
         self.count += 1
@@ -206,7 +212,7 @@ class Renderer:
 _RAW_KEYS = ("body", "raw", "content", "text", "markdown")
 
 
-def _raw_value(record: Mapping[str, Any], columns: Sequence[str]) -> Any:
+def _raw_value(record: Mapping[str, object], columns: Sequence[str]) -> object:
     """The payload ``-o raw`` prints: a body-like field, else the last column (commands put it last)."""
     for key in _RAW_KEYS:
         if key in record and key in columns:
@@ -217,7 +223,7 @@ def _raw_value(record: Mapping[str, Any], columns: Sequence[str]) -> Any:
     return record.get(columns[-1]) if columns else ""
 
 
-def _render_template(template: str, record: Mapping[str, Any]) -> str:
+def _render_template(template: str, record: Mapping[str, object]) -> str:
     text = template.replace("\\t", "\t").replace("\\n", "\n")
     return _TEMPLATE_FIELD.sub(lambda m: cell(record.get(m.group(1))), text)
 
@@ -227,7 +233,7 @@ def _clip(text: str) -> str:
     return text if len(text) <= _TABLE_CELL_MAX else text[: _TABLE_CELL_MAX - 1] + "…"
 
 
-def _write_table(stream: IO[str], columns: list[str], rows: list[Mapping[str, Any]], no_header: bool) -> None:
+def _write_table(stream: IO[str], columns: list[str], rows: list[Mapping[str, object]], no_header: bool) -> None:
     cells = [[_clip(cell(r.get(c))) for c in columns] for r in rows]
     widths = [len(c) for c in columns]
     for row in cells:
@@ -238,14 +244,14 @@ def _write_table(stream: IO[str], columns: list[str], rows: list[Mapping[str, An
         stream.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() + "\n")
 
 
-def _write_parquet(records: Iterable[Mapping[str, Any]], columns: Sequence[str], stream: IO[Any]) -> int:
+def _write_parquet(records: Iterable[Mapping[str, object]], columns: Sequence[str], stream: IO[Any]) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     target = getattr(stream, "buffer", stream)
-    writer: Any = None
+    writer: pq.ParquetWriter | None = None
     count = 0
-    batch: list[Mapping[str, Any]] = []
+    batch: list[Mapping[str, object]] = []
 
     def flush() -> None:
         nonlocal writer
@@ -269,7 +275,7 @@ def _write_parquet(records: Iterable[Mapping[str, Any]], columns: Sequence[str],
     return count
 
 
-def _limited(records: Iterable[Mapping[str, Any]], limit: int) -> Iterator[Mapping[str, Any]]:
+def _limited(records: Iterable[Mapping[str, object]], limit: int) -> Iterator[Mapping[str, object]]:
     if limit <= 0:
         yield from records
         return
@@ -280,7 +286,7 @@ def _limited(records: Iterable[Mapping[str, Any]], limit: int) -> Iterator[Mappi
 
 
 def emit(
-    records: Iterable[Mapping[str, Any]],
+    records: Iterable[Mapping[str, object]],
     options: OutputOptions,
     *,
     columns: Sequence[str] = (),
@@ -320,7 +326,7 @@ def emit(
             inner()
 
 
-def render_to_string(records: Iterable[Mapping[str, Any]], fmt: str, **kwargs: Any) -> str:
+def render_to_string(records: Iterable[Mapping[str, object]], fmt: str, **kwargs: Any) -> str:
     """Convenience for tests and servers: the rendered text of ``records``."""
     buf = io.StringIO()
     emit(records, OutputOptions(fmt=fmt, **kwargs), stream=buf)

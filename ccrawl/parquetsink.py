@@ -11,9 +11,16 @@ import contextlib
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING
 
 from ccrawl.durable import in_progress
+
+if TYPE_CHECKING:
+    import queue
+    import threading
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 #: Columns whose values are (nearly) all distinct, written without dictionary or statistics.
 PLAIN_COLUMNS = frozenset({"url", "surt", "canonical", "url_key"})
@@ -37,15 +44,15 @@ class ParquetSink:
         self.target = target
         self.plain = frozenset(plain)
         self.tmp: Path | None = None
-        self.writer: Any = None
-        self.schema: Any = None
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(1, depth))
-        self._thread: Any = None
+        self.writer: pq.ParquetWriter | None = None
+        self.schema: pa.Schema | None = None
+        self._queue: queue.Queue[pa.RecordBatch | None] = queue.Queue(maxsize=max(1, depth))
+        self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
         self._stop = False
         self._stream: IO[bytes] | None = None  # a device or FIFO named by --out, opened here
 
-    def __call__(self, batch: Any) -> None:
+    def __call__(self, batch: pa.RecordBatch) -> None:
         if self._thread is None:
             import threading
 
@@ -55,11 +62,11 @@ class ParquetSink:
         if batch.num_rows:
             self._put(batch.cast(self.schema) if batch.schema != self.schema else batch)
 
-    def _open(self, schema: Any) -> None:
+    def _open(self, schema: pa.Schema) -> None:
         import pyarrow.parquet as pq
 
         self.schema = schema
-        where: Any = self.target
+        where: str | IO[bytes] = self.target
         if isinstance(self.target, str):
             if _regular_or_new(self.target):
                 self.tmp = in_progress(self.target)
@@ -77,7 +84,7 @@ class ParquetSink:
         except OSError as exc:
             raise self._output_error(exc) from None
 
-    def _put(self, item: Any) -> None:
+    def _put(self, item: pa.RecordBatch) -> None:
         import queue
 
         while True:
@@ -95,12 +102,14 @@ class ParquetSink:
             raise error
 
     def _drain(self) -> None:
+        writer = self.writer
+        assert writer is not None  # opened before the thread starts
         while True:
             batch = self._queue.get()
             if batch is None or self._stop:
                 return
             try:
-                self.writer.write_batch(batch)
+                writer.write_batch(batch)
             except BaseException as exc:  # handed to the caller's thread
                 self._error = self._output_error(exc)
                 self._stop = True
@@ -132,7 +141,7 @@ class ParquetSink:
         self._thread.join()
         self._thread = None
 
-    def close(self, empty_schema: Any = None) -> None:
+    def close(self, empty_schema: pa.Schema | None = None) -> None:
         """Finish the file (an empty input still gets a file with ``empty_schema``) and rename it."""
         if self._thread is None and empty_schema is not None:
             self(_empty_batch(empty_schema))
@@ -184,7 +193,7 @@ def _regular_or_new(path: str) -> bool:
         return True
 
 
-def _empty_batch(schema: Any) -> Any:
+def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:
     import pyarrow as pa
 
     return pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)

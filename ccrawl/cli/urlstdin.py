@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from ccrawl import accel
 from ccrawl.cli.common import InputLineError, numbered_stdin_values
+from ccrawl.url.lineblocks import StreamBroken, line_blocks
 
 BLOCK = 1 << 20  # bytes of text per block: a few blocks in flight keep two cores busy from the first MB
 
@@ -43,26 +44,22 @@ plain_lines: Callable[[Any], bool] = _textout.plain_lines if _textout is not Non
 
 
 def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
-    """Blocks of whole lines (the last may lack its newline).
+    """Blocks of whole lines as they arrive (:func:`ccrawl.url.lineblocks.line_blocks`, ``read1``: lines
+    typed or trickling down a pipe are answered as they come); a read that fails raises its own error
+    after the whole lines before it."""
+    try:
+        yield from line_blocks(stream, size)
+    except StreamBroken as exc:
+        raise exc.cause from None
 
-    ``read1``: what has arrived, up to ``size``, so that lines typed or trickling down a pipe are
-    answered as they come (a file gives whole blocks).
-    """
-    read = getattr(stream, "read1", None) or stream.read
-    carry = b""
-    while True:
-        data = read(size)
-        if not data:
-            break
-        data = carry + data if carry else data
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            carry = data
-            continue
-        carry = data[cut + 1 :]
-        yield data[: cut + 1]
-    if carry:
-        yield carry
+
+def _string_array(values: list[str | None]) -> Any:
+    """An Arrow string array of ``values``: the compiled builder where it can, else pyarrow's."""
+    from ccrawl.batchout import string_array_py
+
+    native = accel.native("surt")
+    built = native.as_string_array(values) if native is not None else None
+    return built if built is not None else string_array_py(values)
 
 
 class _Block:
@@ -82,8 +79,6 @@ def _values(
     """The block's values as a string array, each value's line number (None: one a line, in order), and
     the lines that were not values (a JSON line's value that is no Unicode text, a lone surrogate, gets
     the per-URL operation's own answer: it cannot travel in an Arrow string)."""
-    from ccrawl.batchout import _string_array
-
     native = accel.native("surt")
     if native is not None:
         urls, errors = native.lines_array(block, first_line)

@@ -19,9 +19,9 @@ import json
 import re
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from ccrawl.hub.ledger import LedgerRow, MachineKey
+from ccrawl.jsontypes import JSONObject
 from ccrawl.output import format_size
 from ccrawl.recrawl.standing import Progress
 
@@ -186,7 +186,7 @@ def _schema_table() -> str:
     return "\n".join(rows) + "\n"
 
 
-def card_totals(text: str) -> dict[str, Any]:
+def card_totals(text: str) -> JSONObject:
     """The totals a card was generated with (empty when the card has none)."""
     m = _TOTALS.search(text)
     return dict(json.loads(m.group(1))) if m else {}

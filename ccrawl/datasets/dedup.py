@@ -35,9 +35,14 @@ import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.errors import InputError, NothingMatched, UsageError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pyarrow.parquet as pq
+    from numpy.typing import ArrayLike, NDArray
 from ccrawl.extract.simhash import MIN_BYTES
 
 #: Columns the report reads (``url`` only for the rows the ``--top`` listing names).
@@ -162,19 +167,19 @@ def plan_masks(n: int, distance: int) -> list[int]:
     return [sum(band_masks[i] for i in chosen) for chosen in combinations(range(m), m - distance)]
 
 
-def near_pairs(fps: Any, distance: int) -> Any:
+def near_pairs(fps: ArrayLike, distance: int) -> NDArray[np.int64]:
     """Every pair ``(i, j)``, ``i < j``, of ``fps`` (distinct uint64) at most ``distance`` bits apart.
 
     Complete by the pigeonhole argument of :func:`plan_masks`; returns a sorted ``(k, 2)`` int64 array.
     """
     import numpy as np
 
-    fps = np.asarray(fps, dtype=np.uint64)
-    found: list[Any] = []
-    if len(fps) < 2:
+    prints = np.asarray(fps, dtype=np.uint64)
+    found: list[NDArray[np.int64]] = []
+    if len(prints) < 2:
         return np.empty((0, 2), dtype=np.int64)
-    for mask in plan_masks(len(fps), distance):
-        key = fps & np.uint64(mask)
+    for mask in plan_masks(len(prints), distance):
+        key = prints & np.uint64(mask)
         order = np.argsort(key, kind="stable")
         skey = key[order]
         # Positions whose run of equal keys goes on at least k places further (k = 1, 2, ...).
@@ -182,7 +187,7 @@ def near_pairs(fps: Any, distance: int) -> Any:
         k = 1
         while active.size:
             a, b = order[active], order[active + k]
-            close = np.bitwise_count(fps[a] ^ fps[b]) <= distance
+            close = np.bitwise_count(prints[a] ^ prints[b]) <= distance
             if close.any():
                 found.append(np.stack([np.minimum(a[close], b[close]), np.maximum(a[close], b[close])], axis=1))
             k += 1
@@ -193,7 +198,7 @@ def near_pairs(fps: Any, distance: int) -> Any:
     return np.unique(np.concatenate(found).astype(np.int64), axis=0)
 
 
-def components(n: int, pairs: Any) -> Any:
+def components(n: int, pairs: NDArray[np.int64]) -> NDArray[np.int64]:
     """Connected-component label of each of ``n`` nodes given edge ``pairs`` (union-find, path halving)."""
     import numpy as np
 
@@ -224,7 +229,7 @@ class _File:
     has_simhash: bool
 
 
-def _open(path: Path) -> Any:
+def _open(path: Path) -> pq.ParquetFile:
     import pyarrow.parquet as pq
 
     try:
@@ -233,7 +238,9 @@ def _open(path: Path) -> Any:
         raise InputError(f"{path}: not a readable Parquet file ({exc})") from None
 
 
-def _lengths_and_fingerprints(files: list[Path]) -> tuple[list[_File], Any, Any, int]:
+def _lengths_and_fingerprints(
+    files: list[Path],
+) -> tuple[list[_File], NDArray[np.int64], tuple[NDArray[np.int64], NDArray[np.bool_]], int]:
     """Per row: Markdown bytes and fingerprint (0 with a separate null mask); files fingerprinted on the fly."""
     import numpy as np
     import pyarrow as pa
@@ -242,9 +249,9 @@ def _lengths_and_fingerprints(files: list[Path]) -> tuple[list[_File], Any, Any,
     from ccrawl.extract.simhash import simhash_or_none, utf8_length
 
     metas: list[_File] = []
-    lengths: list[Any] = []
-    sims: list[Any] = []
-    valid: list[Any] = []
+    lengths: list[NDArray[np.int64]] = []
+    sims: list[NDArray[np.int64]] = []
+    valid: list[NDArray[np.bool_]] = []
     first = 0
     fingerprinted = 0
     for path in files:
@@ -284,12 +291,12 @@ def _lengths_and_fingerprints(files: list[Path]) -> tuple[list[_File], Any, Any,
     return metas, np.concatenate(lengths), (np.concatenate(sims), np.concatenate(valid)), fingerprinted
 
 
-def _read_column(metas: list[_File], rows: Any, column: str) -> dict[int, Any]:
+def _read_column(metas: list[_File], wanted: ArrayLike, column: str) -> dict[int, object]:
     """``column`` of the given global rows, reading only the row groups that hold one."""
     import numpy as np
 
-    out: dict[int, Any] = {}
-    rows = np.sort(np.asarray(rows, dtype=np.int64))
+    out: dict[int, object] = {}
+    rows = np.sort(np.asarray(wanted, dtype=np.int64))
     for meta in metas:
         lo, hi = np.searchsorted(rows, [meta.first_row, meta.first_row + meta.rows])
         mine = rows[lo:hi] - meta.first_row
@@ -316,7 +323,7 @@ def _digest(text: str | None) -> bytes:
 # -- the report ------------------------------------------------------------------------------------
 
 
-def _runs_of(order: Any, change: Any) -> list[Any]:
+def _runs_of(order: NDArray[np.intp], change: NDArray[np.bool_]) -> list[NDArray[np.intp]]:
     """Index arrays of the runs of ``order`` two long or more; ``change[i]`` is True where a run ends
     between sorted positions ``i`` and ``i + 1``."""
     import numpy as np
@@ -332,7 +339,7 @@ def _runs_of(order: Any, change: Any) -> list[Any]:
     return np.split(selected, np.cumsum(sizes[multi])[:-1])
 
 
-def _groups_of(*keys: Any) -> list[Any]:
+def _groups_of(*keys: NDArray[np.generic]) -> list[NDArray[np.intp]]:
     """Index arrays of the rows sharing every key, for key tuples held by two rows or more."""
     import numpy as np
 
@@ -368,7 +375,8 @@ def dedup_report(paths: Sequence[str | Path], *, distance: int = 3, top: int = 1
             for group in candidates:
                 by_digest: dict[bytes, list[int]] = {}
                 for r in group.tolist():
-                    by_digest.setdefault(_digest(texts.get(r)), []).append(r)
+                    text = texts.get(r)
+                    by_digest.setdefault(_digest(text if isinstance(text, str) else None), []).append(r)
                 for members in by_digest.values():
                     if len(members) < 2:
                         continue

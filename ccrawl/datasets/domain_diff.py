@@ -12,12 +12,16 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl import durable
 from ccrawl.datasets.publish_domains import read_ledger, shard_index
 from ccrawl.errors import InputError, UsageError
 from ccrawl.hub.repo import DatasetRepo, HubFile
+from ccrawl.jsontypes import Record
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass(slots=True)
@@ -32,7 +36,7 @@ class DiffResult:
     bytes_read: int = 0
     dataset_bytes: int = 0
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         return {"from": self.older, "to": self.newer, "from_domains": self.older_domains,
                 "to_domains": self.newer_domains, "added": self.added, "removed": self.removed,
                 "shared": self.shared, "bytes_read": self.bytes_read, "dataset_bytes": self.dataset_bytes}
@@ -73,7 +77,7 @@ def pick_releases(repo: DatasetRepo, older: str, newer: str) -> tuple[str, str]:
     return older, newer
 
 
-def _domains(repo: DatasetRepo, f: HubFile) -> tuple[Any, int]:
+def _domains(repo: DatasetRepo, f: HubFile) -> tuple[pa.ChunkedArray, int]:
     """The ``domain`` column of one shard and the bytes fetched to read it."""
     import pyarrow.parquet as pq
 
@@ -91,7 +95,7 @@ def _domains(repo: DatasetRepo, f: HubFile) -> tuple[Any, int]:
     return column, fh.bytes_fetched
 
 
-def release_domains(repo: DatasetRepo, release: str, *, workers: int) -> tuple[Any, int, int]:
+def release_domains(repo: DatasetRepo, release: str, *, workers: int) -> tuple[pa.StringArray, int, int]:
     """(every domain of ``release`` in rank order, bytes read, bytes the release holds)."""
     import pyarrow as pa
 

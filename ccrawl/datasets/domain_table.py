@@ -10,9 +10,12 @@ reader and :func:`unreverse` turns the reversed host key around with Arrow kerne
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: (name, Arrow type) of a shard, in the source table's column order; ``domain`` is the un-reversed key.
 DOMAIN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -23,13 +26,13 @@ DOMAIN_COLUMNS: tuple[tuple[str, str], ...] = (
 SOURCE_HEADER = ("#harmonicc_pos", "#harmonicc_val", "#pr_pos", "#pr_val", "#host_rev", "#n_hosts")
 
 
-def domain_schema() -> Any:
+def domain_schema() -> pa.Schema:
     import pyarrow as pa
 
     return pa.schema([pa.field(n, pa.type_for_alias(t)) for n, t in DOMAIN_COLUMNS])
 
 
-def unreverse(names: Any) -> Any:
+def unreverse(names: pa.StringArray | pa.ChunkedArray) -> pa.StringArray:
     """``com.example.www`` -> ``www.example.com`` for a whole Arrow string array, with Arrow kernels.
 
     Reversing a name's characters reverses the order of its labels and spells each label backwards;
@@ -44,7 +47,7 @@ def unreverse(names: Any) -> Any:
     if isinstance(names, pa.ChunkedArray):
         names = names.combine_chunks()
 
-    def backwards(values: Any) -> Any:
+    def backwards(values: pa.StringArray) -> pa.StringArray:
         try:
             return pc.ascii_reverse(values)
         except pa.ArrowInvalid:  # a non-ASCII name
@@ -121,7 +124,7 @@ def nth_newline(data: bytes, n: int) -> int:
     return int(np.flatnonzero(np.frombuffer(data, np.uint8) == 10)[n - 1])
 
 
-def parse_rows(data: bytes, where: str) -> Any:
+def parse_rows(data: bytes, where: str) -> pa.Table:
     """Whole lines of a domain rank table as an Arrow table of :data:`DOMAIN_COLUMNS`, the key un-reversed."""
     import pyarrow as pa
     import pyarrow.csv as pacsv

@@ -11,14 +11,29 @@ import json
 import re
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TypedDict
 
+from ccrawl.jsontypes import JSONObject
 from ccrawl.output import format_size
 
 DATA_GLOB = "data/*/*/*.parquet"
 STATS_FIELDS = ("month", "files", "files_total", "records", "articles", "bytes_read", "truncated_files", "complete",
                 "updated_at")
 LANG_FIELDS = ("month", "language", "articles")
+
+
+class NewsStatsRow(TypedDict):
+    """One month of stats.csv (:data:`STATS_FIELDS`): counts as numbers, ``complete`` as ``true``/``false``."""
+
+    month: str
+    files: int
+    files_total: int
+    records: int
+    articles: int
+    bytes_read: int
+    truncated_files: int
+    complete: str
+    updated_at: str
 _TOTALS = re.compile(r"^<!-- ccrawl-news-card (\{.*\}) -->$", re.M)
 
 
@@ -35,7 +50,7 @@ def _schema_table() -> str:
 
 
 def render_news_card(
-    repo_id: str, stats: Mapping[str, Mapping[str, Any]], languages: Mapping[tuple[str, str], int],
+    repo_id: str, stats: Mapping[str, NewsStatsRow], languages: Mapping[tuple[str, str], int],
     *, generated_at: float | None = None,
 ) -> str:
     """The whole README.md from the ledgers' rows."""
@@ -99,6 +114,6 @@ def render_news_card(
     return "\n".join(out)
 
 
-def news_card_totals(text: str) -> dict[str, Any]:
+def news_card_totals(text: str) -> JSONObject:
     m = _TOTALS.search(text)
     return dict(json.loads(m.group(1))) if m else {}

@@ -9,11 +9,11 @@ from __future__ import annotations
 import csv
 import io
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from ccrawl.commoncrawl.news.shard import ShardResult
-from ccrawl.datasets.news_card import LANG_FIELDS, STATS_FIELDS
+from ccrawl.datasets.news_card import LANG_FIELDS, STATS_FIELDS, NewsStatsRow
 from ccrawl.errors import InputError
 
 STATS = "stats.csv"
@@ -30,7 +30,7 @@ def parse_csv(text: str | None, fields: tuple[str, ...], *, source: str) -> list
     return [dict(r) for r in reader]
 
 
-def render_csv(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> bytes:
+def render_csv(rows: Sequence[Mapping[str, object]], fields: tuple[str, ...]) -> bytes:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
     writer.writeheader()
@@ -43,29 +43,31 @@ def render_csv(rows: list[dict[str, Any]], fields: tuple[str, ...]) -> bytes:
 class Ledgers:
     """stats.csv and languages.csv in memory, keyed for merging."""
 
-    stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stats: dict[str, NewsStatsRow] = field(default_factory=dict)
     languages: dict[tuple[str, str], int] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, stats_text: str | None, lang_text: str | None, *, repo: str) -> Ledgers:
         out = cls()
         for r in parse_csv(stats_text, STATS_FIELDS, source=f"{repo}/{STATS}"):
-            row: dict[str, Any] = {k: r[k] for k in STATS_FIELDS}
-            for k in ("files", "files_total", "records", "articles", "bytes_read", "truncated_files"):
-                row[k] = int(row[k] or 0)
-            out.stats[r["month"]] = row
+            out.stats[r["month"]] = NewsStatsRow(
+                month=r["month"], files=int(r["files"] or 0), files_total=int(r["files_total"] or 0),
+                records=int(r["records"] or 0), articles=int(r["articles"] or 0),
+                bytes_read=int(r["bytes_read"] or 0), truncated_files=int(r["truncated_files"] or 0),
+                complete=r["complete"], updated_at=r["updated_at"],
+            )
         for r in parse_csv(lang_text, LANG_FIELDS, source=f"{repo}/{LANGUAGES}"):
             out.languages[(r["month"], r["language"])] = int(r["articles"] or 0)
         return out
 
     def copy(self) -> Ledgers:
-        return Ledgers({k: dict(v) for k, v in self.stats.items()}, dict(self.languages))
+        return Ledgers({k: v.copy() for k, v in self.stats.items()}, dict(self.languages))
 
     def add(self, month: str, result: ShardResult, files_total: int) -> None:
-        row = self.stats.setdefault(month, {
-            "month": month, "files": 0, "files_total": files_total, "records": 0, "articles": 0, "bytes_read": 0,
-            "truncated_files": 0, "complete": "false", "updated_at": "",
-        })
+        row = self.stats.setdefault(month, NewsStatsRow(
+            month=month, files=0, files_total=files_total, records=0, articles=0, bytes_read=0,
+            truncated_files=0, complete="false", updated_at="",
+        ))
         row["files"] += 1
         row["files_total"] = max(files_total, int(row["files_total"]))
         row["records"] += result.rows

@@ -38,8 +38,9 @@ from typing import Any
 from ccrawl import durable
 from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards, parse_rows
 from ccrawl.errors import InputError, NothingMatched, UsageError
-from ccrawl.hub.repo import Add, DatasetRepo
+from ccrawl.hub.repo import Add, DatasetRepo, HubFile
 from ccrawl.hub.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
+from ccrawl.jsontypes import Record
 
 STATS = "stats.csv"
 STATS_FIELDS = ("release", "shards", "rows", "bytes", "shard_rows", "complete")
@@ -266,7 +267,7 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
         self.source = source
         self.blocks = blocks
         self._final: int | None = None  # shard count, once the stream has ended
-        self._skipped: list[dict[str, Any]] = []  # records of shards found on the hub while streaming
+        self._skipped: list[Record] = []  # records of shards found on the hub while streaming
         self._reused: list[DomainShard] = []  # shards a killed run sealed, waiting for their commit
 
     # -- the hooks of StagedPublisher ------------------------------------------------------------------
@@ -297,13 +298,13 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
                    f"{rows:,} rows")
         return ledger, self._ledger_files(ledger), message
 
-    def commit(self, batch: Sequence[DomainShard]) -> Iterator[dict[str, Any]]:
+    def commit(self, batch: Sequence[DomainShard]) -> Iterator[Record]:
         return super().commit(sorted(batch, key=lambda r: r.index))  # in rank order, whatever finished first
 
     def _ledger_files(self, ledger: DomainLedger) -> list[Add]:
         return [Add(STATS, ledger.render()), Add("README.md", render_card(self.opts.repo_id, ledger).encode())]
 
-    def record(self, item: DomainShard, action: str, commit: str) -> dict[str, Any]:
+    def record(self, item: DomainShard, action: str, commit: str) -> Record:
         done = action != "exists"
         return {"release": item.release, "shard": item.shard, "rows": item.rows if done else None,
                 "first_pos": item.first_pos if done else None, "bytes": item.size if done else None,
@@ -386,7 +387,7 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
     def _write(self, job: DomainShard) -> Future[DomainShard]:
         return spawn(lambda: write_shard(job, self.source), name=f"ccrawl-domains-{job.index}")
 
-    def _accept(self, job: DomainShard, res: DomainShard) -> tuple[DomainShard | None, dict[str, Any] | None]:
+    def _accept(self, job: DomainShard, res: DomainShard) -> tuple[DomainShard | None, Record | None]:
         if res.bad_data:
             raise InputError(res.error)  # the source is wrong: another run would read the same rows
         if res.error:
@@ -398,7 +399,7 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
         self.stats.written += 1
         return res, None
 
-    def run(self) -> Iterator[dict[str, Any]]:
+    def run(self) -> Iterator[Record]:
         with self.staging_lock():
             self.clock.progressed()
             there = self.resume()
@@ -414,7 +415,7 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
             yield from self._flush_skipped()
             self._finish()
 
-    def _flush_skipped(self) -> Iterator[dict[str, Any]]:
+    def _flush_skipped(self) -> Iterator[Record]:
         out = list(self._skipped)
         self._skipped.clear()
         yield from out
@@ -469,7 +470,7 @@ def recount(repo: DatasetRepo, *, releases: Sequence[str] = (),
     rows_of = read_rows or footer_rows
     old = read_ledger(repo)
     new = old.copy()
-    by_release: dict[str, list[Any]] = {}
+    by_release: dict[str, list[HubFile]] = {}
     for f in repo.list_files("data"):
         segs = f.path.split("/")
         if len(segs) == 3 and shard_index(f.path) is not None:

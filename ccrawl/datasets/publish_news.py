@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ccrawl.commoncrawl.news.months import Month
 from ccrawl.commoncrawl.news.shard import ShardResult, index_file, shard_metadata
@@ -37,6 +36,7 @@ from ccrawl.datasets.news_ledger import LANGUAGES, STATS, Ledgers
 from ccrawl.errors import EXIT_TEMPORARY, EXIT_UNREACHABLE, TemporaryFailure, UsageError
 from ccrawl.hub.repo import Add, DatasetRepo
 from ccrawl.hub.staged import StagedPublisher, UpkeepOptions, check_upkeep
+from ccrawl.jsontypes import Record
 
 COLUMNS = ("month", "file", "source", "rows", "articles", "bytes_read", "action", "commit")
 
@@ -50,7 +50,7 @@ class NewsPublishOptions(UpkeepOptions):
     files: int = 0
     commit_every: int = 8
     staging: Path = Path("news-staging")
-    client_options: dict[str, Any] = field(default_factory=dict)
+    client_options: dict[str, object] = field(default_factory=dict)  # ClientOptions.as_dict(): pickled to the workers
     languages: bool = True
     executor: str = "local"
     """``local`` (a process pool here) or ``ray`` (a Ray task per WARC file, see ccrawl.scale.rayexec)."""
@@ -154,7 +154,7 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
         months = ", ".join(sorted({str(j.month) for j, _, _ in new}))
         return ledgers, files, f"news: {len(new)} shard(s), {rows:,} rows ({months})"
 
-    def record(self, item: Sealed, action: str, commit: str) -> dict[str, Any]:
+    def record(self, item: Sealed, action: str, commit: str) -> Record:
         j, r, _ = item
         return self._record(j.month, j.shard_path, j.warc_path, None if action == "exists" else r, action, commit)
 
@@ -175,10 +175,10 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
 
     # -- planning ----------------------------------------------------------------------------------
 
-    def plan(self) -> tuple[list[_Job], list[dict[str, Any]]]:
+    def plan(self) -> tuple[list[_Job], list[Record]]:
         """The archives left to index, and a record for each one the hub already has."""
         jobs: list[_Job] = []
-        records: list[dict[str, Any]] = []
+        records: list[Record] = []
         for month in self.opts.months:
             paths = self.month_paths(month)
             self.clock.progressed()  # a manifest read is progress
@@ -201,7 +201,7 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
         return jobs, records
 
     def _record(self, month: Month, shard: str, source: str, result: ShardResult | None, action: str,
-                commit: str) -> dict[str, Any]:
+                commit: str) -> Record:
         return {
             "month": str(month), "file": shard, "source": source,
             "rows": result.rows if result else None, "articles": result.articles if result else None,
@@ -227,7 +227,7 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
         result.size = job.local.stat().st_size
         return result
 
-    def run(self) -> Iterator[dict[str, Any]]:
+    def run(self) -> Iterator[Record]:
         """Resume from the hub, index what is left, commit as shards finish."""
         with self.staging_lock():
             try:
@@ -239,7 +239,7 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
             finally:
                 self.stats.retries = self.clock.retries
 
-    def _accept(self, job: _Job, result: ShardResult) -> tuple[Sealed | None, dict[str, Any] | None]:
+    def _accept(self, job: _Job, result: ShardResult) -> tuple[Sealed | None, Record | None]:
         if result.error:
             if result.error_code in (EXIT_TEMPORARY, EXIT_UNREACHABLE):
                 raise TemporaryFailure(f"news publish: {job.warc_path}: {result.error}")
@@ -253,7 +253,7 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
                      f"{result.truncated_at}; indexed the {result.rows} whole record(s) before it")
         return (job, result, "indexed"), None
 
-    def _work(self, jobs: list[_Job]) -> Iterator[dict[str, Any]]:
+    def _work(self, jobs: list[_Job]) -> Iterator[Record]:
         ready: list[Sealed] = []
         queue: list[_Job] = []
         for job in jobs:

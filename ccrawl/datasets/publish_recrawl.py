@@ -36,7 +36,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ccrawl.datasets.card import render_card
 from ccrawl.errors import CredentialMissing, InputError, NothingMatched, TemporaryFailure, UsageError
@@ -44,6 +43,7 @@ from ccrawl.hub.ledger import (
     LEDGER_DIR,
     LedgerRow,
     MachineKey,
+    ShardStats,
     parse_ledger,
     parse_ledger_path,
     render_ledger,
@@ -53,6 +53,7 @@ from ccrawl.hub.localhub import sha256_file
 from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubError
 from ccrawl.hub.staged import commit_once, write_staged_commit
 from ccrawl.hub.stall import StallClock
+from ccrawl.jsontypes import Record
 from ccrawl.recrawl.standing import Progress, read_state
 
 #: Bytes asked for beyond a ledger's listed size when reading it (it may have grown since the listing).
@@ -137,7 +138,7 @@ class _Shard:
     sha256: str
     repo_path: str
     size: int
-    stats: Any = None
+    stats: ShardStats
 
 
 class Publisher:
@@ -278,7 +279,7 @@ class Publisher:
 
     # -- one pass --------------------------------------------------------------------------------
 
-    def run_pass(self) -> Iterator[dict[str, Any]]:
+    def run_pass(self) -> Iterator[Record]:
         """Publish every sealed shard in the directory, ``commit_every`` to a commit."""
         self.stats.passes += 1
         waiting: list[_Shard] = []
@@ -303,14 +304,14 @@ class Publisher:
         for i in range(0, len(waiting), self.opts.commit_every):
             yield from self._publish_batch(waiting[i : i + self.opts.commit_every])
 
-    def _done(self, shard: _Shard, action: str, commit_id: str) -> dict[str, Any]:
+    def _done(self, shard: _Shard, action: str, commit_id: str) -> Record:
         """Mark a local shard handled (and delete it unless kept); its record."""
         record = self._record(shard, action, commit_id)
         self._handled.add((shard.path, shard.key))
         self._drop_local(shard)
         return record
 
-    def _publish_batch(self, batch: list[_Shard]) -> Iterator[dict[str, Any]]:
+    def _publish_batch(self, batch: list[_Shard]) -> Iterator[Record]:
         repo = self.repo
         there: dict[str, bool] = {}
         if repo is not None:
@@ -339,7 +340,7 @@ class Publisher:
                 self.stats.committed += 1
             yield self._done(shard, action, commit_id)
 
-    def _record(self, shard: _Shard, action: str, commit_id: str) -> dict[str, Any]:
+    def _record(self, shard: _Shard, action: str, commit_id: str) -> Record:
         return {
             "file": shard.repo_path,
             "local": shard.path.name,
@@ -432,7 +433,7 @@ class Publisher:
         """No sealed shard left that this machine has not published."""
         return not self.pending()
 
-    def run(self) -> Iterator[dict[str, Any]]:
+    def run(self) -> Iterator[Record]:
         """Resume from the hub, then publish until one pass is done (or, with watch, the crawl is)."""
         self._wait_for_directory()
         with self._directory_lock():
@@ -500,9 +501,10 @@ class Publisher:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def publish(opts: PublishOptions, repo: DatasetRepo | None, **kwargs: Any) -> tuple[list[dict[str, Any]], PublishStats]:
+def publish(opts: PublishOptions, repo: DatasetRepo | None, *, log: Callable[[str], None] | None = None,
+            sleep: Callable[[float], None] = time.sleep) -> tuple[list[Record], PublishStats]:
     """Run a publisher to completion; returns its records and stats (library convenience)."""
-    publisher = Publisher(opts, repo, **kwargs)
+    publisher = Publisher(opts, repo, log=log, sleep=sleep)
     records = list(publisher.run())
     return records, publisher.stats
 

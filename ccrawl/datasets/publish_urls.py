@@ -29,12 +29,18 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl import durable
 from ccrawl.errors import InputError, NothingMatched
-from ccrawl.hub.repo import Add, DatasetRepo
+from ccrawl.hub.repo import Add, DatasetRepo, HubFile
 from ccrawl.hub.staged import StagedPublisher, UpkeepOptions, check_upkeep, spawn
+from ccrawl.jsontypes import Record
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ccrawl.commoncrawl.columnar.source import RangeSource
 
 #: The URL-level columns of the cc-index-table the mirror keeps, in the source's order.
 URL_COLUMNS = (
@@ -50,7 +56,7 @@ RECORD_COLUMNS = ("crawl", "shard", "source", "rows", "bytes", "action", "commit
 _PART_NUMBER = re.compile(r"part-(\d+)")
 
 
-def url_schema() -> Any:
+def url_schema() -> pa.Schema:
     """The mirror's Arrow schema: the cc-index-table's own types for :data:`URL_COLUMNS`."""
     import pyarrow as pa
 
@@ -159,7 +165,7 @@ class ShardResult:
     error: str = ""
 
 
-def convert_part(source: Any, part: str, dest: Path, *, whole: bool = False) -> tuple[int, int]:
+def convert_part(source: RangeSource, part: str, dest: Path, *, whole: bool = False) -> tuple[int, int]:
     """Project the source ``part`` into the shard ``dest``; returns (rows, bytes written).
 
     Row group for row group, so the shard keeps the source's order and grouping. Written to
@@ -172,7 +178,7 @@ def convert_part(source: Any, part: str, dest: Path, *, whole: bool = False) -> 
 
     if whole:
         size = source.size(part)
-        fh: Any = pa.BufferReader(source.read(part, 0, size))
+        fh: pa.BufferReader | SparseFile = pa.BufferReader(source.read(part, 0, size))
         meta = None
     else:
         # The footer from the source's cached tail, handed to pyarrow so it does not probe the file's
@@ -276,7 +282,7 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
 
     what = "urls publish"
 
-    def __init__(self, opts: UrlsPublishOptions, repo: DatasetRepo | None, source: Any,
+    def __init__(self, opts: UrlsPublishOptions, repo: DatasetRepo | None, source: RangeSource,
                  crawls: dict[str, list[str]], *, log: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         self.stats = UrlsPublishStats()
@@ -309,7 +315,7 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
         message = f"urls: {len(new)} shard(s), {rows:,} rows ({', '.join(sorted({r.crawl for r in new}))})"
         return ledger, files, message
 
-    def record(self, item: ShardResult, action: str, commit: str) -> dict[str, Any]:
+    def record(self, item: ShardResult, action: str, commit: str) -> Record:
         return self._record(item.crawl, item.shard, item.source, None if action == "exists" else item, action,
                             commit)
 
@@ -327,9 +333,9 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
             done = sum(r["shards"] for r in self.ledger.rows.values())
             self.log(f"urls publish: resuming {self.opts.repo_id}: {done} shard(s) already counted in {STATS}")
 
-    def plan(self) -> tuple[list[_Job], list[dict[str, Any]]]:
+    def plan(self) -> tuple[list[_Job], list[Record]]:
         jobs: list[_Job] = []
-        records: list[dict[str, Any]] = []
+        records: list[Record] = []
         for crawl, parts in self.crawls.items():
             self.ledger.row(crawl)["parts"] = len(parts)
             wanted = {p: shard_path(crawl, p) for p in parts}
@@ -350,7 +356,7 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
 
     @staticmethod
     def _record(crawl: str, shard: str, source: str, result: ShardResult | None, action: str,
-                commit: str) -> dict[str, Any]:
+                commit: str) -> Record:
         return {"crawl": crawl, "shard": shard, "source": source, "rows": result.rows if result else None,
                 "bytes": result.size if result else None, "action": action, "commit": commit or None}
 
@@ -366,7 +372,7 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
         """Convert ``job`` on a daemon thread: a stalled run exits 75 at once, not after its stuck reads."""
         return spawn(lambda: self._convert(job), name=f"ccrawl-urls-{job.shard}")
 
-    def _accept(self, job: _Job, res: ShardResult) -> tuple[ShardResult | None, dict[str, Any] | None]:
+    def _accept(self, job: _Job, res: ShardResult) -> tuple[ShardResult | None, Record | None]:
         if res.error:
             self.stats.failed += 1
             self.log(f"urls publish: {job.part}: {res.error}; left for the next run")
@@ -374,7 +380,7 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
         self.stats.converted += 1
         return res, None
 
-    def run(self) -> Iterator[dict[str, Any]]:
+    def run(self) -> Iterator[Record]:
         with self.staging_lock():
             self.clock.progressed()
             self.resume()
@@ -383,7 +389,7 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
             yield from self._work(jobs)
             self.stats.source_bytes_read = int(getattr(getattr(self.source, "stats", None), "bytes_read", 0))
 
-    def _work(self, jobs: list[_Job]) -> Iterator[dict[str, Any]]:
+    def _work(self, jobs: list[_Job]) -> Iterator[Record]:
         ready: list[ShardResult] = []
         queue: list[_Job] = []
         for job in jobs:
@@ -420,7 +426,7 @@ def recount(repo: DatasetRepo, *, crawls: Sequence[str] = (), parts: dict[str, i
     old = read_ledger(repo)
     new = old.copy()
     files = [f for f in repo.list_files("data") if f.path.endswith(".parquet")]
-    by_crawl: dict[str, list[Any]] = {}
+    by_crawl: dict[str, list[HubFile]] = {}
     for f in files:
         segs = f.path.split("/")
         if len(segs) == 3:

@@ -22,13 +22,19 @@ a disagreement is reported (and fails the run) even when every shard passes.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, SupportsInt
 
 from ccrawl.errors import CredentialMissing, InputError, NothingMatched
 from ccrawl.hub.repo import DatasetRepo, HubFile
+from ccrawl.jsontypes import Record
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from _typeshed import WriteableBuffer
 
 VERDICTS = ("ok", "missing", "unreadable", "truncated", "schema", "empty", "corrupt", "no-access")
 MAGIC = b"PAR1"
@@ -46,7 +52,7 @@ class ShardCheck:
     bytes_read: int = 0
     detail: str = ""
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         return {"shard": self.path, "verdict": self.verdict, "rows": self.rows, "row_groups": self.row_groups,
                 "size": self.size, "bytes_read": self.bytes_read, "detail": self.detail}
 
@@ -79,7 +85,7 @@ class FooterFile(io.RawIOBase):
         self.pos = max(0, base + offset)
         return self.pos
 
-    def readinto(self, buffer: Any) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer).cast("B")
         end = min(self.size, self.pos + len(view))
         n = end - self.pos
@@ -94,7 +100,7 @@ class FooterFile(io.RawIOBase):
         return n
 
 
-def read_footer(repo: DatasetRepo, path: str, size: int) -> tuple[Any, int]:
+def read_footer(repo: DatasetRepo, path: str, size: int) -> tuple[pq.FileMetaData, int]:
     """(pyarrow FileMetaData, bytes read) of ``path`` from two ranged reads; InputError with a verdict."""
     import pyarrow.parquet as pq
 
@@ -136,7 +142,8 @@ def footer_rows(repo: DatasetRepo, path: str, size: int) -> int:
         raise InputError(f"{repo.repo_id}/{path}: {exc.detail}") from exc
 
 
-def check_shard(repo: DatasetRepo, f: HubFile, schema: Any, *, sample: int = 0) -> ShardCheck:
+def check_shard(repo: DatasetRepo, f: HubFile, schema: pa.Schema | Sequence[pa.Schema], *,
+                sample: int = 0) -> ShardCheck:
     """The verdict on one listed shard; see the module docstring.
 
     ``schema`` is the dataset's Arrow schema, or a list of the schemas it accepts (older shapes).
@@ -223,14 +230,15 @@ class VerifyReport:
             out[c.verdict] += 1
         return out
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> Record:
         return {"shards": [c.record() for c in self.checks], "verdicts": self.counts(),
                 "ledger": self.ledger_problems, "bytes_read": self.bytes_read, "dataset_bytes": self.dataset_bytes,
                 "repaired": self.repaired, "ok": not self.failed and not self.ledger_problems}
 
 
-def verify(repo: DatasetRepo, prefix: str, *, schema: Any, expected: Sequence[str] | None = None,
-           sample: int = 0, workers: int = 4, ledger_row: dict[str, Any] | None = None) -> VerifyReport:
+def verify(repo: DatasetRepo, prefix: str, *, schema: pa.Schema | Sequence[pa.Schema],
+           expected: Sequence[str] | None = None, sample: int = 0, workers: int = 4,
+           ledger_row: Mapping[str, object] | None = None) -> VerifyReport:
     """Check every shard under ``prefix`` (and every ``expected`` path), then reconcile with the ledger row."""
     rep = VerifyReport()
     try:
@@ -254,15 +262,25 @@ def verify(repo: DatasetRepo, prefix: str, *, schema: Any, expected: Sequence[st
     return rep
 
 
-def reconcile(row: dict[str, Any], files: Sequence[HubFile], checks: Sequence[ShardCheck]) -> list[str]:
+def _count(value: object) -> int:
+    """A ledger cell as a number (a CSV cell is text; an empty one is 0)."""
+    if not value:
+        return 0
+    if isinstance(value, (str, bytes, SupportsInt)):
+        return int(value)
+    raise TypeError(f"not a count: {value!r}")
+
+
+def reconcile(row: Mapping[str, object], files: Sequence[HubFile], checks: Sequence[ShardCheck]) -> list[str]:
     """What the ledger row claims against what the hub holds (shards, rows, bytes)."""
     crawl = row.get("crawl", "")
     held = {"shards": len(files), "bytes": sum(f.size for f in files),
             "rows": sum(c.rows for c in checks if c.verdict != "missing")}
     problems = []
     for key in ("shards", "rows", "bytes"):
-        if int(row.get(key) or 0) != held[key]:
-            problems.append(f"{crawl}: stats.csv says {key}={int(row.get(key) or 0):,}, the hub holds {held[key]:,}")
+        claimed = _count(row.get(key))
+        if claimed != held[key]:
+            problems.append(f"{crawl}: stats.csv says {key}={claimed:,}, the hub holds {held[key]:,}")
     return problems
 
 

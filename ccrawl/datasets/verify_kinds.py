@@ -22,16 +22,20 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ccrawl.datasets.verify import ShardCheck, VerifyReport, verify
 from ccrawl.errors import CredentialMissing, InputError, NothingMatched, UsageError
 from ccrawl.hub.repo import DatasetRepo, HubFile
+from ccrawl.jsontypes import Record
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ccrawl.hub.ledger import LedgerRow
     from ccrawl.ops.context import OpContext
 
-Record = dict[str, Any]
+
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 KINDS = ("urls", "domains", "news", "recrawl")
 
@@ -124,9 +128,10 @@ def verify_news(repo: DatasetRepo, *, sample: int, workers: int,
         if row is None:
             rep.ledger_problems.append(f"{month}: {STATS} has no row for a month the hub holds shards of")
         else:
-            for key, have in (("files", len(held)), ("records", sum(c.rows for c in held))):
-                if int(row[key]) != have:
-                    rep.ledger_problems.append(f"{month}: {STATS} says {key}={int(row[key]):,}, the hub holds {have:,}")
+            for key, said, have in (("files", row["files"], len(held)),
+                                    ("records", row["records"], sum(c.rows for c in held))):
+                if int(said) != have:
+                    rep.ledger_problems.append(f"{month}: {STATS} says {key}={int(said):,}, the hub holds {have:,}")
             langs = sum(n for (mm, _), n in ledgers.languages.items() if mm == month)
             if langs != int(row["articles"]):
                 rep.ledger_problems.append(f"{month}: {LANGUAGES} adds up to {langs:,} articles, {STATS} says "
@@ -138,7 +143,7 @@ def verify_news(repo: DatasetRepo, *, sample: int, workers: int,
 # -- recrawl -------------------------------------------------------------------------------------------
 
 
-def capture_schemas() -> list[Any]:
+def capture_schemas() -> list[pa.Schema]:
     """The capture schema, and its older shape (the ami columns, before the text columns were appended)."""
     import pyarrow as pa
 
@@ -151,7 +156,7 @@ def capture_schemas() -> list[Any]:
 
 def verify_recrawl(repo: DatasetRepo, *, sample: int, workers: int) -> tuple[VerifyReport, list[tuple[str, str]]]:
     """The report over ``data/``, and (ledger path, problem) pairs from reconciling every machine's ledger."""
-    from ccrawl.hub.ledger import LEDGER_DIR, LedgerRow, parse_ledger, parse_ledger_path
+    from ccrawl.hub.ledger import LEDGER_DIR, parse_ledger, parse_ledger_path
 
     try:
         ledgers: dict[str, list[LedgerRow]] = {}
@@ -182,7 +187,7 @@ def verify_recrawl(repo: DatasetRepo, *, sample: int, workers: int) -> tuple[Ver
     return rep, problems
 
 
-def _row_problems(r: Any, f: HubFile | None, chk: ShardCheck | None) -> list[str]:
+def _row_problems(r: LedgerRow, f: HubFile | None, chk: ShardCheck | None) -> list[str]:
     if f is None or chk is None or chk.verdict in ("missing", "no-access"):
         return []  # the shard's own verdict says it
     out = []
@@ -201,7 +206,8 @@ def _row_problems(r: Any, f: HubFile | None, chk: ShardCheck | None) -> list[str
 
 
 def verify_other(repo: DatasetRepo, *, graph: str, sample: int, workers: int, repair: bool, no_push: bool,
-                 ctx: OpContext | None, say: Callable[[str], None], report: Any = None) -> Iterator[Record]:
+                 ctx: OpContext | None, say: Callable[[str], None],
+                 report: list[VerifyReport] | None = None) -> Iterator[Record]:
     """``publish verify`` of a domain release (``graph``), or of the news or recrawl dataset ``repo`` holds.
 
     Yields a record per shard and per ledger disagreement, and raises InputError at the end when any

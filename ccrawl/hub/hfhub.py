@@ -25,9 +25,9 @@ import shutil
 import socket
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Protocol, TypeVar
 from urllib.parse import quote
 
 from ccrawl.errors import EXIT_UNREACHABLE, CredentialMissing, NothingMatched
@@ -129,7 +129,14 @@ def check_endpoint_resolves(endpoint: str) -> None:
     _RESOLVED[host] = True
 
 
-def _retry_after(response: Any) -> float | None:
+class _Answer(Protocol):
+    """What the retry hint needs of an HTTP response: its headers."""
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+
+def _retry_after(response: _Answer | None) -> float | None:
     value = response.headers.get("Retry-After") if response is not None else None
     try:
         return float(value) if value is not None else None
@@ -362,7 +369,7 @@ class HfRepo(DatasetRepo):
 
         def send() -> str:
             # Fresh operation objects on every attempt: huggingface_hub refuses to reuse them.
-            ops: list[Any] = [
+            ops: list[CommitOperationAdd | CommitOperationDelete] = [
                 CommitOperationAdd(
                     path_in_repo=a.path_in_repo,
                     path_or_fileobj=a.source if isinstance(a.source, bytes) else str(a.source),

@@ -30,9 +30,12 @@ import re
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 LEDGER_DIR = "ledger"
 _LEDGER_NAME = re.compile(r"^(?P<server>.+)-shard(?P<shard>\d+)of(?P<shards>\d+)\.csv$")
@@ -59,7 +62,7 @@ class LedgerRow:
 
 
 COLUMNS = tuple(f.name for f in fields(LedgerRow))
-_INT_COLUMNS = {f.name for f in fields(LedgerRow) if f.type in ("int", int)}
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,15 +101,15 @@ def parse_ledger(text: str, *, source: str = "ledger") -> list[LedgerRow]:
     out = []
     for n, raw in enumerate(reader, start=2):
         try:
-            values: dict[str, Any] = {}
-            for c in COLUMNS:
-                if c == "done":
-                    values[c] = raw[c].strip().lower() in ("1", "true", "yes")
-                elif c in _INT_COLUMNS:
-                    values[c] = int(raw[c] or 0)
-                else:
-                    values[c] = raw[c]
-            out.append(LedgerRow(**values))
+            def num(c: str, raw: dict[str, str] = raw) -> int:
+                return int(raw[c] or 0)
+
+            out.append(LedgerRow(
+                file=raw["file"], sha256=raw["sha256"], rows=num("rows"), bytes=num("bytes"), ok=num("ok"),
+                failed=num("failed"), unchanged=num("unchanged"), first_fetched_at=num("first_fetched_at"),
+                last_fetched_at=num("last_fetched_at"), committed_at=num("committed_at"), part=num("part"),
+                row=num("row"), done=raw["done"].strip().lower() in ("1", "true", "yes"), fetched=num("fetched"),
+            ))
         except (TypeError, ValueError) as exc:
             raise InputError(f"{source} line {n}: {exc}") from exc
     return out
@@ -150,7 +153,7 @@ def shard_stats(path: Path) -> ShardStats:
         raise InputError(f"{path} is not a readable Parquet shard: {exc}") from exc
     rows = table.num_rows
 
-    def count(mask: Any) -> int:
+    def count(mask: pa.ChunkedArray) -> int:
         return int(pc.sum(pc.cast(mask, "int64")).as_py() or 0) if rows else 0
 
     ok = failed = unchanged = 0

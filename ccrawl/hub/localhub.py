@@ -29,13 +29,23 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ccrawl.durable import in_progress
 from ccrawl.errors import InputError, NothingMatched, UsageError
 from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubFile, normalize_paths
 
 KEEP_SNAPSHOTS = 4
+
+
+class CommitRecord(TypedDict):
+    """One commit as ``commits/<id>.json`` holds it; ``files`` maps each path to ``[size, sha256]``."""
+
+    id: str
+    parent: str | None
+    message: str
+    time_ms: int
+    files: dict[str, list[int | str]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,13 +129,13 @@ class LocalRepo(DatasetRepo):
             raise NothingMatched(f"{self.repo_id}: no single commit matches revision {revision!r}")
         return matches[0]
 
-    def commit_record(self, revision: str | None = None) -> dict[str, Any]:
+    def commit_record(self, revision: str | None = None) -> CommitRecord:
         """The JSON record of a commit: id, parent, message, time_ms, files {path: [size, sha256]}."""
         commit = self.resolve(revision)
-        record: dict[str, Any] = json.loads((self.meta / "commits" / f"{commit}.json").read_text())
+        record: CommitRecord = json.loads((self.meta / "commits" / f"{commit}.json").read_text())
         return record
 
-    def history(self, revision: str | None = None) -> list[dict[str, Any]]:
+    def history(self, revision: str | None = None) -> list[CommitRecord]:
         """The commit records from the first commit to ``revision`` (default the head), oldest first.
 
         Only commits the branch really went through: a committer killed after writing its record but
@@ -213,7 +223,7 @@ class LocalRepo(DatasetRepo):
             return self._write_commit(files, sources, message=message, parent=head)
 
     def _write_commit(
-        self, files: dict[str, list[Any]], sources: dict[str, Add], *, message: str, parent: str | None
+        self, files: dict[str, list[int | str]], sources: dict[str, Add], *, message: str, parent: str | None
     ) -> str:
         """Build the new snapshot beside the old one and swap the link (caller holds the lock)."""
         snapshots = self.meta / "snapshots"
@@ -238,7 +248,7 @@ class LocalRepo(DatasetRepo):
             now_ms = time.time_ns() // 1_000_000
             blob = json.dumps([parent, message, now_ms, sorted(files.items())], separators=(",", ":"))
             commit = hashlib.sha1(blob.encode() + os.urandom(8)).hexdigest()
-            record = {"id": commit, "parent": parent, "message": message, "time_ms": now_ms, "files": files}
+            record = CommitRecord(id=commit, parent=parent, message=message, time_ms=now_ms, files=files)
             os.replace(tmp, snapshots / commit)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -31,13 +31,16 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence, S
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from ccrawl.errors import CredentialMissing, NothingMatched, TemporaryFailure, UsageError
 from ccrawl.hub.repo import Add, CommitConflict, DatasetRepo, HubError
 from ccrawl.hub.stall import StallClock
+from ccrawl.jsontypes import Record
 
-Record = dict[str, Any]
+if TYPE_CHECKING:
+    from ccrawl.progress import UnitProgress
+
 R = TypeVar("R")  # a sealed shard waiting for its commit
 J = TypeVar("J")  # a unit of work
 X = TypeVar("X")  # what a worker hands back for a job
@@ -324,7 +327,7 @@ class StagedPublisher(Generic[R, L]):
     def _drain(self, jobs: Iterable[J], submit: Callable[[J], Future[X]],
                accept: Callable[[J, X], tuple[R | None, Record | None]], ready: list[R],
                inflight: dict[Future[X], J], *, unit: str, slots: int | None,
-               progress: Any = None) -> Iterator[Record]:
+               progress: UnitProgress | None = None) -> Iterator[Record]:
         every = self.upkeep.commit_every
         source = iter(jobs)
         exhausted = False

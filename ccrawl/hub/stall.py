@@ -14,7 +14,7 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from ccrawl.errors import TemporaryFailure
 from ccrawl.hub.repo import HubBusy
@@ -64,13 +64,14 @@ class StallClock:
         left = self.left()
         if left <= 0:
             raise self.stalled(what)
-        box: dict[str, Any] = {}
+        value: list[T] = []
+        error: list[BaseException] = []
 
         def target() -> None:
             try:
-                box["value"] = fn()
+                value.append(fn())
             except BaseException as exc:
-                box["error"] = exc
+                error.append(exc)
 
         # A daemon thread, not an executor: a request that never returns must not hold the exit.
         worker = threading.Thread(target=target, name=f"hub-{what}", daemon=True)
@@ -78,9 +79,9 @@ class StallClock:
         worker.join(left)
         if worker.is_alive():
             raise self.stalled(f"{what} did not return")
-        if "error" in box:
-            raise box["error"]
-        return box["value"]  # type: ignore[no-any-return]
+        if error:
+            raise error[0]
+        return value[0]
 
     def retrying(self, what: str, fn: Callable[[], T]) -> T:
         """A hub call retried on HubBusy with exponential backoff (jittered; Retry-After wins)."""

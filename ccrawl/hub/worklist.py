@@ -20,11 +20,16 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import InputError, UsageError
 from ccrawl.hub.repo import DatasetRepo
+from ccrawl.jsontypes import JSONObject
 from ccrawl.net.rangefile import RangeFile as _RangeFile
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 #: ``--column`` shorthands.
 COLUMN_SHORTHANDS: dict[str, str] = {"domains": "domain", "urls": "url"}
@@ -49,7 +54,7 @@ def part_sort_key(name: str) -> tuple[int, int, str]:
     return (1, int(numbers[-1]), name)
 
 
-def check_column_type(arrow_type: Any, column: str, where: str) -> None:
+def check_column_type(arrow_type: pa.DataType, column: str, where: str) -> None:
     """The work column holds text: a string, or binary that :func:`cell_text` decodes as UTF-8."""
     import pyarrow as pa
 
@@ -63,7 +68,7 @@ def check_column_type(arrow_type: Any, column: str, where: str) -> None:
         )
 
 
-def cell_text(value: Any, part: str, row: int) -> str | None:
+def cell_text(value: object, part: str, row: int) -> str | None:
     """A work-list cell as text: a binary cell (a column not annotated UTF-8) is decoded, strictly."""
     if value is None:
         return None
@@ -115,7 +120,7 @@ def newest_release(repo: DatasetRepo, under: str = "") -> str:
     return releases[-1]
 
 
-def open_parquet(repo: DatasetRepo, path: str, size: int) -> Any:
+def open_parquet(repo: DatasetRepo, path: str, size: int) -> pq.ParquetFile:
     """A ``pyarrow.parquet.ParquetFile`` over ranged reads of one file.
 
     Its reads are Python ``bytes``: read it with ``use_threads=False`` and close it with
@@ -131,7 +136,7 @@ def open_parquet(repo: DatasetRepo, path: str, size: int) -> Any:
         raise InputError(f"{repo.repo_id}/{path} is listed but is not readable Parquet: {exc}") from exc
 
 
-def read_column(repo: DatasetRepo, path: str, size: int, column: str) -> Iterator[list[Any]]:
+def read_column(repo: DatasetRepo, path: str, size: int, column: str) -> Iterator[list[object]]:
     """One column of a part, a row group at a time (values as Python objects)."""
     pf = open_parquet(repo, path, size)
     try:
@@ -178,7 +183,7 @@ class HubWorkList:
     def parts(self) -> list[Part]:
         return list(self._parts)
 
-    def identity(self) -> dict[str, Any]:
+    def identity(self) -> JSONObject:
         return {
             "source": f"hub:{self.repo.repo_id}/{self.release}",
             "column": self.column,

@@ -19,7 +19,6 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ccrawl.errors import UsageError
 
@@ -79,7 +78,7 @@ class CommittedLedger:
 
 def _parse(line: str) -> Entry | None:
     try:
-        raw: Any = json.loads(line)
+        raw: object = json.loads(line)
         if not isinstance(raw, dict) or not isinstance(raw.get("key"), str):
             return None
         known = {k: raw[k] for k in Entry.__dataclass_fields__ if k in raw}

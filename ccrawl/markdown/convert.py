@@ -21,8 +21,13 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from itertools import islice
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urlsplit
+
+from ccrawl.jsontypes import Record
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -62,7 +67,7 @@ class ConvertedDoc:
     simhash: int | None = None
     error: str = ""
 
-    def row(self) -> dict[str, Any]:
+    def row(self) -> Record:
         """The export row (every column of :data:`ccrawl.markdown.schema.EXPORT_COLUMNS`)."""
         return {
             "doc_id": self.doc_id,
@@ -145,7 +150,7 @@ class Converter:
         self.engine = engine
         self.label = get_extractor(engine).label
         self.workers = max(1, int(workers))
-        self._pool: Any = None
+        self._pool: ProcessPoolExecutor | None = None
         if self.workers > 1:
             import multiprocessing
             import os

@@ -35,10 +35,10 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ccrawl import durable
 from ccrawl.errors import InputError, NothingMatched, UsageError
+from ccrawl.jsontypes import Record
 
 CONVERT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("file", "VARCHAR"),
@@ -91,7 +91,7 @@ def output_name(source: Path, fmt: str) -> str:
     return f"{name}.{fmt}"
 
 
-def _rows(source: Path, markdown: bool, skip_bad: bool) -> Iterator[dict[str, Any]]:
+def _rows(source: Path, markdown: bool, skip_bad: bool) -> Iterator[Record]:
     from ccrawl.extract.model import NO_LINKS_BUDGET
     from ccrawl.warc.reader import decode_payload, iter_records
 
@@ -102,7 +102,7 @@ def _rows(source: Path, markdown: bool, skip_bad: bool) -> Iterator[dict[str, An
         engine = get_extractor("h2m")
     for rec in iter_records(source, skip_bad_records=skip_bad):
         payload = decode_payload(rec) if rec.http_headers is not None else rec.payload
-        row: dict[str, Any] = {
+        row: Record = {
             "file": str(source), "offset": rec.offset, "length": rec.length, "type": rec.warc_type, "url": rec.url,
             "date": rec.date, "status": rec.http_status, "mime": rec.mime or None, "record_id": rec.record_id,
             "content_language": ",".join(rec.languages) or None,
@@ -116,9 +116,10 @@ def _rows(source: Path, markdown: bool, skip_bad: bool) -> Iterator[dict[str, An
         yield row
 
 
-def _jsonl_line(row: dict[str, Any]) -> str:
+def _jsonl_line(row: Record) -> str:
     out = dict(row)
-    payload: bytes = out.pop("payload")
+    payload = out.pop("payload")
+    assert isinstance(payload, bytes)  # _rows puts the record's payload bytes there
     try:
         out["payload"] = payload.decode("utf-8")
     except UnicodeDecodeError:
@@ -156,7 +157,7 @@ def convert_file(source: Path, dest: Path, *, fmt: str = "parquet", markdown: bo
     return Converted(source, dest, rows, dest.stat().st_size, digest)
 
 
-def _write_parquet(tmp: Path, rows: Iterator[dict[str, Any]], markdown: bool, source: Path) -> int:
+def _write_parquet(tmp: Path, rows: Iterator[Record], markdown: bool, source: Path) -> int:
     import shlex
     import sys
 
@@ -172,7 +173,7 @@ def _write_parquet(tmp: Path, rows: Iterator[dict[str, Any]], markdown: bool, so
     })
     count = 0
     with pq.ParquetWriter(tmp, schema, compression="zstd") as writer:
-        batch: list[dict[str, Any]] = []
+        batch: list[Record] = []
         for row in rows:
             batch.append(row)
             if len(batch) >= BATCH_ROWS:

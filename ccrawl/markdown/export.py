@@ -43,12 +43,14 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO, TextIO, cast
+from typing import BinaryIO, Protocol, TextIO, cast
 
 from ccrawl import __version__
 from ccrawl.commoncrawl.records import Location
 from ccrawl.commoncrawl.stream import RemoteFile
 from ccrawl.errors import CcrawlError, CredentialMissing, InputError, TemporaryFailure, UsageError
+from ccrawl.hub.repo import DatasetRepo
+from ccrawl.jsontypes import Record
 from ccrawl.markdown.committed import CommittedLedger, Entry
 from ccrawl.markdown.convert import ConvertedDoc, Converter
 from ccrawl.markdown.sources import ReadStats, docs_from_records, file_docs, location_records
@@ -92,7 +94,7 @@ class ExportOptions:
     journal: Path | None = None
     command_line: str = ""
     pause_limit: float = 600.0
-    client_options: dict[str, Any] = field(default_factory=dict)
+    client_options: dict[str, object] = field(default_factory=dict)  # ClientOptions.as_dict(): crosses to workers
     executor: str = "local"
     """``local`` (threads and a process pool here) or ``ray`` (a Ray task per unit, see ccrawl.scale.rayexec)."""
     ray_address: str = ""
@@ -196,15 +198,31 @@ class ExportStats:
     detected: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
-    def as_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in self.__slots__ if k != "detected"}
+    def as_dict(self) -> Record:
+        out: Record = {k: getattr(self, k) for k in self.__slots__ if k != "detected"}
         out["detected"] = dict(self.detected.most_common())
         return out
 
 
-def passes_lang(doc: Any, lang: str, min_confidence: float) -> bool:
+class Detected(Protocol):
+    """What the language filter reads of a document: the detected language and its confidence."""
+
+    @property
+    def language(self) -> str | None: ...
+
+    @property
+    def language_confidence(self) -> float: ...
+
+
+def passes_lang(doc: Detected, lang: str, min_confidence: float) -> bool:
     """``--lang``: detected as ``lang`` with at least ``min_confidence``; unknown never passes."""
     return bool(doc.language) and doc.language == lang and doc.language_confidence >= min_confidence
+
+
+class _Pool(Protocol):
+    """What :meth:`Exporter._drive` needs of an executor besides its ``submit``: a way to stop it."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None: ...
 
 
 class Journal:
@@ -216,7 +234,7 @@ class Journal:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._fh = open(path, "a", encoding="utf-8")  # noqa: SIM115 (open for the whole run)
 
-    def event(self, name: str, **fields: Any) -> None:
+    def event(self, name: str, **fields: object) -> None:
         if self._fh is not None:
             self._fh.write(json.dumps({"ts": round(time.time(), 3), "event": name, **fields}) + "\n")
             self._fh.flush()
@@ -251,7 +269,8 @@ class Exporter:
     #: the command's name in its stderr lines
     command = "markdown export"
 
-    def __init__(self, opts: ExportOptions, repo: Any = None, *, log: Callable[[str], None] | None = None,
+    def __init__(self, opts: ExportOptions, repo: DatasetRepo | None = None, *,
+                 log: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
         opts.validate()
         if opts.push and repo is None:
@@ -279,10 +298,10 @@ class Exporter:
             return
         from ccrawl.commoncrawl.crawls import resolve
         from ccrawl.commoncrawl.manifests import fetch_paths
-        from ccrawl.net.client import CCClient
+        from ccrawl.net.client import CCClient, ClientOptions
 
         async def manifest() -> tuple[str, list[str]]:
-            async with CCClient(**opts.client_options) as cc:
+            async with CCClient.of(ClientOptions.parse(opts.client_options)) as cc:
                 crawls = await resolve(cc, opts.crawl or "latest", warn=self.log)
                 if len(crawls) != 1:
                     raise UsageError(f"-c {opts.crawl}: name one crawl (it resolves to {len(crawls)})")
@@ -325,12 +344,12 @@ class Exporter:
 
     def _download(self, unit: Unit) -> Path:
         from ccrawl.commoncrawl.download import download_one
-        from ccrawl.net.client import CCClient
+        from ccrawl.net.client import CCClient, ClientOptions
 
         dest = self.opts.out / ".download" / unit.path.rsplit("/", 1)[-1]
 
         async def fetch() -> None:
-            async with CCClient(**self.opts.client_options) as cc:
+            async with CCClient.of(ClientOptions.parse(self.opts.client_options)) as cc:
                 # no SHA-256: nothing records it, and every member's gzip CRC is checked as it is read
                 await download_one(cc, unit.path, dest, digest=False)
 
@@ -348,7 +367,7 @@ class Exporter:
         detected: Counter[str] = Counter()
         kept = dropped = errors = 0
         files: list[BuiltFile] = []
-        groups: list[tuple[str, Iterable[Any]]] = []
+        groups: list[tuple[str, Iterable[ConvertedDoc]]] = []
         download: Path | None = None
         remote: RemoteFile | None = None
         if unit.is_part:
@@ -380,7 +399,7 @@ class Exporter:
         from ccrawl.markdown.schema import COLUMN_NAMES, columns_to_table, write_parquet
 
         for crawl, docs in groups:
-            rows: list[Any] = []
+            rows: list[ConvertedDoc] = []
             for doc in docs:
                 if doc.error:
                     if not opts.skip_errors:
@@ -428,7 +447,7 @@ class Exporter:
         self.opts.out.mkdir(parents=True, exist_ok=True)
         return shutil.disk_usage(self.opts.out).free / 1e9
 
-    def _wait_for_disk(self, waiting: list[Built]) -> Iterator[dict[str, Any]]:
+    def _wait_for_disk(self, waiting: list[Built]) -> Iterator[Record]:
         need = self.opts.min_free_gb
         if need <= 0 or self._free_gb() >= need:
             return
@@ -450,7 +469,7 @@ class Exporter:
             self.sleep(min(5.0, max(0.0, deadline - time.monotonic())))
             free = self._free_gb()
 
-    def _record(self, built: Built, f: BuiltFile, action: str, commit: str | None) -> dict[str, Any]:
+    def _record(self, built: Built, f: BuiltFile, action: str, commit: str | None) -> Record:
         return {"unit": built.unit.key, "crawl": f.crawl, "file": f.repo_path, "rows": f.rows, "bytes": f.bytes,
                 "action": action, "commit": commit}
 
@@ -459,7 +478,7 @@ class Exporter:
                      rows=sum(f.rows for f in built.files), bytes=sum(f.bytes for f in built.files),
                      extractor=self.label, limit=self.opts.limit, pushed=pushed)
 
-    def _flush(self, batch: list[Built]) -> Iterator[dict[str, Any]]:
+    def _flush(self, batch: list[Built]) -> Iterator[Record]:
         """Commit ``batch`` (empties it), then ledger it; files already on the hub are not uploaded again."""
         if not batch:
             return
@@ -476,6 +495,7 @@ class Exporter:
         from ccrawl.hub.stall import StallClock
 
         repo = self.repo
+        assert repo is not None  # only a pushing run commits
         clock = StallClock(600.0, sleep=self.sleep, log=self.log)
         paths = [f.repo_path for b in todo for f in b.files]
         there = clock.retrying("existence check", lambda: repo.exists([*paths, "README.md"]))
@@ -532,7 +552,7 @@ class Exporter:
                            download_seconds=round(built.read.download_seconds, 3), parts=built.read.parts,
                            **({"parts_fallback": built.read.parts_fallback} if built.read.parts_fallback else {}))
 
-    def run(self) -> Iterator[dict[str, Any]]:
+    def run(self) -> Iterator[Record]:
         """Build and commit every unit not in the ledger; one record per file handled."""
         from ccrawl.extract.engines import get_extractor
 
@@ -559,18 +579,20 @@ class Exporter:
         from ccrawl.hub.stall import StallClock
 
         clock = StallClock(600.0, sleep=self.sleep, log=self.log)
-        if not clock.retrying("repo info", self.repo.exists_repo):
-            clock.retrying("create repo", lambda: self.repo.create())
+        repo = self.repo
+        assert repo is not None  # only a pushing run opens the repo
+        if not clock.retrying("repo info", repo.exists_repo):
+            clock.retrying("create repo", lambda: repo.create())
             self.log(f"markdown export: created {self.opts.repo}")
 
-    def _run_units(self, converter: Converter) -> Iterator[dict[str, Any]]:
+    def _run_units(self, converter: Converter) -> Iterator[Record]:
         if self.opts.executor == "ray":
             yield from self._run_units_on_ray()
             return
         with ThreadPoolExecutor(max_workers=self.opts.parallel, thread_name_prefix="md-unit") as pool:
             yield from self._drive(lambda unit: pool.submit(self._build, unit, converter), self.opts.parallel, pool)
 
-    def _run_units_on_ray(self) -> Iterator[dict[str, Any]]:
+    def _run_units_on_ray(self) -> Iterator[Record]:
         """A Ray task per unit (same build code, converting in the task); commits and ledger stay here."""
         import dataclasses
 
@@ -586,7 +608,7 @@ class Exporter:
             yield from self._drive(lambda unit: pool.submit(build_in_task, task_opts, self.label, unit), slots, pool)
             self.log(pool.tally.line("units"))
 
-    def _drive(self, submit: Callable[[Unit], Future[Built]], slots: int, pool: Any) -> Iterator[dict[str, Any]]:
+    def _drive(self, submit: Callable[[Unit], Future[Built]], slots: int, pool: _Pool) -> Iterator[Record]:
         """Keep ``slots`` units building, account and commit each as it finishes (any executor)."""
         from ccrawl.progress import UnitProgress
 
@@ -647,7 +669,7 @@ class Exporter:
         self.log(f"markdown export: {unit.key} failed: {exc}"
                  + ("; it stays out of the ledger, so the next run tries it again" if self.opts.skip_errors else ""))
 
-    def _lock(self) -> Any:
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
         import contextlib
 
         @contextlib.contextmanager
@@ -731,7 +753,7 @@ def build_in_task(opts: ExportOptions, label: str, unit: Unit) -> Built:
         return UnitBuilder(opts, label, task_log)._build(unit, converter)
 
 
-def open_export_repo(repo_id: str, *, endpoint: str = "", token: str | None = None) -> Any:
+def open_export_repo(repo_id: str, *, endpoint: str = "", token: str | None = None) -> DatasetRepo:
     """The dataset repo a pushing run writes to (``$CCRAWL_HUB`` for a local hub, else the Hub).
 
     A push to the Hub without ``HF_TOKEN``/``HUGGINGFACE_TOKEN`` is exit 4 before anything is read.

@@ -34,7 +34,7 @@ import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, BinaryIO
 
 from ccrawl.errors import InputError
 from ccrawl.markdown.convert import ConvertedDoc, Converter
@@ -92,7 +92,7 @@ def plan_parts(size: int, workers: int, part_bytes: int | None = None) -> list[t
     return [(cuts[i], cuts[i + 1]) for i in range(count) if cuts[i] < cuts[i + 1]] or [(0, size)]
 
 
-def _candidates(fh: Any, start: int) -> Iterator[int]:
+def _candidates(fh: BinaryIO, start: int) -> Iterator[int]:
     """Offsets at or after ``start`` where the bytes could open a gzip member (magic, deflate, no reserved flags).
 
     The caller reads the file between two answers, so every block is sought afresh.
@@ -111,7 +111,7 @@ def _candidates(fh: Any, start: int) -> Iterator[int]:
         pos += len(data) - 3  # overlap, so a magic cut by the block's end is found whole in the next
 
 
-def _records_from(fh: Any, offset: int, name: str, notes: list[str]) -> Generator[Record, None, None]:
+def _records_from(fh: BinaryIO, offset: int, name: str, notes: list[str]) -> Generator[Record, None, None]:
     """The reader from ``offset`` on, with absolute offsets, every skip or note collected instead of raised."""
     from ccrawl.warc.reader import iter_records
 
@@ -122,7 +122,9 @@ def _records_from(fh: Any, offset: int, name: str, notes: list[str]) -> Generato
         yield rec
 
 
-def _open_at(fh: Any, start: int, name: str, notes: list[str]) -> tuple[int | None, list[Record], Iterator[Record]]:
+def _open_at(
+    fh: BinaryIO, start: int, name: str, notes: list[str]
+) -> tuple[int | None, list[Record], Iterator[Record]]:
     """Where the part's records begin (the first offset at or after ``start`` where a gzip member opens
     that holds a whole record, or 0 for the first part), the record read to prove it, and the reader after it.
 

@@ -27,16 +27,21 @@ from __future__ import annotations
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import UsageError
+from ccrawl.hub.repo import DatasetRepo
+from ccrawl.jsontypes import Record
+from ccrawl.markdown.convert import Converter
 from ccrawl.markdown.export import Built, BuiltFile, Exporter, ExportOptions, passes_lang
 from ccrawl.markdown.sources import ReadStats
 from ccrawl.markdown.units import Unit
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 WARC_ENGINES = ("h2m", "readability", "raw")
 
@@ -88,7 +93,7 @@ class Refetcher(Exporter):
 
     command = "markdown refetch"
 
-    def __init__(self, opts: ExportOptions, refetch: RefetchOptions, repo: Any = None, *,
+    def __init__(self, opts: ExportOptions, refetch: RefetchOptions, repo: DatasetRepo | None = None, *,
                  log: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
         opts.source_kind = "warc"
         refetch.validate(opts)
@@ -100,7 +105,7 @@ class Refetcher(Exporter):
 
     def _cached_shard(self, unit: Unit) -> Path:
         from ccrawl.commoncrawl.download import download_one
-        from ccrawl.net.client import CCClient
+        from ccrawl.net.client import CCClient, ClientOptions
 
         cache = self.refetch.warc_cache_dir or (self.opts.out / ".warc-cache")
         # Only the file name from the manifest: a path with '..' in it must not escape the cache.
@@ -109,7 +114,7 @@ class Refetcher(Exporter):
             return dest
 
         async def fetch() -> None:
-            async with CCClient(**self.opts.client_options) as cc:
+            async with CCClient.of(ClientOptions.parse(self.opts.client_options)) as cc:
                 await download_one(cc, unit.path, dest)
 
         import asyncio
@@ -135,7 +140,7 @@ class Refetcher(Exporter):
                 break
         return out
 
-    def _build(self, unit: Unit, converter: Any) -> Built:
+    def _build(self, unit: Unit, converter: Converter) -> Built:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -166,7 +171,7 @@ class Refetcher(Exporter):
         t = time.perf_counter()
         files = sorted((work / "captures").glob("*.parquet"))
         table = pa.concat_tables([pq.read_table(f) for f in files], promote_options="default") if files else None
-        rows: list[dict[str, Any]] = []
+        rows: list[Record] = []
         detected: Counter[str] = Counter()
         kept = dropped = 0
         for row in table.drop_columns([c for c in ("body",) if c in table.column_names]).to_pylist() if table else []:
@@ -177,8 +182,7 @@ class Refetcher(Exporter):
                 self.failures[str(row["error"])] += 1
             elif row.get("extractor"):
                 detected[row.get("language") or "unknown"] += 1
-                found = SimpleNamespace(language=row.get("language") or "",
-                                        language_confidence=float(row.get("language_confidence") or 0.0))
+                found = _Detected(row.get("language") or "", float(row.get("language_confidence") or 0.0))
                 if self.opts.lang and not passes_lang(found, self.opts.lang, self.opts.min_lang_confidence):
                     dropped += 1
                     continue
@@ -194,7 +198,7 @@ class Refetcher(Exporter):
         return Built(unit, [BuiltFile(repo_path, local, unit.crawl, len(rows), size)], read, detected, kept, dropped,
                      0, time.perf_counter() - started)
 
-    def _flush(self, batch: list[Built]) -> Any:
+    def _flush(self, batch: list[Built]) -> Iterator[Record]:
         t = time.perf_counter()
         yield from super()._flush(batch)
         self.phases.commit += time.perf_counter() - t
@@ -214,7 +218,15 @@ class Refetcher(Exporter):
         return super().summary_line().replace("markdown export:", "markdown refetch:", 1)
 
 
-def _refetch_schema(capture: Any) -> Any:
+@dataclass(frozen=True, slots=True)
+class _Detected:
+    """A fetched row's language, as the language filter reads it."""
+
+    language: str
+    language_confidence: float
+
+
+def _refetch_schema(capture: pa.Schema | None) -> pa.Schema:
     """``doc_id`` and ``crawl_date`` of the source capture, then the capture columns without ``body``."""
     import pyarrow as pa
 

@@ -28,9 +28,12 @@ from array import array
 from collections.abc import Mapping, Sequence
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl import durable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 EXPORT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("doc_id", "VARCHAR"),
@@ -52,7 +55,7 @@ COLUMN_NAMES = tuple(name for name, _ in EXPORT_COLUMNS)
 ROW_GROUP_ROWS = 5_000
 
 
-def arrow_schema(columns: Sequence[tuple[str, str]] = EXPORT_COLUMNS) -> Any:
+def arrow_schema(columns: Sequence[tuple[str, str]] = EXPORT_COLUMNS) -> pa.Schema:
     """The pyarrow schema of ``columns`` (DuckDB type names)."""
     import pyarrow as pa
 
@@ -68,12 +71,14 @@ def arrow_schema(columns: Sequence[tuple[str, str]] = EXPORT_COLUMNS) -> Any:
     return pa.schema([pa.field(name, kinds[kind]) for name, kind in columns])
 
 
-def rows_to_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[tuple[str, str]] = EXPORT_COLUMNS) -> Any:
+def rows_to_table(rows: Sequence[Mapping[str, object]],
+                  columns: Sequence[tuple[str, str]] = EXPORT_COLUMNS) -> pa.Table:
     """An Arrow table of ``rows`` in the schema of ``columns`` (missing keys are NULL)."""
     return columns_to_table({name: [row.get(name) for row in rows] for name, _ in columns}, columns)
 
 
-def columns_to_table(data: Mapping[str, list[Any]], columns: Sequence[tuple[str, str]] = EXPORT_COLUMNS) -> Any:
+def columns_to_table(data: Mapping[str, Sequence[object]],
+                     columns: Sequence[tuple[str, str]] = EXPORT_COLUMNS) -> pa.Table:
     """An Arrow table from one list of values per column (``None`` is NULL), in the schema of ``columns``.
 
     The arrays are assembled from their buffers (:func:`column_array`) rather than with
@@ -91,7 +96,7 @@ _FIXED = {"BIGINT": "q", "TIMESTAMP": "q", "INTEGER": "i", "DOUBLE": "d"}
 _OFFSET_LIMIT = (1 << 31) - 1  # string and binary arrays have 32-bit offsets
 
 
-def column_array(kind: str, values: list[Any]) -> Any:
+def column_array(kind: str, values: Sequence[object]) -> pa.Array:
     """One Arrow array of DuckDB type ``kind`` from Python values, equal to what ``pa.array`` makes of them.
 
     Strings (``str``), bytes, integers, floats and ``None`` take the buffer path; a column holding
@@ -109,7 +114,7 @@ def column_array(kind: str, values: list[Any]) -> Any:
             want = str if kind == "VARCHAR" else bytes
             if not all(type(v) is want for v in values if v is not None):
                 raise TypeError
-            encoded = [b"" if v is None else (v.encode("utf-8") if want is str else v) for v in values]
+            encoded = [v.encode("utf-8") if isinstance(v, str) else v if isinstance(v, bytes) else b"" for v in values]
             if sum(map(len, encoded)) > _OFFSET_LIMIT:
                 raise OverflowError  # pa.array splits such a column into chunks: leave it to it
             offsets = array("i", accumulate(map(len, encoded), initial=0))
@@ -120,14 +125,14 @@ def column_array(kind: str, values: list[Any]) -> Any:
             want_types: tuple[type, ...] = (float, int) if code == "d" else (int,)
             if not all(type(v) in want_types for v in values if v is not None):
                 raise TypeError
-            data = array(code, [0 if v is None else v for v in values])
+            data = array(code, [v if isinstance(v, (int, float)) else 0 for v in values])
             return pa.Array.from_buffers(arrow_type, n, [validity, pa.py_buffer(data)], null_count=nulls)
     except (TypeError, OverflowError):
         pass
     return pa.array(values, type=arrow_type)
 
 
-def _validity(values: list[Any]) -> Any:
+def _validity(values: Sequence[object]) -> pa.Buffer:
     import pyarrow as pa
 
     bits = bytearray((len(values) + 7) // 8)
@@ -137,7 +142,7 @@ def _validity(values: list[Any]) -> Any:
     return pa.py_buffer(bits)
 
 
-def write_parquet(table: Any, path: Path, provenance: Mapping[str, str]) -> int:
+def write_parquet(table: pa.Table, path: Path, provenance: Mapping[str, str]) -> int:
     """Write ``table`` to ``path`` atomically (``.tmp``, fsync, rename); returns the file size.
 
     zstd-compressed, with ``provenance`` merged into the schema metadata. A reader never sees a

@@ -14,13 +14,16 @@ already seen in this unit, before the payload is even decoded: a duplicate costs
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ccrawl.commoncrawl.records import Location
 from ccrawl.markdown.convert import SourceDoc
+
+if TYPE_CHECKING:
+    from ccrawl.warc.reader import Record as WarcRecord
 
 _HTML_TYPES = ("text/html", "application/xhtml+xml", "")
 
@@ -44,7 +47,7 @@ class ReadStats:
 
 
 def docs_from_records(
-    records: Iterable[Any], *, kind: str, dedup_digest: bool, stats: ReadStats, limit: int = 0,
+    records: Iterable[WarcRecord], *, kind: str, dedup_digest: bool, stats: ReadStats, limit: int = 0,
     digests: list[str] | None = None,
 ) -> Iterator[SourceDoc]:
     """Documents of ``records`` (``kind`` warc or wet), filtered and deduplicated as the module says.
@@ -107,15 +110,15 @@ def file_docs(
 
 
 async def _fetch_records(
-    client_options: dict[str, Any], locations: list[Location], gap: int, max_span: int,
+    client_options: Mapping[str, object], locations: list[Location], gap: int, max_span: int,
     warn: Callable[[str], None], stats: ReadStats,
-) -> list[Any]:
+) -> list[WarcRecord]:
     from ccrawl.commoncrawl.fetch import fetch_batch
     from ccrawl.commoncrawl.records import parse_record
-    from ccrawl.net.client import CCClient
+    from ccrawl.net.client import CCClient, ClientOptions
 
-    out: list[Any] = []
-    async with CCClient(**client_options) as cc:
+    out: list[WarcRecord] = []
+    async with CCClient.of(ClientOptions.parse(client_options)) as cc:
         async for result in fetch_batch(cc, locations, content="warc", gap=gap, max_span=max_span, order="input"):
             if result.error is not None or not result.rows:
                 stats.unfetchable += 1
@@ -126,9 +129,9 @@ async def _fetch_records(
 
 
 def location_records(
-    client_options: dict[str, Any], locations: list[Location], *, gap: int, max_span: int,
+    client_options: Mapping[str, object], locations: list[Location], *, gap: int, max_span: int,
     warn: Callable[[str], None], stats: ReadStats,
-) -> list[Any]:
+) -> list[WarcRecord]:
     """The WARC records at ``locations``, read with coalesced ranged GETs, in stream order.
 
     A location that cannot be fetched or does not hold a whole record is named on stderr,

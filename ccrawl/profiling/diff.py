@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+from ccrawl.jsontypes import Record
 from ccrawl.profiling.pprof import parse_collapsed
 
 
@@ -42,7 +42,7 @@ def _roles(prefix: Path) -> dict[str, Path]:
     return out
 
 
-def diff_runs(a: str | Path, b: str | Path, *, top: int = 15) -> Iterator[dict[str, Any]]:
+def diff_runs(a: str | Path, b: str | Path, *, top: int = 15) -> Iterator[Record]:
     """Rows (role, function, self_a, self_b, delta, total_a, total_b) for the largest self-share changes."""
     roles_a, roles_b = _roles(Path(a)), _roles(Path(b))
     for role in sorted(set(roles_a) | set(roles_b)):

@@ -36,9 +36,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from ccrawl.errors import EXIT_TEMPORARY, CcrawlError, UsageError
+from ccrawl.jsontypes import Record
 
 #: Seconds a stopping process gets after SIGTERM before SIGKILL (the crawl seals its open shards).
 STOP_GRACE = 20.0
@@ -82,7 +83,7 @@ class ShardOutcome:
     seconds: float
     directory: str
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         return {"shard": self.index, "shards": self.count, "attempt": self.attempt,
                 "run_restarts": self.run_restarts, "publish_restarts": self.publish_restarts,
                 "seconds": round(self.seconds, 3), "dir": self.directory}
@@ -280,7 +281,7 @@ class FleetOptions:
                 for i in range(self.shards)]
 
 
-def run_fleet(opts: FleetOptions, *, log: Callable[[str], None] | None = None) -> Iterator[dict[str, Any]]:
+def run_fleet(opts: FleetOptions, *, log: Callable[[str], None] | None = None) -> Iterator[Record]:
     """Start every shard task, yield one record per shard as it finishes; the first failure ends the fleet."""
     opts.validate()
     _STOPPING.clear()

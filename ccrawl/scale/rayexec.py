@@ -23,9 +23,13 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
-from typing import Any
+from types import ModuleType
+from typing import Any, ParamSpec, TypeVar
 
 from ccrawl.errors import CcrawlError, TemporaryFailure, UsageError
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 EXECUTORS = ("local", "ray")
 MISSING = "--executor ray needs Ray, which is not installed: pip install 'ccrawl[ray]'"
@@ -43,7 +47,7 @@ def check_executor(executor: str) -> str:
     return name
 
 
-def import_ray() -> Any:
+def import_ray() -> ModuleType:
     """The ``ray`` module, or :data:`MISSING` as a :class:`UsageError` (exit 2)."""
     try:
         import ray
@@ -60,7 +64,7 @@ def forwarded_env(environ: dict[str, str] | None = None) -> dict[str, str]:
 
 @contextlib.contextmanager
 def cluster(address: str = "", *, num_cpus: int | None = None, log: Callable[[str], None] | None = None
-            ) -> Iterator[Any]:
+            ) -> Iterator[ModuleType]:
     """A connected Ray: the one this process already has, the one at ``address``/``RAY_ADDRESS``, or a local one.
 
     Only a cluster started here is shut down on exit (so a Ctrl-C leaves no raylet behind).
@@ -73,7 +77,7 @@ def cluster(address: str = "", *, num_cpus: int | None = None, log: Callable[[st
         return
     address = address or os.environ.get("RAY_ADDRESS", "")
     started = time.perf_counter()
-    kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True, "configure_logging": False}
+    kwargs: dict[str, object] = {"include_dashboard": False, "log_to_driver": True, "configure_logging": False}
     if address:
         kwargs["runtime_env"] = {"env_vars": forwarded_env()}
         ray.init(address=address, **kwargs)
@@ -136,7 +140,7 @@ def messages_to_stderr() -> None:
     worker.print_to_stdstream = to_stderr
 
 
-def cluster_cpus(ray: Any) -> int:
+def cluster_cpus(ray: ModuleType) -> int:
     """CPUs the cluster offers (at least 1)."""
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
@@ -168,7 +172,7 @@ class RayPool(Executor):
     raises is not retried: its error comes back through the future as the original exception.
     """
 
-    def __init__(self, ray: Any, *, num_cpus: float = 1.0, max_retries: int = 3, what: str = "tasks",
+    def __init__(self, ray: ModuleType, *, num_cpus: float = 1.0, max_retries: int = 3, what: str = "tasks",
                  log: Callable[[str], None] | None = None, progress_every: float = 10.0) -> None:
         self.ray = ray
         self.num_cpus = num_cpus
@@ -182,14 +186,14 @@ class RayPool(Executor):
         self._lock = threading.Lock()
         self._last_line = time.monotonic()
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> Future[T]:
         remote = self._remote.get(fn)
         if remote is None:
             remote = self.ray.remote(num_cpus=self.num_cpus, max_retries=self.max_retries,
                                      retry_exceptions=False)(fn)
             self._remote[fn] = remote
         ref = remote.remote(*args, **kwargs)
-        out: Future[Any] = Future()
+        out: Future[T] = Future()
         out.set_running_or_notify_cancel()
         with self._lock:
             self._refs[ref] = out
@@ -234,7 +238,7 @@ class RayPool(Executor):
         # one that does not stop within the grace is killed. Only those: a forced cancel of a task whose
         # reply is already on its way trips a check in Ray's core worker (2.60: "Tried to complete task
         # that was not pending"), which takes the driver down with it.
-        ready: list[Any] = []
+        ready: list[object] = []
         with contextlib.suppress(Exception):
             ready, _ = self.ray.wait(pending, num_returns=len(pending), timeout=GRACE)
         stopped = set(ready)
@@ -250,7 +254,7 @@ class RayPool(Executor):
 GRACE = 30.0
 
 
-def unwrap(ray: Any, exc: BaseException, retries: int) -> BaseException:
+def unwrap(ray: ModuleType, exc: BaseException, retries: int) -> BaseException:
     """The task's own exception (``RayTaskError`` wraps it), or a ccrawl error for the engine's failures."""
     from ray import exceptions as rex
 

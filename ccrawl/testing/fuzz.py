@@ -27,14 +27,17 @@ from __future__ import annotations
 import gzip
 import io
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from hypothesis import strategies as st
 
 from ccrawl import accel
 from ccrawl.errors import InputError
+
+if TYPE_CHECKING:
+    from ccrawl.warc.reader import Record as WarcRecord
 
 __all__ = ["TARGETS", "Target"]
 
@@ -125,10 +128,10 @@ def warc_files(draw: st.DrawFn) -> tuple[bytes, int, bool, int]:
     return data, n, clean, step
 
 
-def _read(data: bytes, skip: bool, step: int = 1 << 30) -> tuple[list[Any], InputError | None]:
+def _read(data: bytes, skip: bool, step: int = 1 << 30) -> tuple[list[WarcRecord], InputError | None]:
     from ccrawl.warc.reader import iter_records
 
-    got: list[Any] = []
+    got: list[WarcRecord] = []
     try:
         for rec in iter_records(Trickle(data, step), skip_bad_records=skip, on_skip=lambda _: None):  # type: ignore[arg-type]
             got.append(rec)
@@ -190,11 +193,13 @@ def gzip_streams(draw: st.DrawFn) -> tuple[bytes, int, bool]:
     return data, chunk, clean
 
 
-def _scan(fn: Callable[..., Any], data: bytes, chunk: int) -> tuple[list[tuple[int, int]], str | None]:
+def _scan(
+    fn: Callable[[BinaryIO, int], Iterable[tuple[int, int]]], data: bytes, chunk: int
+) -> tuple[list[tuple[int, int]], str | None]:
     got: list[tuple[int, int]] = []
     try:
-        for m in fn(io.BytesIO(data), chunk):
-            got.append(tuple(m))
+        for offset, length in fn(io.BytesIO(data), chunk):
+            got.append((offset, length))
     except InputError as exc:
         return got, str(exc)
     return got, None
@@ -229,7 +234,7 @@ _URL_PIECES = [
 urls = st.lists(st.sampled_from(_URL_PIECES) | st.text(max_size=6), max_size=14).map("".join) | st.text(max_size=60)
 
 
-def _outcome(fn: Callable[[str], Any], url: str) -> tuple[str, Any]:
+def _outcome(fn: Callable[[str], str], url: str) -> tuple[str, str]:
     try:
         return "ok", fn(url)
     except InputError as exc:

@@ -10,12 +10,18 @@ or a pyarrow string array and return a pyarrow array in input order, null for a 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from ccrawl.errors import CcrawlError
 
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-def rows_of(urls: Iterable[str | None] | Any) -> list[str | None]:
+#: A column of URLs as the batch kernels take it: a pyarrow string array, or any iterable of str/None.
+UrlColumn: TypeAlias = "Iterable[str | None] | pa.Array | pa.ChunkedArray"
+
+
+def rows_of(urls: UrlColumn) -> list[str | None]:
     """The rows of a pyarrow array or any iterable of str/None, as a list."""
     import pyarrow as pa
 
@@ -26,12 +32,12 @@ def rows_of(urls: Iterable[str | None] | Any) -> list[str | None]:
 
 
 def map_rows(
-    func: Callable[[str], Any], urls: Iterable[str | None] | Any, with_errors: bool, kind: Any = None
-) -> Any:
+    func: Callable[[str], object], urls: UrlColumn, with_errors: bool, kind: pa.DataType | None = None
+) -> pa.Array | tuple[pa.Array, pa.StringArray]:
     """``func`` on every row: a pyarrow array of ``kind`` (string by default), null for null or bad rows."""
     import pyarrow as pa
 
-    values: list[Any] = []
+    values: list[object] = []
     errors: list[str | None] = []
     failed = False
     for row in rows_of(urls):
@@ -52,7 +58,7 @@ def map_rows(
     return result, pa.array(errors, type=pa.string()) if failed else pa.nulls(len(values), pa.string())
 
 
-def lines_array_py(block: bytes, first_line: int = 1) -> tuple[Any, Any]:
+def lines_array_py(block: bytes, first_line: int = 1) -> tuple[pa.StringArray, pa.StringArray]:
     """Twin of the compiled ``lines_array``: one row per line, bad lines null with their reason."""
     import pyarrow as pa
 

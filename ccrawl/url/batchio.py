@@ -20,23 +20,23 @@ import contextlib
 import io
 import os
 import sys
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ccrawl.errors import InputError, UsageError
 from ccrawl.ordered import ordered_map
+from ccrawl.url.lineblocks import StreamBroken, line_blocks
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from _typeshed import WriteableBuffer
 
 __all__ = ["BatchReport", "InputBroken", "UrlChunk", "UrlChunkResult", "new_columns", "read_chunks", "run_batch"]
 
 TEXT_BLOCK = 4 << 20  # bytes of text per chunk
 PARQUET_BATCH = 65_536  # rows per chunk from Parquet
-
-#: Bytes asked of a decompressor per read: one that fails part-way loses at most this much of what it
-#: had already inflated (pyarrow's zstd stream has no real ``read1``).
-_PIECE = 64 << 10
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -60,7 +60,7 @@ class UrlChunk:
     command: str
     text: bytes | None = None
     first_line: int = 1
-    batch: Any = None  # pyarrow.RecordBatch
+    batch: pa.RecordBatch | None = None
     column: str = "url"
     params: dict[str, Any] = field(default_factory=dict)
     skip_bad: bool = False
@@ -71,7 +71,7 @@ class UrlChunkResult:
     """Worker -> parent: the chunk's rows with the new columns, and how many rows were bad."""
 
     seq: int
-    batch: Any  # pyarrow.RecordBatch
+    batch: pa.RecordBatch
     rows_in: int
     bad: int
 
@@ -97,20 +97,6 @@ class InputBroken(InputError):
     """
 
 
-#: What reading a compressed stream past its damage raises: gzip's EOFError (cut short) and
-#: BadGzipFile/zlib.error (damaged), pyarrow's OSError/ArrowException for zstd.
-_DECOMPRESS_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, zlib.error)
-
-
-class _Break(Exception):
-    """Internal: the stream broke; ``partial`` is whether an unterminated line before it was dropped."""
-
-    def __init__(self, cause: BaseException, partial: bool) -> None:
-        super().__init__(str(cause))
-        self.cause = cause
-        self.partial = partial
-
-
 # --------------------------------------------------------------------------------------------------
 # reading
 
@@ -125,7 +111,7 @@ class _Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: Any) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer).cast("B")
         if self._prefix:
             n = min(len(view), len(self._prefix))
@@ -137,59 +123,7 @@ class _Prefixed(io.RawIOBase):
         return len(data)
 
 
-def _read_full(stream: Any, size: int) -> tuple[bytes, BaseException | None]:
-    """Up to ``size`` bytes, and the error that stopped the read early (the bytes before it are kept).
-
-    ``read1`` where the stream has it: a decompressor's ``read(n)`` that fails part-way loses what it
-    had already inflated in that call, ``read1`` returns it piece by piece.
-    """
-    import pyarrow as pa
-
-    read = getattr(stream, "read1", None) or stream.read
-    parts = []
-    failed: BaseException | None = None
-    while size > 0:
-        try:
-            data = read(min(size, _PIECE))
-        except (*_DECOMPRESS_ERRORS, pa.ArrowException) as exc:
-            failed = exc
-            break
-        if not data:
-            break
-        parts.append(data)
-        size -= len(data)
-    return (parts[0] if len(parts) == 1 else b"".join(parts)), failed
-
-
-def _text_blocks(stream: Any, block: int) -> Iterator[bytes]:
-    """Blocks of whole lines from a byte stream (the last may lack its newline).
-
-    When the stream breaks (:class:`_Break`), the whole lines before the break are yielded first and
-    an unterminated line cut by it is dropped: a URL cut in half is not a URL of the input.
-    """
-    carry = b""
-    while True:
-        data, failed = _read_full(stream, block)
-        if failed is not None:
-            data = carry + data if carry else data
-            cut = data.rfind(b"\n")
-            if cut >= 0:
-                yield data[: cut + 1]
-            raise _Break(failed, partial=cut + 1 < len(data))
-        if not data:
-            break
-        data = carry + data if carry else data
-        cut = data.rfind(b"\n")
-        if cut < 0:
-            carry = data
-            continue
-        carry = data[cut + 1 :]
-        yield data[: cut + 1]
-    if carry:
-        yield carry
-
-
-def _decompressed(raw: IO[bytes], head: bytes) -> Any:
+def _decompressed(raw: IO[bytes], head: bytes) -> IO[bytes] | pa.CompressedInputStream:
     import pyarrow as pa
 
     source = _Prefixed(head, raw)
@@ -205,7 +139,7 @@ def _decompressed(raw: IO[bytes], head: bytes) -> Any:
 def read_chunks(
     source: str, *, column: str = "url", block: int = TEXT_BLOCK, rows: int = PARQUET_BATCH,
     stdin: IO[bytes] | None = None, spool_dir: str | None = None,
-) -> Iterator[tuple[bytes | None, int, Any]]:
+) -> Iterator[tuple[bytes | None, int, pa.RecordBatch | None]]:
     """``(text block, first line number, None)`` or ``(None, 0, record batch)`` chunks of ``source``.
 
     ``source`` is a path or ``-`` (stdin). Parquet is recognised by its magic bytes; text may be gzip
@@ -227,15 +161,15 @@ def read_chunks(
             return
         if source != "-" and not head.startswith((_GZIP_MAGIC, _ZSTD_MAGIC)):
             raw.seek(0)  # a plain file: read it as it is, no wrapper
-            stream: Any = raw
+            stream: IO[bytes] | pa.CompressedInputStream = raw
         else:
             stream = _decompressed(raw, head)
         line = 1
         try:
-            for data in _text_blocks(stream, block):
+            for data in line_blocks(stream, block, fill=True):
                 yield data, line, None
                 line += data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        except _Break as exc:
+        except StreamBroken as exc:
             dropped = f", the cut line {line:,} after them was dropped" if exc.partial else ""
             raise InputBroken(
                 f"--from {what}: cannot decompress past line {line - 1:,} ({exc}): the input breaks there; "
@@ -248,7 +182,7 @@ def read_chunks(
 
 def _parquet_chunks(
     raw: IO[bytes], head: bytes, source: str, what: str, column: str, rows: int, spool_dir: str | None
-) -> Iterator[tuple[bytes | None, int, Any]]:
+) -> Iterator[tuple[bytes | None, int, pa.RecordBatch | None]]:
     import tempfile
 
     import pyarrow as pa
@@ -290,7 +224,7 @@ def _parquet_chunks(
 # the work of one chunk
 
 
-def _url_strings(values: Any) -> tuple[Any, Any]:
+def _url_strings(values: pa.Array | pa.ChunkedArray) -> tuple[pa.StringArray, pa.StringArray]:
     """A column as a string array plus an error array for rows that are not text."""
     import pyarrow as pa
 
@@ -384,6 +318,7 @@ def process_chunk(chunk: UrlChunk) -> UrlChunkResult:
         base = pa.RecordBatch.from_arrays([urls], names=[chunk.column])
     else:
         base = chunk.batch
+        assert base is not None  # a chunk holds text or a record batch
         urls, read_errors = _url_strings(base.column(chunk.column))
     columns, errors = new_columns(chunk.command, urls, chunk.params)
     if errors.null_count == len(errors):
@@ -429,7 +364,7 @@ def _ordered(chunks: Iterator[UrlChunk], workers: int, mode: str) -> Iterator[Ur
 def run_batch(
     command: str,
     source: str,
-    sink: Callable[[Any], None],
+    sink: Callable[[pa.RecordBatch], None],
     *,
     column: str = "url",
     params: dict[str, Any] | None = None,
@@ -459,7 +394,7 @@ def iter_results(
     block: int = TEXT_BLOCK,
     rows: int = PARQUET_BATCH,
     stdin: IO[bytes] | None = None,
-) -> Iterator[Any]:
+) -> Iterator[pa.RecordBatch]:
     """The result batches of ``command`` over ``source`` in input order; ``report`` counts as they go."""
     if command not in NEW_COLUMNS:
         raise UsageError(f"no batch form for url {command}")
@@ -486,7 +421,7 @@ def iter_results(
         yield result.batch
 
 
-def empty_schema(command: str, column: str, skip_bad: bool) -> Any:
+def empty_schema(command: str, column: str, skip_bad: bool) -> pa.Schema:
     """The output schema of a run over empty text input (the header of an empty file)."""
     import pyarrow as pa
 

@@ -44,17 +44,22 @@ digit). Editing that file changes keys, which makes it a new canonicalisation ve
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import blake3
 
 from ccrawl import accel
 from ccrawl.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ccrawl.url.batch import UrlColumn
 
 __all__ = [
     "CANON_VERSION",
@@ -315,7 +320,9 @@ def url_key(canonical_url: str) -> str:
     return blake3.blake3(canonical_url.encode("utf-8")).digest()[:10].hex()
 
 
-def canonical_array_py(urls: Iterable[str | None] | Any, with_errors: bool = False) -> Any:
+def canonical_array_py(
+    urls: UrlColumn, with_errors: bool = False
+) -> pa.StringArray | tuple[pa.StringArray, pa.StringArray]:
     """:func:`canonicalize_py` over every row (twin of the compiled ``canonical_array``): a pyarrow
     string array in input order, null for a null or bad row; ``with_errors`` adds the messages."""
     from ccrawl.url.batch import map_rows
@@ -323,7 +330,7 @@ def canonical_array_py(urls: Iterable[str | None] | Any, with_errors: bool = Fal
     return map_rows(canonicalize_py, urls, with_errors)
 
 
-def url_key_array(canonical: Any) -> Any:
+def url_key_array(canonical: pa.StringArray) -> pa.StringArray:
     """:func:`url_key` of every row of a pyarrow string array of canonical URLs (null stays null)."""
     import pyarrow as pa
 

@@ -42,13 +42,19 @@ ones when ``ccrawl._native.domain`` is built, else the ``*_py`` twins; both give
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl import accel
 from ccrawl.errors import UsageError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ccrawl.jsontypes import JSONObject
+    from ccrawl.url.batch import UrlColumn
 
 __all__ = [
     "MAX_HOST_LEN",
@@ -85,9 +91,9 @@ MAX_LABEL_LEN = 63
 _IDEOGRAPHIC_DOTS = str.maketrans({"\u3002": ".", "\uff0e": ".", "\uff61": "."})
 
 
-def psl_info() -> dict[str, Any]:
+def psl_info() -> JSONObject:
     """The sidecar of the vendored list: source, version, commit, date, sha256, rule counts."""
-    info: dict[str, Any] = json.loads(PSL_SIDECAR.read_text())
+    info: JSONObject = json.loads(PSL_SIDECAR.read_text())
     return info
 
 
@@ -304,7 +310,9 @@ def shard_of_py(url_or_host: str, n: int) -> int:
     return fnv1a64_py(key.encode("utf-8")) % n
 
 
-def domain_columns_py(urls: Iterable[str | None] | Any, include_private: bool = True) -> tuple[Any, Any, Any]:
+def domain_columns_py(
+    urls: UrlColumn, include_private: bool = True
+) -> tuple[pa.StringArray, pa.StringArray, pa.StringArray]:
     """``(host, registered_domain, shard_key)`` pyarrow string arrays for every row (twin of the
     compiled ``domain_columns``): host null for no host, registered domain null when there is none,
     shard key ``""`` for no host; all three null for a null row."""
@@ -327,7 +335,7 @@ def domain_columns_py(urls: Iterable[str | None] | Any, include_private: bool = 
     return pa.array(hosts, pa.string()), pa.array(domains, pa.string()), pa.array(keys, pa.string())
 
 
-def shard_array_py(urls: Iterable[str | None] | Any, shards: int) -> Any:
+def shard_array_py(urls: UrlColumn, shards: int) -> pa.UInt32Array:
     """Shard of every row, a pyarrow uint32 array (no host: 0; null row: null); twin of ``shard_array``."""
     import pyarrow as pa
 

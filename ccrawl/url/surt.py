@@ -36,12 +36,17 @@ from __future__ import annotations
 import bisect
 import contextlib
 import re
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote_from_bytes, unquote_to_bytes
 
 from ccrawl import accel
 from ccrawl.errors import InputError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ccrawl.url.batch import UrlColumn
 
 __all__ = ["surt", "surt_array", "surt_array_py", "surt_py"]
 
@@ -414,7 +419,9 @@ def surt_py(url: str) -> str:
     return surt_bytes(raw).decode("utf-8")
 
 
-def surt_array_py(urls: Iterable[str | None] | Any, with_errors: bool = False) -> Any:
+def surt_array_py(
+    urls: UrlColumn, with_errors: bool = False
+) -> pa.StringArray | tuple[pa.StringArray, pa.StringArray]:
     """:func:`surt_py` over every row (pure-Python twin of the compiled ``surt_array``).
 
     ``urls`` is a sequence of str or a pyarrow string array; the result is a pyarrow string array in

@@ -34,7 +34,6 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 
@@ -172,7 +171,7 @@ class _BadRequest(Exception):
     pass
 
 
-def answer(index: CdxIndex, crawl: str, query: dict[str, Any]) -> tuple[int, str, str]:
+def answer(index: CdxIndex, crawl: str, query: dict[str, list[str]]) -> tuple[int, str, str]:
     """(status, content type, body) for one CDX API request; ``query`` maps names to value lists."""
 
     def one(name: str, default: str = "") -> str:

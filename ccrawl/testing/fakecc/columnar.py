@@ -30,9 +30,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from ccrawl.commoncrawl.columnar.schema import arrow_schema
+from ccrawl.jsontypes import Record
 from ccrawl.testing.fakecc.site import FakeSite
 
 TABLE_ROOT = "cc-index/table/cc-main/warc"
@@ -103,13 +103,13 @@ def _record_id(root: Path, filename: str, offset: int, length: int, cache: dict[
     return uuid.UUID(m.group(1).decode()).bytes
 
 
-def _host_parts(host: str) -> dict[str, Any]:
+def _host_parts(host: str) -> dict[str, str | None]:
     from ccrawl.url.domain import registered_domain_py
 
     labels = host.split(".")
     rev = labels[::-1]
     is_ip = bool(re.fullmatch(r"[0-9.]+", host))
-    out: dict[str, Any] = {
+    out: dict[str, str | None] = {
         "url_host_tld": rev[0],
         "url_host_2nd_last_part": rev[1] if len(rev) > 1 else None,
         "url_host_3rd_last_part": rev[2] if len(rev) > 2 else None,
@@ -126,7 +126,7 @@ def _host_parts(host: str) -> dict[str, Any]:
     return out
 
 
-def table_row(cap: dict[str, Any], record_id: bytes) -> dict[str, Any]:
+def table_row(cap: dict[str, str], record_id: bytes) -> Record:
     """One cc-index-table row for a CDX capture row (the JSON the fake's CDX API serves)."""
     from urllib.parse import urlsplit
 
@@ -134,7 +134,7 @@ def table_row(cap: dict[str, Any], record_id: bytes) -> dict[str, Any]:
     host = (parts.hostname or "").lower()
     filename = cap["filename"]
     segment = filename.split("/segments/", 1)[1].split("/", 1)[0]
-    row: dict[str, Any] = {
+    row: Record = {
         "url_surtkey": cap["urlkey"],
         "url": cap["url"],
         "url_host_name": host,
@@ -168,7 +168,7 @@ def subset_of(filename: str) -> str:
     raise ValueError(f"{filename}: not in a warc, crawldiagnostics or robotstxt directory")
 
 
-def write_parts(root: Path, crawl: str, subset: str, rows: Sequence[dict[str, Any]], layout: Layout) -> list[str]:
+def write_parts(root: Path, crawl: str, subset: str, rows: Sequence[Record], layout: Layout) -> list[str]:
     """Write ``rows`` as sorted, range-partitioned parts of one ``crawl=/subset=`` directory."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -203,7 +203,7 @@ def write_parts(root: Path, crawl: str, subset: str, rows: Sequence[dict[str, An
 def build_table(site: FakeSite, layout: Layout | None = None) -> dict[str, list[str]]:
     """Write the whole cc-index-table of ``site``; returns the part paths per crawl."""
     root = Path(site.root)
-    by_partition: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    by_partition: dict[tuple[str, str], list[Record]] = defaultdict(list)
     files: dict[str, bytes] = {}
     for cap in site.captures:
         crawl = cap["filename"].split("/")[1]

@@ -37,7 +37,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Required, TypedDict, Unpack
 
 if TYPE_CHECKING:
     from aiohttp import web
@@ -60,15 +60,38 @@ class NewsSpec:
         return f"{self.months}/{self.files}/{self.captures}/{self.seed}"
 
 
+class ResponseTruth(TypedDict, total=False):
+    """What a response record's truth row adds: its HTTP status, type, body size, digest and redirect."""
+
+    status: int
+    mime: str
+    body_length: int
+    digest: str | None
+    redirect: str | None
+    whole: bool  # False for the cut last record of a file
+
+
+class NewsTruth(ResponseTruth):
+    """One record of ``news-truth.jsonl``: where it is, what it is; ``whole`` False for the cut last one."""
+
+    filename: Required[str]
+    offset: Required[int]
+    length: Required[int]
+    type: Required[str]
+    record_id: Required[str]
+    url: Required[str | None]
+
+
+
 @dataclass(slots=True)
 class NewsSite:
     """What was built: the month paths and every record (dicts as in ``news-truth.jsonl``)."""
 
     root: Path
     months: dict[str, list[str]] = field(default_factory=dict)
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[NewsTruth] = field(default_factory=list)
 
-    def responses(self, month: str | None = None) -> list[dict[str, Any]]:
+    def responses(self, month: str | None = None) -> list[NewsTruth]:
         return [r for r in self.records if r["type"] == "response" and r.get("whole", True)
                 and (month is None or r["filename"].startswith(f"{PREFIX}/{month}/"))]
 
@@ -153,7 +176,7 @@ class _Writer:
         self.rng = rng
         self.parts: list[bytes] = []
         self.size = 0
-        self.truth: list[dict[str, Any]] = []
+        self.truth: list[NewsTruth] = []
         info = b"software: StormCrawler (fake)\r\nformat: WARC File Format 1.0\r\nisPartOf: CC-NEWS\r\n"
         self.add("warcinfo", None, created, info, [("Content-Type", "application/warc-fields"),
                                                    ("WARC-Filename", path.rsplit("/", 1)[1])])
@@ -162,15 +185,15 @@ class _Writer:
         return f"<urn:uuid:{uuid.UUID(int=self.rng.getrandbits(128), version=4)}>"
 
     def add(self, wtype: str, url: str | None, when: dt.datetime, block: bytes,
-            extra: list[tuple[str, str]], **truth: Any) -> dict[str, Any]:
+            extra: list[tuple[str, str]], **truth: Unpack[ResponseTruth]) -> NewsTruth:
         rid = self._id()
         headers = [("WARC-Type", wtype), ("WARC-Date", when.strftime("%Y-%m-%dT%H:%M:%SZ")), ("WARC-Record-ID", rid)]
         if url is not None:
             headers.append(("WARC-Target-URI", url))
         headers += extra
         data = _member(headers, block)
-        row = {"filename": self.path, "offset": self.size, "length": len(data), "type": wtype, "record_id": rid,
-               "url": url, **truth}
+        row: NewsTruth = {"filename": self.path, "offset": self.size, "length": len(data), "type": wtype,
+                          "record_id": rid, "url": url, **truth}
         self.parts.append(data)
         self.size += len(data)
         self.truth.append(row)
@@ -308,7 +331,8 @@ def no_corpus_response(key: str) -> web.Response:
     return web.Response(status=424, reason=reason, text=xml, content_type="application/xml")
 
 
-def add_news_routes(app: Any, root: Path, serve_file: Callable[[Any], Awaitable[Any]]) -> None:
+def add_news_routes(app: web.Application, root: Path,
+                    serve_file: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> None:
     """Serve CC-NEWS under ``/crawl-data/CC-NEWS/``, building it on the first request."""
     import asyncio
 

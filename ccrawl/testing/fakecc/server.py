@@ -17,7 +17,6 @@ import asyncio
 import threading
 from pathlib import Path
 from types import TracebackType
-from typing import Any
 
 from aiohttp import web
 
@@ -50,9 +49,9 @@ class FakeCCServer:
     def url(self) -> str:
         return f"http://{self.host}:{self.port}"
 
-    def client_options(self, **extra: Any) -> dict[str, Any]:
+    def client_options(self, **extra: object) -> dict[str, object]:
         """Keyword arguments that point a :class:`~ccrawl.net.client.CCClient` at this server."""
-        options: dict[str, Any] = {
+        options: dict[str, object] = {
             "collinfo_endpoint": f"{self.url}/collinfo.json",
             "data_endpoint": self.url,
             "cdx_endpoint": self.url,

@@ -30,7 +30,6 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 #: The manifest kinds Common Crawl publishes per crawl, by the name ``paths``/``download`` take.
 KINDS = ("warc", "wat", "wet", "robotstxt", "non200responses", "segment", "cc-index", "cc-index-table")
@@ -69,9 +68,9 @@ class FakeSite:
 
     root: Path
     crawls: list[str]
-    captures: list[dict[str, Any]] = field(default_factory=list)
+    captures: list[dict[str, str]] = field(default_factory=list)
 
-    def captures_of(self, crawl: str) -> list[dict[str, Any]]:
+    def captures_of(self, crawl: str) -> list[dict[str, str]]:
         return [c for c in self.captures if c["filename"].startswith(f"crawl-data/{crawl}/")]
 
 
@@ -215,7 +214,7 @@ _REASONS = {200: "OK", 301: "Moved Permanently", 404: "Not Found"}
 
 
 def _write_capture_file(
-    wf: _WarcFile, caps: Iterable[_Capture], crawl: str, indexed: bool, out: list[dict[str, Any]]
+    wf: _WarcFile, caps: Iterable[_Capture], crawl: str, indexed: bool, out: list[dict[str, str]]
 ) -> None:
     for cap in sorted(caps, key=lambda c: c.when):
         agent = "CCBot/2.0 (https://commoncrawl.org/faq/)"
@@ -257,7 +256,7 @@ def _write_capture_file(
         wf.write("metadata", cap.url, meta, "application/warc-fields", cap.when)
         if not indexed:
             continue
-        row: dict[str, Any] = {
+        row: dict[str, str] = {
             "urlkey": _surt(cap.url),
             "timestamp": cap.when.strftime("%Y%m%d%H%M%S"),
             "url": cap.url,
@@ -309,7 +308,7 @@ def _gz_lines(lines: Iterable[str]) -> bytes:
     return gzip.compress("".join(f"{line}\n" for line in lines).encode(), mtime=0)
 
 
-def _cdx_index(root: Path, crawl: str, rows: list[dict[str, Any]]) -> list[str]:
+def _cdx_index(root: Path, crawl: str, rows: list[dict[str, str]]) -> list[str]:
     """A ZipNum CDX shard (gzip member per 50 lines) with its cluster.idx, as Common Crawl publishes."""
     base = f"cc-index/collections/{crawl}/indexes"
     lines = sorted(f"{r['urlkey']} {r['timestamp']} {json.dumps(_cdx_json(r))}" for r in rows)
@@ -326,11 +325,11 @@ def _cdx_index(root: Path, crawl: str, rows: list[dict[str, Any]]) -> list[str]:
     return [f"{base}/cdx-00000.gz", f"{base}/cluster.idx"]
 
 
-def _cdx_json(row: dict[str, Any]) -> dict[str, Any]:
+def _cdx_json(row: dict[str, str]) -> dict[str, str]:
     return {k: v for k, v in row.items() if k not in ("urlkey", "timestamp")}
 
 
-def _columnar(root: Path, crawl: str, rows: list[dict[str, Any]]) -> str:
+def _columnar(root: Path, crawl: str, rows: list[dict[str, str]]) -> str:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -375,7 +374,7 @@ def build_site(root: Path | str, spec: SiteSpec | None = None) -> FakeSite:
         rng = random.Random(f"{spec.seed}:{crawl}")
         n_records, n_files = (spec.records, spec.files) if index == 0 else (spec.older_records, spec.older_files)
         manifests: dict[str, list[str]] = {k: [] for k in KINDS}
-        rows: list[dict[str, Any]] = []
+        rows: list[dict[str, str]] = []
         stamp = f"{start:%Y%m%d%H%M%S}"
         segment = f"crawl-data/{crawl}/segments/{int(start.timestamp() * 1000)}.{index}"
         manifests["segment"].append(f"{segment}/")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -13,6 +12,7 @@ from aiohttp import web
 from ccrawl.errors import NothingMatched
 from ccrawl.hub.localhub import LocalRepo
 from ccrawl.hub.repo import HubFile
+from ccrawl.jsontypes import JSONObject
 from ccrawl.testing.fakehub.faults import Faults
 
 LFS_SUFFIXES = (".parquet", ".arrow", ".bin", ".gz", ".zst", ".warc", ".safetensors", ".zip", ".tar")
@@ -39,7 +39,7 @@ def git_blob_oid(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\x00" % len(data) + data).hexdigest()
 
 
-def _error(status: int, message: str, code: str | None = None) -> web.Response:
+def error_response(status: int, message: str, code: str | None = None) -> web.Response:
     headers = {"X-Error-Message": message}
     if code:
         headers["X-Error-Code"] = code
@@ -53,7 +53,7 @@ def _kind(request: web.Request) -> str:
     return KINDS[kind]
 
 
-def _repo(request: web.Request) -> LocalRepo:
+def repo_of(request: web.Request) -> LocalRepo:
     repo_id = f"{request.match_info['owner']}/{request.match_info['name']}"
     # Old snapshots stay longer than on a local hub: a client resolves "main" to a commit and then
     # downloads by that commit, and a busy fleet can commit several times in between.
@@ -65,25 +65,25 @@ def _token(request: web.Request) -> str | None:
     return auth[7:].strip() or None if auth.startswith("Bearer ") else None
 
 
-def _check_write(request: web.Request) -> web.Response | None:
+def check_write(request: web.Request) -> web.Response | None:
     token = _token(request)
     tokens = request.app[TOKENS_KEY]
     if token is None:
-        return _error(401, "Invalid credentials in Authorization header")
+        return error_response(401, "Invalid credentials in Authorization header")
     if tokens and token not in tokens:
-        return _error(403, "You don't have the rights to write to this repo")
+        return error_response(403, "You don't have the rights to write to this repo")
     return None
 
 
-def _check_read(request: web.Request, repo: LocalRepo) -> web.Response | None:
+def check_read(request: web.Request, repo: LocalRepo) -> web.Response | None:
     if not repo.exists_repo():
-        return _error(404, f"Repository {repo.repo_id} not found", "RepoNotFound")
+        return error_response(404, f"Repository {repo.repo_id} not found", "RepoNotFound")
     if repo.is_private() and _token(request) is None:
-        return _error(401, f"Repository {repo.repo_id} not found", "RepoNotFound")
+        return error_response(401, f"Repository {repo.repo_id} not found", "RepoNotFound")
     return None
 
 
-async def _stall(request: web.Request, endpoint: str) -> None:
+async def stall(request: web.Request, endpoint: str) -> None:
     faults = request.app[FAULTS_KEY]
     faults.count(endpoint)
     delay = faults.stall_for(endpoint)
@@ -91,17 +91,17 @@ async def _stall(request: web.Request, endpoint: str) -> None:
         await asyncio.sleep(delay)
 
 
-def _revision(request: web.Request, repo: LocalRepo) -> str | web.Response:
+def revision_of(request: web.Request, repo: LocalRepo) -> str | web.Response:
     rev = unquote(request.match_info.get("rev", "main"))
     try:
         return repo.resolve(rev)
     except NothingMatched:
-        return _error(404, f"Invalid rev id: {rev}", "RevisionNotFound")
+        return error_response(404, f"Invalid rev id: {rev}", "RevisionNotFound")
 
 
-def _entry(request: web.Request, repo: LocalRepo, commit: str, f: HubFile, sha256: str) -> dict[str, Any]:
+def file_entry(request: web.Request, repo: LocalRepo, commit: str, f: HubFile, sha256: str) -> JSONObject:
     """A tree / paths-info entry for one file, with the oids huggingface_hub expects."""
-    entry: dict[str, Any] = {"type": "file", "path": f.path, "size": f.size}
+    entry: JSONObject = {"type": "file", "path": f.path, "size": f.size}
     if is_lfs(f.path, f.size):
         entry["oid"] = git_blob_oid(lfs_pointer(sha256, f.size))
         entry["lfs"] = {"oid": sha256, "size": f.size, "pointerSize": len(lfs_pointer(sha256, f.size))}
@@ -113,5 +113,5 @@ def _entry(request: web.Request, repo: LocalRepo, commit: str, f: HubFile, sha25
     return entry
 
 
-def _folder(path: str, commit: str) -> dict[str, Any]:
+def folder_entry(path: str, commit: str) -> JSONObject:
     return {"type": "directory", "path": path, "oid": hashlib.sha1(f"{commit}:{path}".encode()).hexdigest()}

@@ -17,7 +17,8 @@ import random
 import threading
 import time
 from collections import Counter, deque
-from typing import Any
+
+from ccrawl.jsontypes import JSONObject
 
 #: Endpoint names used in ``stalls`` and in the counters.
 ENDPOINTS = (
@@ -115,7 +116,7 @@ class Faults:
                 return True
         return False
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> JSONObject:
         """Counters and what is still queued, as JSON-able data."""
         with self._lock:
             return {

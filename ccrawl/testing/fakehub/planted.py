@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl.hub.repo import Add, DatasetRepo
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def _bytes(repo: DatasetRepo, path: str) -> bytes:
@@ -30,7 +33,7 @@ def _bytes(repo: DatasetRepo, path: str) -> bytes:
     return repo.read_range(path, 0, size)
 
 
-def _parquet(table: Any) -> bytes:
+def _parquet(table: pa.Table) -> bytes:
     import pyarrow.parquet as pq
 
     out = io.BytesIO()
@@ -50,7 +53,7 @@ def wrong_schema(repo: DatasetRepo, path: str) -> None:
     repo.commit([Add(path, _parquet(table))], message=f"plant: wrong schema at {path}")
 
 
-def empty(repo: DatasetRepo, path: str, schema: Any) -> None:
+def empty(repo: DatasetRepo, path: str, schema: pa.Schema) -> None:
     repo.commit([Add(path, _parquet(schema.empty_table()))], message=f"plant: zero-row shard at {path}")
 
 

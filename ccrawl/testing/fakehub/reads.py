@@ -3,32 +3,32 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
 
 from ccrawl.hub.repo import HubFile
+from ccrawl.jsontypes import JSONObject
 from ccrawl.testing.fakehub.base import (
     FAULTS_KEY,
     PAGE_KEY,
-    _check_read,
-    _entry,
-    _error,
-    _folder,
-    _repo,
-    _revision,
-    _stall,
+    check_read,
+    error_response,
+    file_entry,
+    folder_entry,
     is_lfs,
+    repo_of,
+    revision_of,
+    stall,
 )
 
 
 async def repo_info(request: web.Request) -> web.Response:
-    await _stall(request, "info")
-    repo = _repo(request)
-    if (denied := _check_read(request, repo)) is not None:
+    await stall(request, "info")
+    repo = repo_of(request)
+    if (denied := check_read(request, repo)) is not None:
         return denied
-    commit = _revision(request, repo)
+    commit = revision_of(request, repo)
     if isinstance(commit, web.Response):
         return commit
     record = repo.commit_record(commit)
@@ -64,11 +64,11 @@ def _truthy(value: str | None) -> bool:
 
 
 async def tree(request: web.Request) -> web.Response:
-    await _stall(request, "tree")
-    repo = _repo(request)
-    if (denied := _check_read(request, repo)) is not None:
+    await stall(request, "tree")
+    repo = repo_of(request)
+    if (denied := check_read(request, repo)) is not None:
         return denied
-    commit_id = _revision(request, repo)
+    commit_id = revision_of(request, repo)
     if isinstance(commit_id, web.Response):
         return commit_id
     base = unquote(request.match_info.get("path", "")).strip("/")
@@ -76,17 +76,17 @@ async def tree(request: web.Request) -> web.Response:
     manifest = repo.manifest(commit_id)
     under = {p: m for p, m in manifest.items() if not base or p.startswith(base + "/")}
     if base and not under:
-        return _error(404, f"{base} does not exist", "EntryNotFound")
-    entries: dict[str, dict[str, Any]] = {}
+        return error_response(404, f"{base} does not exist", "EntryNotFound")
+    entries: dict[str, JSONObject] = {}
     for path, meta in sorted(under.items()):
         rel = path[len(base) + 1 :] if base else path
         parts = rel.split("/")
         depth = len(parts) if recursive else 1
         for i in range(1, min(depth, len(parts) - 1) + 1):
             folder = "/".join(([base] if base else []) + parts[:i])
-            entries.setdefault(folder, _folder(folder, commit_id))
+            entries.setdefault(folder, folder_entry(folder, commit_id))
         if recursive or len(parts) == 1:
-            entries[path] = _entry(request, repo, commit_id, HubFile(path, meta.size), meta.sha256)
+            entries[path] = file_entry(request, repo, commit_id, HubFile(path, meta.size), meta.sha256)
     ordered = [entries[k] for k in sorted(entries)]
     page_size = request.app[PAGE_KEY]
     cursor = int(request.query.get("cursor", "0") or 0)
@@ -99,11 +99,11 @@ async def tree(request: web.Request) -> web.Response:
 
 
 async def paths_info(request: web.Request) -> web.Response:
-    await _stall(request, "paths-info")
-    repo = _repo(request)
-    if (denied := _check_read(request, repo)) is not None:
+    await stall(request, "paths-info")
+    repo = repo_of(request)
+    if (denied := check_read(request, repo)) is not None:
         return denied
-    commit_id = _revision(request, repo)
+    commit_id = revision_of(request, repo)
     if isinstance(commit_id, web.Response):
         return commit_id
     form = await request.post()
@@ -114,9 +114,9 @@ async def paths_info(request: web.Request) -> web.Response:
     out = []
     for p in paths:
         if p in manifest:
-            out.append(_entry(request, repo, commit_id, HubFile(p, manifest[p].size), manifest[p].sha256))
+            out.append(file_entry(request, repo, commit_id, HubFile(p, manifest[p].size), manifest[p].sha256))
         elif any(f.startswith(p + "/") for f in manifest):
-            out.append(_folder(p, commit_id))
+            out.append(folder_entry(p, commit_id))
     return web.json_response(out)
 
 
@@ -127,20 +127,20 @@ _RANGE = re.compile(r"bytes=(\d*)-(\d*)$")
 
 
 async def resolve(request: web.Request) -> web.StreamResponse:
-    await _stall(request, "resolve")
-    repo = _repo(request)
-    if (denied := _check_read(request, repo)) is not None:
+    await stall(request, "resolve")
+    repo = repo_of(request)
+    if (denied := check_read(request, repo)) is not None:
         return denied
-    commit_id = _revision(request, repo)
+    commit_id = revision_of(request, repo)
     if isinstance(commit_id, web.Response):
         return commit_id
     path = unquote(request.match_info["path"]).strip("/")
     manifest = repo.manifest(commit_id)
     if path not in manifest:
-        return _error(404, f"Entry not found: {path}", "EntryNotFound")
+        return error_response(404, f"Entry not found: {path}", "EntryNotFound")
     meta = manifest[path]
     local = repo.local_path(path, commit_id)
-    etag = meta.sha256 if is_lfs(path, meta.size) else _entry(request, repo, commit_id, HubFile(path, meta.size),
+    etag = meta.sha256 if is_lfs(path, meta.size) else file_entry(request, repo, commit_id, HubFile(path, meta.size),
                                                              meta.sha256)["oid"]
     headers = {
         "X-Repo-Commit": commit_id,
@@ -153,7 +153,7 @@ async def resolve(request: web.Request) -> web.StreamResponse:
     if (rng := request.headers.get("Range")) is not None:
         m = _RANGE.match(rng.strip())
         if not m or (not m.group(1) and not m.group(2)):
-            return _error(416, f"bad range {rng}")
+            return error_response(416, f"bad range {rng}")
         if m.group(1):
             start = int(m.group(1))
             end = min(int(m.group(2)), meta.size - 1) if m.group(2) else meta.size - 1

@@ -9,7 +9,6 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
 
 import yaml
 from aiohttp import web
@@ -17,32 +16,33 @@ from aiohttp import web
 from ccrawl.errors import CcrawlError
 from ccrawl.hub.localhub import LocalRepo
 from ccrawl.hub.repo import Add, CommitConflict
+from ccrawl.jsontypes import JSONObject
 from ccrawl.testing.fakehub.base import (
     FAULTS_KEY,
     KINDS,
     ROOT_KEY,
-    _check_read,
-    _check_write,
-    _error,
-    _repo,
-    _stall,
+    check_read,
+    check_write,
+    error_response,
     git_blob_oid,
     is_lfs,
+    repo_of,
+    stall,
 )
 
 # -- repo endpoints --------------------------------------------------------------------------------
 
 
 async def create_repo(request: web.Request) -> web.Response:
-    await _stall(request, "create")
-    if (denied := _check_write(request)) is not None:
+    await stall(request, "create")
+    if (denied := check_write(request)) is not None:
         return denied
     body = await request.json()
     kind = body.get("type") or "model"
     owner = body.get("organization") or "user"
     name = body["name"]
     if f"{kind}s" not in KINDS:
-        return _error(400, f"repo type {kind} is not served by the fake Hub")
+        return error_response(400, f"repo type {kind} is not served by the fake Hub")
     repo = LocalRepo(request.app[ROOT_KEY], f"{owner}/{name}", repo_type=kind, keep_snapshots=64)
     prefix = "" if kind == "model" else f"{kind}s/"
     url = f"{request.url.origin()}/{prefix}{owner}/{name}"
@@ -54,7 +54,7 @@ async def create_repo(request: web.Request) -> web.Response:
 
 
 async def validate_yaml(request: web.Request) -> web.Response:
-    await _stall(request, "validate")
+    await stall(request, "validate")
     body = await request.json()
     content = str(body.get("content", ""))
     match = re.match(r"\A---\n(.*?)\n---\n", content, re.S)
@@ -69,11 +69,11 @@ async def validate_yaml(request: web.Request) -> web.Response:
 
 
 async def preupload(request: web.Request) -> web.Response:
-    await _stall(request, "preupload")
-    if (denied := _check_write(request)) is not None:
+    await stall(request, "preupload")
+    if (denied := check_write(request)) is not None:
         return denied
-    repo = _repo(request)
-    if (denied := _check_read(request, repo)) is not None:
+    repo = repo_of(request)
+    if (denied := check_read(request, repo)) is not None:
         return denied
     body = await request.json()
     manifest = repo.manifest()
@@ -99,15 +99,15 @@ def _lfs_dir(request: web.Request) -> Path:
 
 
 async def lfs_batch(request: web.Request) -> web.Response:
-    await _stall(request, "lfs-batch")
-    if (denied := _check_write(request)) is not None:
+    await stall(request, "lfs-batch")
+    if (denied := check_write(request)) is not None:
         return denied
     body = await request.json()
     store = _lfs_dir(request)
     objects = []
     for obj in body.get("objects", []):
         oid, size = str(obj["oid"]), int(obj["size"])
-        entry: dict[str, Any] = {"oid": oid, "size": size, "authenticated": True}
+        entry: JSONObject = {"oid": oid, "size": size, "authenticated": True}
         stored = store / oid
         if not (stored.is_file() and stored.stat().st_size == size):
             entry["actions"] = {"upload": {"href": f"{request.url.origin()}/__lfs/{oid}", "header": {}}}
@@ -119,10 +119,10 @@ async def lfs_batch(request: web.Request) -> web.Response:
 
 
 async def lfs_put(request: web.Request) -> web.Response:
-    await _stall(request, "lfs-put")
+    await stall(request, "lfs-put")
     oid = request.match_info["oid"]
     if not re.fullmatch(r"[0-9a-f]{64}", oid):
-        return _error(400, "bad oid")
+        return error_response(400, "bad oid")
     store = _lfs_dir(request)
     tmp = store / f".{oid}.{os.getpid()}.{id(request)}.part"
     h = hashlib.sha256()
@@ -132,7 +132,7 @@ async def lfs_put(request: web.Request) -> web.Response:
             out.write(block)
     if h.hexdigest() != oid:
         tmp.unlink()
-        return _error(400, f"uploaded content does not match oid {oid}")
+        return error_response(400, f"uploaded content does not match oid {oid}")
     os.replace(tmp, store / oid)
     return web.Response(status=200)
 
@@ -141,19 +141,19 @@ async def lfs_put(request: web.Request) -> web.Response:
 
 
 async def commit(request: web.Request) -> web.Response:
-    await _stall(request, "commit")
-    if (denied := _check_write(request)) is not None:
+    await stall(request, "commit")
+    if (denied := check_write(request)) is not None:
         return denied
-    repo = _repo(request)
-    if (denied := _check_read(request, repo)) is not None:
+    repo = repo_of(request)
+    if (denied := check_read(request, repo)) is not None:
         return denied
     fault = request.app[FAULTS_KEY].commit_fault()
     if fault == 412:
-        return _error(412, "A commit has happened since. Please refresh and try again.")
+        return error_response(412, "A commit has happened since. Please refresh and try again.")
     if fault is not None:
-        return _error(fault, "injected fault", None)
+        return error_response(fault, "injected fault", None)
     lines = [json.loads(line) for line in (await request.read()).splitlines() if line.strip()]
-    header: dict[str, Any] = {}
+    header: JSONObject = {}
     adds: list[Add] = []
     deletes: list[str] = []
     store = _lfs_dir(request)
@@ -166,22 +166,23 @@ async def commit(request: web.Request) -> web.Response:
         elif key == "lfsFile":
             blob = store / value["oid"]
             if not blob.is_file():
-                return _error(422, f"LFS object {value['oid']} for {value['path']} was never uploaded")
+                return error_response(422, f"LFS object {value['oid']} for {value['path']} was never uploaded")
             adds.append(Add(value["path"], blob))
         elif key in ("deletedFile", "deletedFolder"):
             deletes.append(value["path"].rstrip("/"))
         else:
-            return _error(400, f"unknown commit operation {key!r}")
-    summary = header.get("summary") or "commit"
+            return error_response(400, f"unknown commit operation {key!r}")
+    summary = str(header.get("summary") or "commit")
+    parent = header.get("parentCommit")
     try:
         oid = await asyncio.to_thread(
-            repo.commit, adds, deletes, message=summary, parent=header.get("parentCommit")
+            repo.commit, adds, deletes, message=summary, parent=parent if isinstance(parent, str) else None
         )
     except CommitConflict:
         request.app[FAULTS_KEY].count("commit-conflict")  # a real race between writers, not injected
-        return _error(412, "A commit has happened since. Please refresh and try again.")
+        return error_response(412, "A commit has happened since. Please refresh and try again.")
     except CcrawlError as exc:
-        return _error(400, str(exc))
+        return error_response(400, str(exc))
     prefix = "" if repo.repo_type == "model" else f"{repo.repo_type}s/"
     return web.json_response(
         {

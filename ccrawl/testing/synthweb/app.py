@@ -7,12 +7,12 @@ import collections
 import socket
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from aiohttp import web
 
+from ccrawl.jsontypes import Record
 from ccrawl.testing.synthweb.dnsserver import DnsServer
 from ccrawl.testing.synthweb.faults import FaultEndpoints, request_host
 from ccrawl.testing.synthweb.pages import (
@@ -164,7 +164,7 @@ class SynthWeb(FaultEndpoints):
         kinds["tls-plain-port"] = [f"https://{h}:{self.port}/p/0"]
         return kinds
 
-    def info(self) -> dict[str, Any]:
+    def info(self) -> Record:
         return {
             "port": self.port,
             "tls_port": self.tls_port,
@@ -191,7 +191,8 @@ class SynthWeb(FaultEndpoints):
         return app
 
     @web.middleware
-    async def _record(self, request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
+    async def _record(self, request: web.Request,
+                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         host = (request.host or "").split(":")[0].lower()
         keep = ("If-None-Match", "If-Modified-Since", "Accept-Encoding", "User-Agent")
         seen = {k: request.headers[k] for k in keep if k in request.headers}
