@@ -128,36 +128,6 @@ def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any] | RecordBatc
                 click.echo("explain: sql: " + " ".join(explain.sql.split()), err=True)
 
 
-class _NoNumpy:
-    """A finder that answers ``import numpy`` with ImportError (see :func:`import_pyarrow_without_numpy`)."""
-
-    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
-        if name == "numpy" or name.startswith("numpy."):
-            raise ImportError("not while pyarrow imports for the native columnar engine")
-        return None
-
-
-def import_pyarrow_without_numpy() -> None:
-    """Import pyarrow with numpy refused, in a process that has imported neither.
-
-    ``import pyarrow`` imports numpy when it can (0.1-0.5 s here, most of pyarrow's import), only for
-    conversions to and from numpy arrays; the native engine and the renderers make none, and pyarrow
-    without numpy is a supported install. The refusal lasts for the import alone: a later ``import
-    numpy`` works (pyarrow's numpy conversions stay off in this process).
-    """
-    import sys
-
-    if "pyarrow" in sys.modules or "numpy" in sys.modules:
-        return
-    finder = _NoNumpy()
-    sys.meta_path.insert(0, finder)
-    try:
-        import pyarrow
-        import pyarrow._compute  # noqa: F401  (the engine's kernels: ccrawl.commoncrawl.columnar.kernels)
-    finally:
-        sys.meta_path.remove(finder)
-
-
 @click.group("columnar", help="Query the columnar Parquet index (aliases: table, athena).")
 def columnar() -> None:
     pass
@@ -177,7 +147,9 @@ def _query_command(kind: str, help_text: str) -> click.Command:
             print_sql(run, kind, params)
             return
         if choose_engine(engine) == "native" and not run.flags.get("db"):
-            import_pyarrow_without_numpy()
+            from ccrawl.leanarrow import import_pyarrow_lean
+
+            import_pyarrow_lean("pyarrow._compute")  # the engine's kernels: commoncrawl.columnar.kernels
         op = ops.get(f"columnar.{kind}")
         explain = Explain()
         records = op(**common(run, params), engine=engine, limit=run.output.limit or None, explain=explain,

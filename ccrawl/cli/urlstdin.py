@@ -150,7 +150,7 @@ def stdin_batches(
     ``on_bad_line`` hears of each line that is not a value, ``on_failed`` of each URL the operation cannot
     handle (with its reason), ``on_rows`` of each batch's row count, all before the batch is yielded.
     """
-    from ccrawl.url.leanarrow import import_pyarrow_lean
+    from ccrawl.leanarrow import import_pyarrow_lean
 
     import_pyarrow_lean()  # before the workers: this command never uses numpy (~0.1 CPU-s of its start)
     command = COMMANDS[op_name]

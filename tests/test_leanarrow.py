@@ -70,7 +70,7 @@ def test_url_over_stdin_needs_no_numpy_and_writes_the_same(args: list[str], tmp_
 
 
 def test_numpy_still_imports_after_the_lean_import() -> None:
-    code = ("import sys; from ccrawl.url.leanarrow import import_pyarrow_lean; import_pyarrow_lean(); "
+    code = ("import sys; from ccrawl.leanarrow import import_pyarrow_lean; import_pyarrow_lean(); "
             "assert 'pyarrow' in sys.modules and 'numpy' not in sys.modules; import pyarrow as pa; "
             "assert pa.array(['a', None]).to_pylist() == ['a', None]; import numpy; print(numpy.arange(3).sum())")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -1,4 +1,5 @@
-"""pyarrow imported without numpy and cloudpickle, for a process that needs neither (``url`` over stdin).
+"""pyarrow imported without numpy and cloudpickle, for a process that needs neither (``url`` over stdin,
+``columnar`` on the native engine).
 
 pyarrow imports numpy when it is installed (to convert to and from numpy arrays) and cloudpickle
 (to pickle extension types), and cloudpickle imports typing_extensions: together more than half
@@ -25,14 +26,19 @@ class _Hide:
         return None
 
 
-def import_pyarrow_lean() -> None:
-    """Import pyarrow with numpy and cloudpickle hidden (see the module docstring); call before any
-    thread that imports pyarrow starts."""
+def import_pyarrow_lean(*also: str) -> None:
+    """Import pyarrow (and the pyarrow modules named in ``also``) with numpy and cloudpickle hidden
+    (see the module docstring); call before any thread that imports pyarrow starts."""
     if "pyarrow" in sys.modules or "numpy" in sys.modules:
         return
     finder = _Hide()
     sys.meta_path.insert(0, finder)
     try:
+        import importlib
+
         import pyarrow  # noqa: F401
+
+        for name in also:
+            importlib.import_module(name)
     finally:
         sys.meta_path.remove(finder)
