@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 from ccrawl.testing.fakehub import FakeHub
@@ -37,16 +37,33 @@ def test_watch_waits_for_the_captures_folder_then_publishes_what_lands_there(tmp
     with FakeHub(tmp_path / "hub") as hub:
         proc = subprocess.Popen(_cmd(cap, "--watch", "0.2", "--state", str(state)), env=_env(hub),
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        lines: list[str] = []
+        said_waiting = threading.Event()
+
+        def read_stderr() -> None:
+            assert proc.stderr is not None
+            for line in proc.stderr:
+                lines.append(line)
+                if "waiting" in line and str(cap) in line:
+                    said_waiting.set()
+
+        reader = threading.Thread(target=read_stderr, daemon=True)
+        reader.start()
         try:
-            time.sleep(1.5)
-            assert proc.poll() is None, proc.communicate()  # still waiting, not exit 2
+            # the folder is made only once the publisher has said it waits (however slowly it started)
+            assert said_waiting.wait(120), "".join(lines)
+            assert proc.poll() is None, "".join(lines)  # still waiting, not exit 2
             write_shard(cap, "part-00000", capture_rows(0, 10))
             write_state(state, row=10, done=True, fetched=10)  # the crawl is done: the publisher stops by itself
-            out, err = proc.communicate(timeout=60)
+            proc.wait(timeout=60)
+            reader.join(10)
+            assert proc.stdout is not None
+            out = proc.stdout.read()  # the process has ended: its stdout is at its end
         finally:
             if proc.poll() is None:
                 proc.kill()
                 proc.communicate()
+        err = "".join(lines)
         assert proc.returncode == 0, err
         waiting = [line for line in err.splitlines() if "waiting" in line and str(cap) in line]
         assert len(waiting) == 1, err  # said once, not once per poll
