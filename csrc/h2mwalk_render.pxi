@@ -407,6 +407,8 @@ cdef class Renderer:
         kind = _verdict(node, not info.flags & F_CONTAINER)
         if kind == _KEEP_KIND:
             return False
+        if kind == _CAPTION_KIND:  # short, or it is no caption (see boilerplate.CAPTION_MAX_CHARS)
+            return self._small(node) and len(_deep_text(node, "", 0)) < _CAPTION_MAX_CHARS
         return kind == _HIDDEN_KIND or self._small(node)
 
     cdef bint _small(self, lxb_dom_node_t *node) except -1:

@@ -44,7 +44,7 @@ from ccrawl.extract.blocks import (
     only_titles_left,
     table_rows,
 )
-from ccrawl.extract.boilerplate import BOILERPLATE_TAGS, HIDDEN, KEEP, verdict
+from ccrawl.extract.boilerplate import BOILERPLATE_TAGS, CAPTION, CAPTION_MAX_CHARS, HIDDEN, KEEP, verdict
 from ccrawl.extract.escape import (
     code_fence,
     code_span,
@@ -467,6 +467,8 @@ class Renderer:
         kind = verdict(attrs, tag not in _CONTAINERS)
         if kind == KEEP:
             return False
+        if kind == CAPTION:  # short, or it is no caption (a story inside an unclosed caption span)
+            return self._small(node) and len(node.text(deep=True)) < CAPTION_MAX_CHARS
         return kind == HIDDEN or self._small(node)
 
     def _small(self, node: Node) -> bool:
