@@ -39,7 +39,8 @@ from ccrawl.extract.urls import Resolver
 #: (issue 21): teaser cards, headings and short label lines at the document's edges pruned.
 #: 4: with links="text" images are dropped too (they were their alt words alone, which the text lacks).
 #: 5: a post wrapper whose classes name its author is no longer a byline. 6 (issue 40): escaped
-#: markup in <noscript> parsed, containers named as furniture not chosen, long "captions" kept.
+#: markup in <noscript> parsed, containers named as furniture not chosen, long "captions" kept,
+#: a forum thread's posts kept together, long link lists dropped.
 ENGINE_VERSION = "6"
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.

@@ -145,6 +145,9 @@ _PRECHECK_TAGS = frozenset({"ul", "ol", "nav", "menu"})
 _TEASER_AFTER = 1000
 _TEASER_TEXT = 500
 _PRUNED_TAGS = frozenset({"footer", "figcaption"})
+# A block of this many links or more that is mostly link text is a link list at any length.
+_LINK_LIST_LINKS = 10
+_LINK_LIST_DENSITY = 0.8
 
 
 class _Ctx:
@@ -565,6 +568,9 @@ class Renderer:
             return False
         density = link_chars / chars
         if links >= 3 and density > 0.6 and chars - link_chars < 400:
+            return True
+        if links >= _LINK_LIST_LINKS and density > _LINK_LIST_DENSITY:
+            # A link list whatever its length (thousands of names who left "kudos").
             return True
         if tag in _HEADINGS:
             return False

@@ -153,3 +153,52 @@ def test_a_story_inside_an_unclosed_caption_span_is_kept(text_of: Any) -> None:
     )
     text = text_of(page)
     assert text.count(PARA.strip()) == 5 and text.count(PARA2.strip()) == 5
+
+
+# -- threads: the chosen post is one of several of its kind ---------------------------------------
+
+
+def _post(i: int, paras: int) -> str:
+    body = "".join(f"<p>Post {i}, paragraph {k}: {PARA}</p>" for k in range(paras))
+    return (
+        f"<tr><td class='poster'>member{i}<br>Posts: {100 + i}</td>"
+        "<td class='td_headerandpost'><div class='subject'>Re: the new quay</div>"
+        f"<div class='post'>{body}</div></td></tr>"
+    )
+
+
+def test_a_forum_thread_keeps_every_post_not_only_the_longest(text_of: Any) -> None:
+    thread = "".join(_post(i, n) for i, n in enumerate((4, 3, 2, 1, 1)))
+    text = text_of(f"<div id='bodyarea'><table class='thread'>{thread}</table></div><div class='footer'>(c)</div>")
+    for i, n in enumerate((4, 3, 2, 1, 1)):
+        assert f"Post {i}, paragraph {n - 1}:" in text
+
+
+def test_one_article_among_short_teasers_of_its_class_is_not_widened(text_of: Any) -> None:
+    teaser = "<div class='post'><h3><a href='/t{i}'>Older story {i}</a></h3><p>A short summary of story {i}.</p></div>"
+    article = f"<div class='post'><h1>Port to double its capacity</h1><p>{PARA}</p><p>{PARA2}</p><p>{PARA}</p></div>"
+    text = text_of(f"<div class='blog'>{article}{''.join(teaser.format(i=i) for i in range(5))}</div>")
+    assert PARA2.strip() in text
+    assert "A short summary of story" not in text
+
+
+def test_a_container_named_by_a_unique_id_is_not_one_post_of_many(text_of: Any) -> None:
+    box = "<div class='pageContainer'><p>Box {i}: sign up for e-mail alerts and get the news first, {para}</p></div>"
+    page = (
+        f"<div id='story' class='pageContainer'><h1>Port to double its capacity</h1><p>{PARA}</p><p>{PARA2}</p></div>"
+        + "".join(box.format(i=i, para=PARA[: 150 + 40 * i]) for i in range(4))
+    )
+    text = text_of(page)
+    assert PARA2.strip() in text and "Box 1: sign up" not in text
+
+
+def test_a_long_list_of_linked_names_goes_whatever_its_length(text_of: Any) -> None:
+    names = ", ".join(f"<a href='/users/reader{i}'>reader_number_{i}</a>" for i in range(60))
+    text = text_of(f"<article><h1>Port to double its capacity</h1><p>{PARA}</p><p>{PARA2}</p><p>{names}</p></article>")
+    assert PARA2.strip() in text and "reader_number_" not in text
+
+
+def test_a_paragraph_with_many_links_in_its_prose_stays(text_of: Any) -> None:
+    prose = " ".join(f"The <a href='/q{i}'>quay</a> plan, part {i}, was read in the council." for i in range(12))
+    text = text_of(f"<article><h1>Port to double its capacity</h1><p>{PARA}</p><p>{prose}</p></article>")
+    assert "part 11, was read in the council." in text
