@@ -18,6 +18,8 @@ cdef Py_ssize_t _FURNITURE_CACHE_SIZE = 20_000
 cdef int _HIDDEN_KIND = HIDDEN
 cdef int _KEEP_KIND = KEEP
 cdef int _FURNITURE_KIND = _bp.FURNITURE
+cdef int _CAPTION_KIND = _bp.CAPTION
+cdef Py_ssize_t _CAPTION_MAX_CHARS = _bp.CAPTION_MAX_CHARS
 
 
 cdef int _init_cue_table() except -1:
@@ -75,13 +77,13 @@ cdef bint _cue_possible(str s):
     return False
 
 
-cdef bint _furniture_words(str words) except -1:
-    """``boilerplate._names_furniture(words)``, with the prefilter and a bounded cache."""
+cdef int _furniture_words(str words) except -1:
+    """``boilerplate._names_furniture(words)`` (a kind), with the prefilter and a bounded cache."""
     if not _cue_possible(words):
-        return False
+        return _KEEP_KIND
     found = _furniture_cache.get(words)
     if found is None:
-        found = bool(_names_furniture(words))
+        found = int(_names_furniture(words))
         if len(_furniture_cache) >= _FURNITURE_CACHE_SIZE:
             _furniture_cache.clear()
         _furniture_cache[words] = found
@@ -214,6 +216,5 @@ cdef int _verdict(lxb_dom_node_t *node, bint use_cues) except -1:
         if _cue_in_bytes(cls, False) == 0 and _cue_in_bytes(ident, True) == 0:
             return _KEEP_KIND
         words = f"{_value_or_none(cls) or ''} {_value_or_none(ident) or ''}".lower()
-        if _furniture_words(words):
-            return _FURNITURE_KIND
+        return _furniture_words(words)
     return _KEEP_KIND

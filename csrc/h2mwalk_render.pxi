@@ -407,6 +407,8 @@ cdef class Renderer:
         kind = _verdict(node, not info.flags & F_CONTAINER)
         if kind == _KEEP_KIND:
             return False
+        if kind == _CAPTION_KIND:  # short, or it is no caption (see boilerplate.CAPTION_MAX_CHARS)
+            return self._small(node) and len(_deep_text(node, "", 0)) < _CAPTION_MAX_CHARS
         return kind == _HIDDEN_KIND or self._small(node)
 
     cdef bint _small(self, lxb_dom_node_t *node) except -1:
@@ -672,6 +674,8 @@ cdef class Renderer:
 cdef Py_ssize_t _TEASER_AFTER = 0
 cdef Py_ssize_t _TEASER_TEXT = 0
 cdef Py_ssize_t _METADATA_MAX = 0
+cdef Py_ssize_t _LINK_LIST_LINKS = 0
+cdef double _LINK_LIST_DENSITY = 0.0
 
 
 cdef bint _link_dense(Py_ssize_t chars, Py_ssize_t link_chars, Py_ssize_t links, bint heading):
@@ -681,6 +685,8 @@ cdef bint _link_dense(Py_ssize_t chars, Py_ssize_t link_chars, Py_ssize_t links,
         return False
     density = <double>link_chars / <double>chars
     if links >= 3 and density > 0.6 and chars - link_chars < 400:
+        return True
+    if links >= _LINK_LIST_LINKS and density > _LINK_LIST_DENSITY:  # a link list at any length
         return True
     if heading:
         return False

@@ -28,7 +28,7 @@ import gc
 import selectolax.lexbor as _sx
 from selectolax.lexbor import LexborHTMLParser
 
-from ccrawl.extract.boilerplate import has_boilerplate_role, is_hidden
+from ccrawl.extract.boilerplate import has_boilerplate_role, is_hidden, names_furniture
 
 
 cdef struct document_head_t:         # lxb_dom_document_t's leading fields
@@ -40,7 +40,7 @@ cdef LexborFns FNS
 cdef name_fn ATTR_QNAME               # lxb_dom_attr_qualified_name(attr, &len)
 cdef name_fn ELEMENT_QNAME            # lxb_dom_element_qualified_name(element, &len): ``node.tag``
 cdef uintptr_t T_TEXT, T_A, T_TITLE, T_META, T_LINK, T_BASE, T_BODY, T_HTML
-cdef uintptr_t T_HEADER, T_FOOTER, T_NAV, T_ASIDE, T_DIALOG, T_P, T_PRE, T_TD
+cdef uintptr_t T_HEADER, T_FOOTER, T_NAV, T_ASIDE, T_DIALOG, T_P, T_PRE, T_TD, T_ARTICLE, T_MAIN
 cdef uintptr_t NS_HTML
 cdef int QUIRKS = 1
 

@@ -17,11 +17,12 @@ def _tag_id(str name) -> int:
 
 cdef int _resolve_ids() except -1:
     global T_TEXT, T_A, T_TITLE, T_META, T_LINK, T_BASE, T_BODY, T_HTML
-    global T_HEADER, T_FOOTER, T_NAV, T_ASIDE, T_DIALOG, T_P, T_PRE, T_TD, NS_HTML
+    global T_HEADER, T_FOOTER, T_NAV, T_ASIDE, T_DIALOG, T_P, T_PRE, T_TD, T_ARTICLE, T_MAIN, NS_HTML
     T_A, T_TITLE, T_META, T_LINK, T_BASE = _tag_id("a"), _tag_id("title"), _tag_id("meta"), _tag_id("link"), _tag_id("base")
     T_BODY, T_HTML, T_HEADER, T_FOOTER = _tag_id("body"), _tag_id("html"), _tag_id("header"), _tag_id("footer")
     T_NAV, T_ASIDE, T_DIALOG = _tag_id("nav"), _tag_id("aside"), _tag_id("dialog")
     T_P, T_PRE, T_TD = _tag_id("p"), _tag_id("pre"), _tag_id("td")
+    T_ARTICLE, T_MAIN = _tag_id("article"), _tag_id("main")
     tree = LexborHTMLParser("<p>x</p>")
     T_TEXT = as_node(tree.css_first("p").first_child.mem_id).local_name
     NS_HTML = as_node(tree.root.mem_id).ns

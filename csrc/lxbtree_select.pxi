@@ -290,11 +290,26 @@ cdef object _node_near(object start, lxb_dom_node_t *top, lxb_dom_node_t *target
     return _node_at(start, top, target)
 
 
+cdef bint _named_furniture(lxb_dom_node_t *node) except -1:
+    """A candidate (not an ``article``, ``main`` or ``body``) whose role, class or id names
+    furniture (the twin's test)."""
+    cdef lxb_dom_element_t *el
+    if node.type != NODE_ELEMENT or node.local_name == T_BODY or node.local_name == T_HTML:
+        return False
+    if node.local_name == T_ARTICLE or node.local_name == T_MAIN:
+        return False
+    el = <lxb_dom_element_t *>node
+    if el.first_attr == NULL:
+        return False
+    return bool(names_furniture(_attributes(el)))
+
+
 def scored_candidates(body, str query, int min_chars, double share_of_best) -> tuple:
     """``body``'s text length and the candidates ``select_main`` weighs, as the twin finds them.
 
     Every match of ``query`` under ``body`` (``body`` included) with ``min_chars`` or more,
-    longest first; going down, stop below ``share_of_best`` of the best so far, skip furniture,
+    longest first; going down, stop below ``share_of_best`` of the best so far, skip furniture
+    (inside it, or named so itself),
     subtract link text, keep what still has ``min_chars``: a list of (chars, node). Linear in
     the page however the candidates nest: lengths and link text come from one walk, the
     furniture test and the node lookups reuse what the enclosing candidates found.
@@ -317,7 +332,7 @@ def scored_candidates(body, str query, int min_chars, double share_of_best) -> t
         if n < share_of_best * best_so_far:
             break
         node = <lxb_dom_node_t *><uintptr_t>addr
-        if _furniture_memo(node, furniture):
+        if _furniture_memo(node, furniture) or _named_furniture(node):
             continue
         n -= link
         if n >= min_chars:

@@ -34,6 +34,15 @@ _WORDS = (
     "textwidget|teasers|contact|kontakt|buybox|donate|donation"
 )
 _CUE = re.compile(rf"(?:^|[-_ ])(?:{_WORDS})(?:$|[-_ ])")
+# Every cue word in a class/id string (the delimiters are looked at, not consumed, so
+# "caption-credit" gives both); used only on strings ``_CUE`` already matched.
+_CUE_ALL = re.compile(rf"(?<![^-_ ])(?:{_WORDS})(?![^-_ ])")
+#: Cue words that name a small part of a page: an element they name is furniture only under
+#: ``CAPTION_MAX_CHARS`` of text. A caption is a line or two; a "caption" holding a whole story
+#: is markup gone wrong (an unclosed ``<span class="wp-caption-text">`` swallowing the article)
+#: or a slideshow whose text sits in its captions.
+_SMALL_PART_WORDS = frozenset({"caption"})
+CAPTION_MAX_CHARS = 500
 # Class tokens that describe state or taxonomy, not a part of the page: WordPress puts
 # "category-newsletter" and "tag-social" on the article itself, themes put "has-sidebar" on <body>.
 _STATE_TOKENS = re.compile(
@@ -90,11 +99,13 @@ def has_boilerplate_role(attrs: dict[str, str | None]) -> bool:
     return bool(role) and role.lower() in BOILERPLATE_ROLES  # type: ignore[union-attr]
 
 
-KEEP, HIDDEN, FURNITURE = 0, 1, 2
+KEEP, HIDDEN, FURNITURE, CAPTION = 0, 1, 2, 3
 
 
 def verdict(attrs: dict[str, str | None], use_cues: bool = True) -> int:
-    """:data:`HIDDEN`, :data:`FURNITURE` (by role or, with ``use_cues``, class/id) or :data:`KEEP`.
+    """:data:`HIDDEN`, :data:`FURNITURE` (by role or, with ``use_cues``, class/id),
+    :data:`CAPTION` (class/id cue words that all name a small part: furniture only when short,
+    see ``CAPTION_MAX_CHARS``) or :data:`KEEP`.
 
     One call per element on the renderer's hot path, so the checks are inlined.
     """
@@ -111,31 +122,43 @@ def verdict(attrs: dict[str, str | None], use_cues: bool = True) -> int:
         ident = attrs.get("id")
         if cls or ident:
             key = (cls, ident)
-            furniture = _cue_cache.get(key)
-            if furniture is None:
-                furniture = _names_furniture(f"{cls or ''} {ident or ''}".lower())
+            kind = _cue_cache.get(key)
+            if kind is None:
+                kind = _names_furniture(f"{cls or ''} {ident or ''}".lower())
                 if len(_cue_cache) >= _CUE_CACHE_SIZE:
                     _cue_cache.clear()
-                _cue_cache[key] = furniture
-            if furniture:
-                return FURNITURE
+                _cue_cache[key] = kind
+            return kind
     return KEEP
+
+
+def names_furniture(attrs: dict[str, str | None]) -> bool:
+    """True when an element's role, class or id names furniture (a ``FURNITURE`` :func:`verdict`).
+
+    ``h2m`` does not take such an element as its main-content container, whatever its size: a
+    ``div.post.comments-width`` holding a long comment thread is the comments, not the post.
+    """
+    return verdict(attrs) == FURNITURE
 
 
 # A page repeats its class names (every teaser, every menu item), and so do the pages of one
 # site: the verdict on a (class, id) pair is cached, in a dict cleared when it fills up.
 _CUE_CACHE_SIZE = 20_000
-_cue_cache: dict[tuple[str | None, str | None], bool] = {}
+_cue_cache: dict[tuple[str | None, str | None], int] = {}
 
 
-def _names_furniture(words: str) -> bool:
+def _names_furniture(words: str) -> int:
+    """:data:`FURNITURE`, :data:`CAPTION` or :data:`KEEP` for a lowercased "class id" string."""
     # Most elements match no cue at all: test first, clean the state tokens only if one does.
     if _CUE.search(words) is None:
-        return False
+        return KEEP
     if "-" in words:
         if _POST_ENTRY.search(words) is not None:
             words = _POST_AUTHOR.sub(" ", words)
         words = _STATE_TOKENS.sub(" ", words)
         if "--" in words:
             words = _BEM_MODIFIER.sub("", words)
-    return _CUE.search(words) is not None and _CONTENT.search(words) is None
+    if _CUE.search(words) is None or _CONTENT.search(words) is not None:
+        return KEEP
+    found = frozenset(_CUE_ALL.findall(words))
+    return CAPTION if found and found <= _SMALL_PART_WORDS else FURNITURE

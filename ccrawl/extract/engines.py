@@ -17,6 +17,7 @@ releases can be told apart.
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Protocol
 
@@ -37,10 +38,16 @@ from ccrawl.extract.urls import Resolver
 #: backslash and "!" right before a link no longer turns the link into an image. 3: precision
 #: (issue 21): teaser cards, headings and short label lines at the document's edges pruned.
 #: 4: with links="text" images are dropped too (they were their alt words alone, which the text lacks).
-ENGINE_VERSION = "5"
+#: 5: a post wrapper whose classes name its author is no longer a byline. 6 (issue 40): escaped
+#: markup in <noscript> parsed, containers named as furniture not chosen, long "captions" kept,
+#: a forum thread's posts kept together, long link lists dropped.
+ENGINE_VERSION = "6"
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
 _STRIP = ["script", "style", "template", "svg"]
+# A <noscript> whose markup was escaped into text (``<noscript>&lt;div&gt;&lt;a href=...``: a DOM
+# serialised with scripting on, saved pages, some CMSs) would show that markup as words.
+_ESCAPED_NOSCRIPT = re.compile(r"<noscript\b[^>]*>\s*&lt;", re.IGNORECASE)
 
 
 class Extractor(Protocol):
@@ -136,6 +143,35 @@ def _head_and_hrefs(tree: Any) -> tuple[dict[str, str], list[str]]:
     return found, hrefs
 
 
+def reparse_escaped_noscript(tree: Any) -> int:
+    """Parse the text of every ``<noscript>`` that holds only escaped markup as HTML, in place.
+
+    lexbor parses ``<noscript>`` content as markup (scripting off), so this is only the text a
+    serialiser escaped: ``&lt;div&gt;&lt;a href="..."&gt;`` read as words would put tags and
+    tracking URLs into the text. The parsed nodes replace the text inside the ``noscript``, so
+    the content selection and both walks (the compiled one and its twin) see elements. Returns
+    how many were re-parsed.
+    """
+    done = 0
+    for node in tree.css("noscript"):
+        child = node.child
+        if child is None or child.next is not None or child.tag != "-text":
+            continue
+        raw = child.text_content or ""
+        if not raw.lstrip().startswith("<") or ">" not in raw:
+            continue
+        fragment = LexborHTMLParser(raw)
+        strip_tags(fragment, _STRIP)
+        body = fragment.body
+        if body is None:
+            continue
+        for part in list(body.iter(include_text=True)):
+            child.insert_before(part)
+        child.decompose()
+        done += 1
+    return done
+
+
 def _finish(out: Extraction, started: float) -> Extraction:
     out.word_count = word_count(out.text)
     out.language, out.language_confidence = detect_language(out.text)
@@ -219,6 +255,8 @@ class HtmlExtractor:
             out.notes.append(f"nesting: {removed} block tags deeper than {budget.max_block_nesting} removed")
         tree = LexborHTMLParser(source if removed or utf8 is None else utf8)
         strip_tags(tree, _STRIP)
+        if "&lt;" in source and _ESCAPED_NOSCRIPT.search(source) is not None:
+            reparse_escaped_noscript(tree)
         meta, hrefs = _head_and_hrefs(tree)
         out.title = meta.get("title") or meta.get("og:title") or _first_text(tree, "h1")
         out.description = meta.get("description") or meta.get("og:description", "")

@@ -44,7 +44,7 @@ from ccrawl.extract.blocks import (
     only_titles_left,
     table_rows,
 )
-from ccrawl.extract.boilerplate import BOILERPLATE_TAGS, HIDDEN, KEEP, verdict
+from ccrawl.extract.boilerplate import BOILERPLATE_TAGS, CAPTION, CAPTION_MAX_CHARS, HIDDEN, KEEP, verdict
 from ccrawl.extract.escape import (
     code_fence,
     code_span,
@@ -145,6 +145,9 @@ _PRECHECK_TAGS = frozenset({"ul", "ol", "nav", "menu"})
 _TEASER_AFTER = 1000
 _TEASER_TEXT = 500
 _PRUNED_TAGS = frozenset({"footer", "figcaption"})
+# A block of this many links or more that is mostly link text is a link list at any length.
+_LINK_LIST_LINKS = 10
+_LINK_LIST_DENSITY = 0.8
 
 
 class _Ctx:
@@ -467,6 +470,8 @@ class Renderer:
         kind = verdict(attrs, tag not in _CONTAINERS)
         if kind == KEEP:
             return False
+        if kind == CAPTION:  # short, or it is no caption (a story inside an unclosed caption span)
+            return self._small(node) and len(node.text(deep=True)) < CAPTION_MAX_CHARS
         return kind == HIDDEN or self._small(node)
 
     def _small(self, node: Node) -> bool:
@@ -563,6 +568,9 @@ class Renderer:
             return False
         density = link_chars / chars
         if links >= 3 and density > 0.6 and chars - link_chars < 400:
+            return True
+        if links >= _LINK_LIST_LINKS and density > _LINK_LIST_DENSITY:
+            # A link list whatever its length (thousands of names who left "kudos").
             return True
         if tag in _HEADINGS:
             return False

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ccrawl import accel
-from ccrawl.extract.boilerplate import has_boilerplate_role, is_hidden
+from ccrawl.extract.boilerplate import has_boilerplate_role, is_hidden, names_furniture
 
 Node = Any
 
@@ -127,6 +127,17 @@ def _in_furniture_memo_py(node: Node, memo: dict[int, bool]) -> bool:
     return result
 
 
+# The walk trusts these tags over their class names (taxonomy classes on the post itself), so
+# the candidates do too.
+_TRUSTED_TAGS = frozenset({"article", "main", "body", "html"})
+
+
+def _named_furniture_py(node: Node) -> bool:
+    """A candidate (not an ``article``, ``main`` or ``body``) whose role, class or id names furniture."""
+    attrs = node.attributes
+    return bool(attrs) and node.tag not in _TRUSTED_TAGS and names_furniture(attrs)
+
+
 def scored_candidates_py(
     body: Node, query: str, min_chars: int, share_of_best: float
 ) -> tuple[int, list[tuple[int, Node]]]:
@@ -134,7 +145,9 @@ def scored_candidates_py(
 
     Every ``query`` match with ``min_chars`` or more, longest first (document order among
     equals); judged by the text that is not link text, skipping candidates inside
-    headers, menus and hidden elements; going down it stops once no remaining candidate could
+    headers, menus and hidden elements and those whose own class or id names furniture
+    (``boilerplate.names_furniture``: a comment thread in ``div.post.comments-width``);
+    going down it stops once no remaining candidate could
     reach ``share_of_best`` of the best so far. Lengths come from one walk and the furniture
     climbs are shared, so nested candidates cost linear time.
     """
@@ -152,7 +165,7 @@ def scored_candidates_py(
     for n, node in raw:
         if n < share_of_best * best_so_far:
             break
-        if _in_furniture_memo_py(node, furniture):
+        if _in_furniture_memo_py(node, furniture) or _named_furniture_py(node):
             continue
         n -= link_text_length_py(node) if lengths is None else lengths[node.mem_id][1]
         if n >= min_chars:

@@ -1,0 +1,204 @@
+"""h2m's rules from the public-corpora failures (issue 40), in the compiled walk and its twin alike.
+
+Each case runs the real ``h2m`` engine with the compiled walk and with the pure-Python twin (the
+engines' renderer swapped) and asserts on the text both produce. The container choice and the
+``noscript`` re-parse happen before the walk, so both walks see the same tree; the whole file
+also runs under ``CCRAWL_NO_EXTENSIONS=1``, where the candidate search is the twin's too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from selectolax.lexbor import LexborHTMLParser
+
+from ccrawl.extract import engines, render
+from ccrawl.extract.boilerplate import CAPTION, CAPTION_MAX_CHARS, FURNITURE, KEEP, names_furniture, verdict
+from tests.conftest import native_or_skip
+
+URL = "https://example.com/news/story.html"
+PARA = (
+    "The harbour authority said on Tuesday that the new quay, built over three years at a cost of "
+    "forty million, would open to container ships in the spring, doubling what the port can handle "
+    "and bringing some two hundred jobs back to a town that lost its shipyard a decade ago. "
+)
+PARA2 = (
+    "Fishermen, who were promised a berth of their own, said they would wait to see the plans before "
+    "deciding whether to move their boats from the old harbour across the bay, where the water is shallow. "
+)
+
+
+@contextmanager
+def _renderer(cls: Any) -> Iterator[None]:
+    saved = engines.Renderer
+    engines.Renderer = cls
+    try:
+        yield
+    finally:
+        engines.Renderer = saved
+
+
+@pytest.fixture(params=["twin", "native"])
+def text_of(request: pytest.FixtureRequest) -> Any:
+    cls = render.PyRenderer if request.param == "twin" else native_or_skip("h2mwalk").Renderer
+
+    def run(body: str) -> str:
+        with _renderer(cls):
+            return engines.HtmlExtractor("h2m").extract(f"<html><body>{body}</body></html>", URL).text
+
+    return run
+
+
+# -- <noscript> holding escaped markup -------------------------------------------------------------
+
+AD = (
+    '&lt;div&gt;&lt;a href="http://ad.example.net/jump/mac;sz=500x500" target="_blank"&gt;'
+    '&lt;img alt="" src="http://ad.example.net/ad/mac;sz=500x500" /&gt;&lt;/a&gt;&lt;/div&gt;'
+)
+
+
+def test_escaped_markup_in_noscript_is_parsed_not_shown(text_of: Any) -> None:
+    text = text_of(
+        f"<article><h1>Port to double its capacity</h1><p>{PARA}</p><noscript>{AD}</noscript><p>{PARA2}</p></article>"
+    )
+    assert PARA.strip() in text and PARA2.strip() in text
+    assert "<div>" not in text and "ad.example" not in text and "href" not in text
+
+
+def test_escaped_noscript_text_keeps_its_words_without_tags(text_of: Any) -> None:
+    note = "&lt;p&gt;Readers without JavaScript can find the full timetable at the harbour office.&lt;/p&gt;"
+    text = text_of(f"<article><h1>Port to double its capacity</h1><p>{PARA}</p><noscript>{note}</noscript></article>")
+    assert "Readers without JavaScript can find the full timetable at the harbour office." in text
+    assert "<p>" not in text
+
+
+def test_noscript_with_real_markup_is_left_alone(text_of: Any) -> None:
+    # Blogger-style: the post itself inside <noscript>, parsed as elements already.
+    text = text_of(f"<div><noscript><div class='post-body'><p>{PARA}</p><p>{PARA2}</p></div></noscript></div>")
+    assert PARA.strip() in text and PARA2.strip() in text
+
+
+def test_noscript_that_merely_mentions_a_tag_is_not_reparsed() -> None:
+    tree = LexborHTMLParser("<body><noscript>Use JavaScript; &lt;noscript&gt; is a tag.</noscript></body>")
+    assert engines.reparse_escaped_noscript(tree) == 0
+    assert tree.css_first("noscript").text() == "Use JavaScript; <noscript> is a tag."
+
+
+def test_escaped_noscript_reparse_counts_and_replaces() -> None:
+    tree = LexborHTMLParser(f"<body><p>a</p><noscript>{AD}</noscript><noscript>{AD}</noscript></body>")
+    assert engines.reparse_escaped_noscript(tree) == 2
+    noscripts = tree.css("noscript")
+    assert all(n.css_first("a") is not None and "<" not in n.text() for n in noscripts)
+
+
+# -- a container named as furniture is not the main content --------------------------------------
+
+COMMENT = (
+    '<div class="comment"><p class="who">Reader {i} said on Saturday at 9:1{i} am</p>'
+    "<p>I tried this at home and it worked, though I would add more salt next time and bake it a "
+    "little longer than the recipe says, since my oven runs cold. Thanks for sharing it with us all!</p></div>"
+)
+
+
+def test_a_comment_thread_named_post_comments_is_not_taken_for_the_post(text_of: Any) -> None:
+    comments = "".join(COMMENT.format(i=i) for i in range(8))
+    page = (
+        f'<div class="entry"><div class="post"><h1>Chocolate day</h1><p>{PARA}</p><p>{PARA2}</p></div>'
+        f'<div class="post comments-width">{comments}</div></div>'
+    )
+    text = text_of(page)
+    assert PARA.strip() in text and PARA2.strip() in text
+    assert "I tried this at home" not in text
+
+
+def test_names_furniture_spares_the_post_and_flags_the_comments() -> None:
+    assert names_furniture({"class": "post no-fade comments-width"})
+    assert names_furniture({"id": "comments", "class": "post"})
+    assert not names_furniture({"class": "post hentry author-matt"})
+    assert not names_furniture({"class": "entry-content"})
+    assert not names_furniture({"class": "feat-image-with-caption"})  # a caption is judged by its size
+
+
+# -- captions: furniture only while they are short -------------------------------------------------
+
+
+def test_caption_words_are_their_own_kind() -> None:
+    assert verdict({"class": "wp-caption-text"}) == CAPTION
+    assert verdict({"class": "caption photo-credit"}) == FURNITURE  # "credit" is furniture at any size
+    assert verdict({"class": "caption share"}) == FURNITURE
+    assert verdict({"class": "category-caption"}) == KEEP
+
+
+def test_a_short_caption_is_pruned(text_of: Any) -> None:
+    text = text_of(
+        f"<article><h1>Port to double its capacity</h1><p>{PARA}</p>"
+        "<div class='caption'>The new quay at dusk, seen from the old harbour wall.</div>"
+        f"<p>{PARA2}</p></article>"
+    )
+    assert PARA.strip() in text and PARA2.strip() in text
+    assert "seen from the old harbour wall" not in text
+
+
+def test_a_story_inside_an_unclosed_caption_span_is_kept(text_of: Any) -> None:
+    # WordPress's caption paragraph with its attribution span never closed: the span swallows the story.
+    story = (PARA + PARA2) * 2
+    assert len(story) >= CAPTION_MAX_CHARS
+    page = (
+        f"<div class='entry-content'>{f'<p>{PARA}</p><p>{PARA2}</p>' * 3}<div class='feat-image-with-caption'>"
+        f"<p class='wp-caption-text'>Are we better off? <span class='wp-caption-text attribution'>({story}"
+        "</p></div></div>"
+    )
+    text = text_of(page)
+    assert text.count(PARA.strip()) == 5 and text.count(PARA2.strip()) == 5
+
+
+# -- threads: the chosen post is one of several of its kind ---------------------------------------
+
+
+def _post(i: int, paras: int) -> str:
+    body = "".join(f"<p>Post {i}, paragraph {k}: {PARA}</p>" for k in range(paras))
+    return (
+        f"<tr><td class='poster'>member{i}<br>Posts: {100 + i}</td>"
+        "<td class='td_headerandpost'><div class='subject'>Re: the new quay</div>"
+        f"<div class='post'>{body}</div></td></tr>"
+    )
+
+
+def test_a_forum_thread_keeps_every_post_not_only_the_longest(text_of: Any) -> None:
+    thread = "".join(_post(i, n) for i, n in enumerate((4, 3, 2, 1, 1)))
+    text = text_of(f"<div id='bodyarea'><table class='thread'>{thread}</table></div><div class='footer'>(c)</div>")
+    for i, n in enumerate((4, 3, 2, 1, 1)):
+        assert f"Post {i}, paragraph {n - 1}:" in text
+
+
+def test_one_article_among_short_teasers_of_its_class_is_not_widened(text_of: Any) -> None:
+    teaser = "<div class='post'><h3><a href='/t{i}'>Older story {i}</a></h3><p>A short summary of story {i}.</p></div>"
+    article = f"<div class='post'><h1>Port to double its capacity</h1><p>{PARA}</p><p>{PARA2}</p><p>{PARA}</p></div>"
+    text = text_of(f"<div class='blog'>{article}{''.join(teaser.format(i=i) for i in range(5))}</div>")
+    assert PARA2.strip() in text
+    assert "A short summary of story" not in text
+
+
+def test_a_container_named_by_a_unique_id_is_not_one_post_of_many(text_of: Any) -> None:
+    box = "<div class='pageContainer'><p>Box {i}: sign up for e-mail alerts and get the news first, {para}</p></div>"
+    page = (
+        f"<div id='story' class='pageContainer'><h1>Port to double its capacity</h1><p>{PARA}</p><p>{PARA2}</p></div>"
+        + "".join(box.format(i=i, para=PARA[: 150 + 40 * i]) for i in range(4))
+    )
+    text = text_of(page)
+    assert PARA2.strip() in text and "Box 1: sign up" not in text
+
+
+def test_a_long_list_of_linked_names_goes_whatever_its_length(text_of: Any) -> None:
+    names = ", ".join(f"<a href='/users/reader{i}'>reader_number_{i}</a>" for i in range(60))
+    text = text_of(f"<article><h1>Port to double its capacity</h1><p>{PARA}</p><p>{PARA2}</p><p>{names}</p></article>")
+    assert PARA2.strip() in text and "reader_number_" not in text
+
+
+def test_a_paragraph_with_many_links_in_its_prose_stays(text_of: Any) -> None:
+    prose = " ".join(f"The <a href='/q{i}'>quay</a> plan, part {i}, was read in the council." for i in range(12))
+    text = text_of(f"<article><h1>Port to double its capacity</h1><p>{PARA}</p><p>{prose}</p></article>")
+    assert "part 11, was read in the council." in text
