@@ -1,6 +1,7 @@
 """Stub for the compiled edge tally (csrc/edgecount.pyx); the twin is ccrawl.commoncrawl.edgecount."""
 
-from typing import Any
+import numpy as np
+import numpy.typing as npt
 
 class EdgeTally:
     vertices: int
@@ -8,6 +9,6 @@ class EdgeTally:
     edges: int
     lines: int
     blank: int
-    def __init__(self, din: Any, dout: Any, atomic: bool = False) -> None: ...
+    def __init__(self, din: npt.NDArray[np.uint32], dout: npt.NDArray[np.uint32], atomic: bool = False) -> None: ...
     def feed(self, data: bytes | bytearray | memoryview) -> None: ...
     def finish(self) -> None: ...

@@ -1,8 +1,7 @@
 """Stub for the compiled range planner (twin: ccrawl.net.ranges.plan_groups_py)."""
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from ccrawl.net.ranges import Group
 
-def plan_groups(locations: Iterable[Sequence[Any]], gap: int = ..., max_span: int = ...) -> list[Group]: ...
+def plan_groups(locations: Iterable[tuple[str, int, int]], gap: int = ..., max_span: int = ...) -> list[Group]: ...
