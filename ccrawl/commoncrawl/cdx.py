@@ -48,6 +48,7 @@ from ccrawl.commoncrawl.cdx_reduce import (
     sort_records,
 )
 from ccrawl.errors import CcrawlError, TemporaryFailure, Unreachable, UsageError
+from ccrawl.jsontypes import JSONObject
 from ccrawl.output import format_size
 
 if TYPE_CHECKING:
@@ -138,12 +139,12 @@ def _http_reason(exc: Exception) -> str:
     return "connection failed"
 
 
-def _parse_page(body: bytes) -> tuple[list[dict[str, Any]], bool]:
+def _parse_page(body: bytes) -> tuple[list[JSONObject], bool]:
     """Rows of one page and whether the page arrived whole (ends in a newline, every line parses)."""
     if not body:
         return [], True
     complete = body.endswith(b"\n")
-    rows: list[dict[str, Any]] = []
+    rows: list[JSONObject] = []
     lines = body.split(b"\n")
     if complete:
         lines = lines[:-1]
@@ -180,7 +181,7 @@ async def page_info(client: CCClient, crawl: str, query: CdxQuery) -> PageInfo:
         return PageInfo(1, 5, 1)
 
 
-async def read_page(client: CCClient, url: str, retries: int, stats: SearchStats) -> list[dict[str, Any]]:
+async def read_page(client: CCClient, url: str, retries: int, stats: SearchStats) -> list[JSONObject]:
     """The rows of one page; a truncated body is read again up to ``retries`` times."""
     from ccrawl.net.client import HTTPStatusError
 
@@ -214,7 +215,7 @@ async def _crawl_rows(
     strict: bool,
     stats: SearchStats,
     notice: Notice,
-) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+) -> AsyncIterator[tuple[str, JSONObject]]:
     base_bytes, base_requests = client.stats.bytes_read, client.stats.requests
 
     def account() -> None:
@@ -225,7 +226,7 @@ async def _crawl_rows(
         info = await page_info(client, crawl, query)
         account()
         endpoint = client.cdx_url(crawl)
-        tasks: dict[int, asyncio.Task[list[dict[str, Any]]]] = {}
+        tasks: dict[int, asyncio.Task[list[JSONObject]]] = {}
         try:
             for page in range(info.pages):
                 for ahead in range(page, min(info.pages, page + max(1, workers))):
@@ -256,11 +257,11 @@ async def _crawl_rows(
             account()
 
 
-def _shape(row: dict[str, Any], crawl: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
+def _shape(row: JSONObject, crawl: str) -> JSONObject:
+    out: JSONObject = {}
     for name in COLUMNS[:-1]:
         value = row.get(name)
-        if value is not None and name in _INT_FIELDS and str(value).isdigit():
+        if isinstance(value, str | int) and name in _INT_FIELDS and str(value).isdigit():
             value = int(value)
         out[name] = value
     for name, value in row.items():
@@ -300,7 +301,7 @@ def search(
     tmpdir: str | None = None,
     notice: Notice | None = None,
     stats: SearchStats | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[JSONObject]:
     """Captures matching ``query`` in ``crawls``, in index order unless --sort/--at say otherwise.
 
     ``client_options`` are :class:`~ccrawl.net.client.CCClient` keywords (endpoints, rate,
@@ -336,7 +337,7 @@ def search(
         for line in _explain_lines(query, crawls, endpoint, local):
             say(line)
 
-    def source(client: CCClient) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    def source(client: CCClient) -> AsyncIterator[tuple[str, JSONObject]]:
         return _crawl_rows(
             client, crawls, query, retries=retries, workers=workers, strict=strict, stats=stats, notice=say
         )
@@ -345,10 +346,10 @@ def search(
     store = RunStore(budget, tmpdir)
     digests = DigestFilter(budget, say) if dedup else None
     emitted = 0
-    raw = cast(Generator[tuple[str, dict[str, Any]], None, None], iterate(source, **options))
+    raw = cast(Generator[tuple[str, JSONObject], None, None], iterate(source, **options))
     try:
         kept = (_shape(row, crawl) for crawl, row in raw if query.keeps(row))
-        rows: Iterator[dict[str, Any]] = kept
+        rows: Iterator[JSONObject] = kept
         reducer: Reducer | None = closest_to(target) if target is not None else (latest if latest_only else None)
         if reducer is not None:
             rows = _reduce_across_crawls(kept, reducer, len(crawls), store)
@@ -390,8 +391,8 @@ def search(
 
 
 def _reduce_across_crawls(
-    rows: Iterator[dict[str, Any]], reducer: Reducer, n_crawls: int, store: RunStore
-) -> Iterator[dict[str, Any]]:
+    rows: Iterator[JSONObject], reducer: Reducer, n_crawls: int, store: RunStore
+) -> Iterator[JSONObject]:
     """Each crawl's groups reduced as they stream past; several crawls' runs merged and reduced again."""
     if n_crawls == 1:
         yield from reduce_groups(rows, reducer)
@@ -405,9 +406,9 @@ def _reduce_across_crawls(
     yield from reduce_groups(merged, reducer)
 
 
-def _newest_first_within(rows: Iterator[dict[str, Any]], budget: Budget, say: Notice) -> Iterator[dict[str, Any]]:
+def _newest_first_within(rows: Iterator[JSONObject], budget: Budget, say: Notice) -> Iterator[JSONObject]:
     """--at's order: newest first when the result fits in the budget, index order past it (said once)."""
-    held: list[dict[str, Any]] = []
+    held: list[JSONObject] = []
     room = budget.max_buffer  # a budget of its own: --at may hold twice --max-buffer while it hands over
     for row in rows:
         held.append(row)
@@ -429,7 +430,7 @@ def estimate(
     *,
     client_options: Mapping[str, Any] | None = None,
     lines_per_block: int = LINES_PER_BLOCK,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[JSONObject]:
     """Per crawl: pages, ZipNum blocks and at most how many captures (blocks x lines per block).
 
     The bound ignores filters (``showNumPages`` does) and the first and last blocks are shared
