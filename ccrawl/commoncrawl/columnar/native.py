@@ -40,6 +40,8 @@ if TYPE_CHECKING:
     from pyarrow._parquet import ParquetReader
     from pyarrow.parquet import ParquetFile, Statistics
 
+    from ccrawl.commoncrawl.columnar.pageindex import FooterIndex, Pages
+
     Column: TypeAlias = "Array | ChunkedArray"  # one column's values, read whole or in pieces
 
 DICTIONARY_COLUMNS = (
@@ -269,7 +271,7 @@ class _PartFile:
     """One part opened for reading: pyarrow's view of the footer, our decoded footer, page indexes."""
 
     def __init__(self, source: RangeSource, part: Part, size: int, tail: bytes, footer: bytes,
-                 walked: Any = None) -> None:
+                 walked: FooterIndex | None = None) -> None:
         from ccrawl.commoncrawl.columnar import pageindex
 
         self.source = source
@@ -287,8 +289,8 @@ class _PartFile:
         self.names: list[str] = self.meta.schema.names
         self.index = {n: i for i, n in enumerate(self.names)}
         self._pf: ParquetFile | None = None
-        self._footer: Any = walked
-        self._pages: dict[tuple[int, int], Any] = {}
+        self._footer: FooterIndex | None = walked
+        self._pages: dict[tuple[int, int], Pages | None] = {}
         self._dicts: dict[tuple[int, int], bytes] = {}
         self._pi = pageindex
 
@@ -378,12 +380,12 @@ class _PartFile:
             out.append((pages.offsets[first], pages.offsets[last] + pages.sizes[last] - pages.offsets[first]))
         return out
 
-    def footer(self) -> Any:
+    def footer(self) -> FooterIndex:
         if self._footer is None:
             self._footer = self._pi.footer_index(self._footer_bytes)
         return self._footer
 
-    def pages(self, rg: int, col: int) -> Any:
+    def pages(self, rg: int, col: int) -> Pages | None:
         """The OffsetIndex of a chunk, or None when the file has no page index."""
         key = (rg, col)
         if key not in self._pages:
@@ -511,13 +513,13 @@ _CODECS = {"UNCOMPRESSED": "", "SNAPPY": "snappy", "GZIP": "gzip", "BROTLI": "br
 _decompressors = threading.local()  # per thread: an Arrow codec object keeps stream state, not thread-safe
 
 
-def _decompressor(codec: str) -> Any:
+def _decompressor(codec: str) -> Callable[[bytes, int], bytes] | None:
     """``(body, uncompressed size) -> bytes`` for a Parquet codec name, pyarrow's own; None for one it lacks.
 
     One per thread: Arrow's GZip codec inflates through a z_stream held in the codec object, so two
     threads sharing one corrupt each other's pages ("invalid code lengths set", seen in the tests).
     """
-    made: dict[str, Any] | None = getattr(_decompressors, "made", None)
+    made: dict[str, Callable[[bytes, int], bytes] | None] | None = getattr(_decompressors, "made", None)
     if made is None:
         made = _decompressors.made = {}
     if codec not in made:
@@ -811,7 +813,7 @@ class _Scan:
             self.stopped = True
             self._maybe_end()
 
-    def done(self, token: Any, result: Any, error: BaseException | None) -> list[Job]:
+    def done(self, token: int, result: Any, error: BaseException | None) -> list[Job]:
         try:
             return self._done(token, result, error)
         except Exception as exc:  # a bug here must reach the caller, who would otherwise wait for ever
@@ -823,7 +825,7 @@ class _Scan:
                     self.out.put(_END)
             return []
 
-    def _done(self, token: Any, result: Any, error: BaseException | None) -> list[Job]:
+    def _done(self, token: int, result: Any, error: BaseException | None) -> list[Job]:
         with self.lock:
             if self._dropped(token) or error is not None:
                 if error is not None and not self._dropped(token):
@@ -833,7 +835,7 @@ class _Scan:
                 return []
             held = self.steps.pop(token, None)
         part = self.wanted[token]
-        outcome: Any
+        outcome: PartAnswer | Exception | None
         steps: Steps = held if held is not None else part_steps(
             self.source, part, result, self.f, self.kind, limit=self.limit, planned=self.planned)
         try:

@@ -19,6 +19,7 @@ from ccrawl.commoncrawl.columnar.filters import Filters
 from ccrawl.commoncrawl.columnar.native import Part, ScanStats
 from ccrawl.commoncrawl.columnar.source import RangeSource
 from ccrawl.errors import UsageError
+from ccrawl.jsontypes import Record
 
 if TYPE_CHECKING:
     from pyarrow import RecordBatch
@@ -73,7 +74,7 @@ class Explain:
             )
         return text
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         s = self.stats
         return {
             "engine": self.engine, "bytes_read": self.bytes_read, "index_bytes": self.index_bytes,
@@ -105,7 +106,7 @@ def run(
     crawl_a: str = "",
     crawl_b: str = "",
     explain: Explain | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """The records of one query kind over ``index``."""
     for item in run_arrow(kind, f, index, engine=engine, limit=limit, jobs=jobs, crawl_a=crawl_a, crawl_b=crawl_b,
                           explain=explain, arrow=False):
@@ -127,7 +128,7 @@ def run_arrow(
     crawl_b: str = "",
     explain: Explain | None = None,
     arrow: bool = True,
-) -> Iterator[dict[str, Any] | RecordBatch]:
+) -> Iterator[Record | RecordBatch]:
     """As :func:`run`, but with ``arrow`` the native engine's ``urls`` and ``locations`` come as Arrow
     record batches (the rows :func:`run` yields, column for column) instead of a dict a row; every
     other answer (the aggregates, ``rows``, anything DuckDB answers) is records still."""
@@ -162,7 +163,7 @@ def _selected(parts: Sequence[Part], f: Filters, kind: str, crawl_a: str, crawl_
 
 
 def _duckdb(kind: str, f: Filters, index: Index, *, limit: int | None, jobs: int, crawl_a: str, crawl_b: str,
-            explain: Explain) -> Iterator[dict[str, Any]]:
+            explain: Explain) -> Iterator[Record]:
     from ccrawl.commoncrawl.columnar import duck
 
     parts = _selected(index.parts, f, kind, crawl_a, crawl_b)
@@ -183,7 +184,7 @@ def _duckdb(kind: str, f: Filters, index: Index, *, limit: int | None, jobs: int
         yield clean_record(dict(zip(names, row, strict=True)))
 
 
-def clean_record(rec: dict[str, Any]) -> dict[str, Any]:
+def clean_record(rec: Record) -> Record:
     out = {}
     for k, v in rec.items():
         if isinstance(v, bytes | bytearray):
@@ -195,7 +196,7 @@ def clean_record(rec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _native(kind: str, f: Filters, index: Index, *, limit: int | None, jobs: int, crawl_a: str, crawl_b: str,
-            explain: Explain, arrow: bool = False) -> Iterator[dict[str, Any] | RecordBatch]:
+            explain: Explain, arrow: bool = False) -> Iterator[Record | RecordBatch]:
     stats = explain.stats
     if kind == "diff":
         yield from _native_diff(f, index, limit=limit, jobs=jobs, crawl_a=crawl_a, crawl_b=crawl_b, stats=stats)
@@ -242,7 +243,7 @@ def _native(kind: str, f: Filters, index: Index, *, limit: int | None, jobs: int
                 yield from (dict(zip(names, row, strict=True)) for row in zip(*values, strict=True))
 
 
-def _native_hostcdx(answers: Iterator[native.PartAnswer], limit: int | None) -> Iterator[dict[str, Any]]:
+def _native_hostcdx(answers: Iterator[native.PartAnswer], limit: int | None) -> Iterator[Record]:
     captures: Counter[str] = Counter()
     buckets: dict[str, Counter[int]] = {}
     urls: dict[str, set[str]] = {}
@@ -261,7 +262,7 @@ def _native_hostcdx(answers: Iterator[native.PartAnswer], limit: int | None) -> 
 
 
 def _native_diff(f: Filters, index: Index, *, limit: int | None, jobs: int, crawl_a: str, crawl_b: str,
-                 stats: ScanStats) -> Iterator[dict[str, Any]]:
+                 stats: ScanStats) -> Iterator[Record]:
     if not crawl_a or not crawl_b:
         raise UsageError("sched diff needs --crawl-a and --crawl-b")
     sides: list[dict[tuple[str, str], str | None]] = []
@@ -289,10 +290,10 @@ def _native_diff(f: Filters, index: Index, *, limit: int | None, jobs: int, craw
             total[host] += 1
             if digest is None or other is None or digest != other:
                 changed[host] += 1
-    rows: list[dict[str, Any]] = [
-        {"host": h, "urls": n, "changed": changed[h], "change_rate": changed[h] / n} for h, n in total.items()
+    ordered = sorted(total.items(), key=lambda hn: (-(changed[hn[0]] / hn[1]), -hn[1], hn[0]))
+    rows: list[Record] = [
+        {"host": h, "urls": n, "changed": changed[h], "change_rate": changed[h] / n} for h, n in ordered
     ]
-    rows.sort(key=lambda r: (-float(r["change_rate"]), -int(r["urls"]), str(r["host"])))
     yield from rows[: limit or None]
 
 
@@ -305,7 +306,7 @@ def _min_digest(a: str | None, b: str | None) -> str | None:
     return min(a, b)
 
 
-def records_of(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def records_of(rows: Sequence[Mapping[str, object]]) -> list[Record]:
     return [dict(r) for r in rows]
 
 
