@@ -19,9 +19,10 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import CcrawlError, InputError, UsageError
+from ccrawl.jsontypes import Record
 
 if TYPE_CHECKING:
     from duckdb import DuckDBPyConnection
@@ -44,8 +45,8 @@ def connect(path: str = ":memory:", *, read_only: bool = False) -> DuckDBPyConne
     """A DuckDB connection with extension autoinstall and autoload disabled."""
     import duckdb
 
-    config: dict[str, Any] = {"autoinstall_known_extensions": "false", "autoload_known_extensions": "false"}
-    return duckdb.connect(path, read_only=read_only, config=config)
+    return duckdb.connect(path, read_only=read_only, config={
+        "autoinstall_known_extensions": "false", "autoload_known_extensions": "false"})
 
 
 def _literal(value: str) -> str:
@@ -115,7 +116,7 @@ def connect_sandboxed(
         raise
 
 
-def stream(con: DuckDBPyConnection, sql: str, *, batch: int = BATCH_ROWS) -> Iterator[dict[str, Any]]:
+def stream(con: DuckDBPyConnection, sql: str, *, batch: int = BATCH_ROWS) -> Iterator[Record]:
     """The rows of ``sql`` on ``con`` as dicts, fetched ``batch`` at a time, never the whole result.
 
     DuckDB's errors are one line (``SQL: ...``, a :class:`UsageError`). While the query runs,
@@ -194,8 +195,8 @@ def _check_target(target: str) -> None:
 
 
 def tee(
-    records: Iterable[Mapping[str, Any]], target: str, table: str, *, columns: Sequence[str] = ()
-) -> Iterator[Mapping[str, Any]]:
+    records: Iterable[Mapping[str, object]], target: str, table: str, *, columns: Sequence[str] = ()
+) -> Iterator[Mapping[str, object]]:
     """Yield ``records`` unchanged while appending them, in batches, to ``table`` in the DuckDB file ``target``.
 
     The table is created from the first batch's shape; later batches insert by column name, so a
@@ -221,7 +222,7 @@ def tee(
         con = connect(target)
     except duckdb.Error as exc:
         raise failed(exc) from None
-    batch: list[Mapping[str, Any]] = []
+    batch: list[Mapping[str, object]] = []
     names: list[str] = []
     created = False
 

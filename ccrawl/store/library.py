@@ -35,6 +35,7 @@ from typing import Any
 
 from ccrawl import __version__, durable
 from ccrawl.errors import CcrawlError, InputError
+from ccrawl.jsontypes import Record
 
 MANIFEST = "library.json"
 LOCK = "library.lock"
@@ -64,7 +65,7 @@ class Artifact:
     written: str
     ccrawl: str | None = __version__
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         return asdict(self)
 
     @classmethod

@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.errors import CcrawlError, Unreachable, UsageError
 from ccrawl.redact import redact_userinfo
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 SCHEMES = ("postgres://", "postgresql://")
 _BATCH = 5_000
@@ -30,7 +33,7 @@ def _ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def _pg_type(arrow_type: Any) -> str:
+def _pg_type(arrow_type: pa.DataType) -> str:
     import pyarrow as pa
 
     t = pa.types
@@ -66,8 +69,8 @@ def _first_line(exc: BaseException) -> str:
 
 
 def tee_postgres(
-    records: Iterable[Mapping[str, Any]], target: str, table: str, *, columns: Sequence[str] = ()
-) -> Iterator[Mapping[str, Any]]:
+    records: Iterable[Mapping[str, object]], target: str, table: str, *, columns: Sequence[str] = ()
+) -> Iterator[Mapping[str, object]]:
     """Yield ``records`` unchanged while appending them, in batches, to ``table`` in the database ``target``."""
     psycopg = _driver()
     shown = redact_userinfo(target)
@@ -77,7 +80,7 @@ def tee_postgres(
         raise Unreachable(f"--db {shown}: cannot connect: {_first_line(exc)}") from exc
     except psycopg.Error as exc:  # a malformed URL (ProgrammingError) and the like
         raise UsageError(f"--db {shown}: {_first_line(exc)}") from exc
-    batch: list[Mapping[str, Any]] = []
+    batch: list[Mapping[str, object]] = []
     names: list[str] = []
     created = False
 

@@ -30,10 +30,14 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl import durable
 from ccrawl.errors import Absent, CcrawlError, UsageError
+from ccrawl.jsontypes import Record
+
+if TYPE_CHECKING:
+    import tantivy
 
 FORMAT = "ccrawl-index/1"
 SNIPPET_CHARS = 280
@@ -77,13 +81,13 @@ class BuildStats:
     no_text: int = 0
     """Documents with no text to index (non-HTML responses, failed fetches, fetch-only rows)."""
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         return {"dir": self.dir, "generation": self.generation, "documents": self.documents,
                 "skipped": self.skipped, "other_records": self.other_records, "no_text": self.no_text,
                 "seconds": round(self.seconds, 3), "bytes": self.bytes}
 
 
-def _first(obj: Mapping[str, Any], keys: tuple[str, ...]) -> str:
+def _first(obj: Mapping[str, object], keys: tuple[str, ...]) -> str:
     for key in keys:
         value = obj.get(key)
         if isinstance(value, str) and value:
@@ -111,7 +115,7 @@ def repaired(doc: Document) -> tuple[Document, list[str]]:
     return dataclasses.replace(doc, **fix), fields
 
 
-def document_from_json(obj: Any) -> Document | None:
+def document_from_json(obj: object) -> Document | None:
     """A document from one JSONL object under any of the accepted key names; None without url or text."""
     if not isinstance(obj, dict):
         return None
@@ -121,7 +125,7 @@ def document_from_json(obj: Any) -> Document | None:
     return Document(url, text, _first(obj, TITLE_KEYS), _first(obj, LANGUAGE_KEYS))
 
 
-def _schema() -> Any:
+def _schema() -> tantivy.Schema:
     import tantivy
 
     builder = tantivy.SchemaBuilder()
@@ -133,7 +137,7 @@ def _schema() -> Any:
     return builder.build()
 
 
-def _analyzer() -> Any:
+def _analyzer() -> tantivy.TextAnalyzer:
     """The query-side twin of tantivy's ``default`` tokenizer (simple split, drop long, lowercase)."""
     import tantivy
 
@@ -201,7 +205,7 @@ def build(directory: str | os.PathLike[str], documents: Iterable[Document], *, h
         gen = _next_generation(root)
         gen_dir = root / gen
         gen_dir.mkdir()
-        writer: Any = None
+        writer: tantivy.IndexWriter | None = None
         try:
             index = tantivy.Index(_schema(), path=str(gen_dir), reuse=False)
             writer = index.writer(heap_mb * 1_000_000, threads)
@@ -263,8 +267,8 @@ class Searcher:
 
     root: Path
     meta: dict[str, Any]
-    index: Any
-    analyzer: Any
+    index: tantivy.Index
+    analyzer: tantivy.TextAnalyzer
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> Searcher:
@@ -291,7 +295,7 @@ class Searcher:
             seen.setdefault(token, None)
         return list(seen)
 
-    def search(self, query: str, limit: int = 100) -> list[dict[str, Any]]:
+    def search(self, query: str, limit: int = 100) -> list[Record]:
         """Documents holding any of the query's terms, best BM25 score first."""
         import tantivy
 
@@ -314,6 +318,6 @@ class Searcher:
         return rows
 
 
-def _one(doc: Any, field: str) -> str:
+def _one(doc: tantivy.Document, field: str) -> str:
     values = doc.get_all(field)
     return str(values[0]) if values else ""
