@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ccrawl.errors import CcrawlError, NothingMatched, Unreachable, UsageError
+from ccrawl.jsontypes import Record
 from ccrawl.net.client import CCClient
 
 #: How long a fetched crawl list counts as fresh.
@@ -49,7 +50,7 @@ class Crawl:
         m = _ID.match(self.id)
         return int(m.group(1)) if m else 0
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> Record:
         return {"crawl": self.id, "name": self.name, "from": self.start, "to": self.end, "cdx_api": self.cdx_api}
 
 

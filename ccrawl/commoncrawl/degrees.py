@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ccrawl.commoncrawl import webgraph as wg
 from ccrawl.commoncrawl.edgecount import EdgeTally
@@ -50,9 +51,9 @@ class _Stopped(Exception):
 class EdgeCount:
     """Degrees of every vertex and what counting them took."""
 
-    din: Any
+    din: npt.NDArray[np.uint32]
     """uint32 in-degree per vertex id (numpy array)."""
-    dout: Any
+    dout: npt.NDArray[np.uint32]
     """uint32 out-degree per vertex id."""
     edges: int
     blank: int
@@ -70,7 +71,7 @@ class EdgeCount:
                 f"in {self.seconds:.1f} s, {rate:,.1f} MB/s with {self.jobs} thread(s){blank}")
 
 
-def degree_arrays(vertices: int) -> tuple[Any, Any]:
+def degree_arrays(vertices: int) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint32]]:
     """Two zeroed uint32 arrays of ``vertices`` counters, on huge pages where the kernel gives them."""
     if vertices <= 0:
         return np.zeros(0, np.uint32), np.zeros(0, np.uint32)

@@ -22,9 +22,9 @@ import hashlib
 import os
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 from ccrawl.errors import CcrawlError, InputError, TemporaryFailure, Unreachable, UsageError
+from ccrawl.jsontypes import Record
 from ccrawl.net.client import CCClient, HTTPStatusError, TruncatedBody
 
 COLUMNS = ("path", "file", "status", "bytes", "sha256")
@@ -83,7 +83,7 @@ class ResumableBody:
                 await asyncio.sleep(self.cc._delay(self.losses - 1, None))
 
 
-async def download_one(cc: CCClient, path: str, dest: Path, *, digest: bool = True) -> dict[str, Any]:
+async def download_one(cc: CCClient, path: str, dest: Path, *, digest: bool = True) -> Record:
     """Fetch ``path`` into ``dest`` (resuming a ``.part``); returns the row ``download`` prints.
 
     ``digest=False`` skips the SHA-256 (the row's ``sha256`` is None): for a caller that reads the
@@ -118,7 +118,7 @@ async def download_all(
     flat: bool = False,
     workers: int = 8,
     place: Callable[[str], Path] | None = None,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[Record]:
     """Download every path with ``workers`` in flight; rows arrive in completion order.
 
     A file that fails (404, a 5xx that never clears) gets a row with ``status`` ``failed: ...``
@@ -137,7 +137,7 @@ async def download_all(
         if dest not in seen:
             seen[dest] = path
             plan.append((path, dest))
-    queue: asyncio.Queue[dict[str, Any] | BaseException] = asyncio.Queue()
+    queue: asyncio.Queue[Record | BaseException] = asyncio.Queue()
     todo = iter(plan)
 
     async def worker() -> None:

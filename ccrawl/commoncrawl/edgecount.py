@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ccrawl import accel
 from ccrawl.errors import InputError
@@ -61,7 +62,7 @@ def line_error(code: int, lineno: int, raw: bytes, vertices: int) -> InputError:
 class EdgeTallyPy:
     """The twin of the compiled ``EdgeTally``: same arguments, same counts, same errors."""
 
-    def __init__(self, din: Any, dout: Any, atomic: bool = False) -> None:
+    def __init__(self, din: npt.NDArray[np.uint32], dout: npt.NDArray[np.uint32], atomic: bool = False) -> None:
         if len(din) != len(dout):
             raise ValueError("din and dout must have the same length (the vertex count)")
         self._din = np.asarray(din, dtype=np.uint32)

@@ -22,12 +22,13 @@ import socket
 import sys
 from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from ccrawl import __version__
 from ccrawl.commoncrawl.fetch import DEFAULT_LOOKAHEAD, fetch_batch
 from ccrawl.commoncrawl.records import WARC, Location
 from ccrawl.errors import TemporaryFailure, UsageError
+from ccrawl.jsontypes import Record
 from ccrawl.net.client import CCClient
 
 DEFAULT_SIZE = 1_000_000_000
@@ -94,7 +95,7 @@ class RotatingWarcWriter:
         self._path: Path | None = None
         self._records = 0
         self._bytes = 0
-        self.closed_files: list[dict[str, Any]] = []
+        self.closed_files: list[Record] = []
 
     def _name(self) -> str:
         middle = f"-{self.subprefix}" if self.subprefix else ""
@@ -112,7 +113,7 @@ class RotatingWarcWriter:
         self._fh.write(head)
         self._bytes, self._records = len(head), 0
 
-    def close_file(self) -> dict[str, Any] | None:
+    def close_file(self) -> Record | None:
         """Close the current file (rename ``.part`` to its name); its summary row, or None."""
         if self._fh is None or self._path is None:
             return None
@@ -126,7 +127,7 @@ class RotatingWarcWriter:
         self.serial += 1
         return row
 
-    def write(self, data: bytes) -> dict[str, Any] | None:
+    def write(self, data: bytes) -> Record | None:
         """Append one record's gzip member; returns the row of a file this closed by rotating."""
         closed = None
         if self._fh is not None and self._records and self._bytes + len(data) > self.size:
@@ -156,7 +157,7 @@ async def export_locations(
     max_span: int = 16 << 20,
     lookahead: int = DEFAULT_LOOKAHEAD,
     warn: Callable[[str], None] = _stderr,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[Record]:
     """Copy the records at ``locations`` into rotating WARC files; yields a row per file written.
 
     Records go out in disk order (file, then offset), the order coalesced reads return them in.

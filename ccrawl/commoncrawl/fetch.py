@@ -28,12 +28,15 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from ccrawl import durable
 from ccrawl.commoncrawl.records import EXTENSIONS, Location, check_content, render
 from ccrawl.errors import CcrawlError, Unreachable, UsageError
 from ccrawl.net.client import CCClient
+
+if TYPE_CHECKING:
+    from ccrawl.net.ranges import Group
 
 DEFAULT_LOOKAHEAD = 64
 ORDERS = ("file", "input")
@@ -172,7 +175,7 @@ def check_batch(gap: int, max_span: int, order: str, lookahead: int, max_length:
         raise UsageError(f"--lookahead must be at least 1, got {lookahead}")
 
 
-def plan(locations: list[Location], *, gap: int, max_span: int) -> list[Any]:
+def plan(locations: list[Location], *, gap: int, max_span: int) -> list[Group]:
     """The coalesced groups for ``locations`` (see :mod:`ccrawl.net.ranges`)."""
     from ccrawl.net.ranges import plan_groups
 
@@ -189,7 +192,7 @@ def dry_run(locations: Iterable[Location], *, gap: int, max_span: int, ledger: L
     return str(dry_run_line(plan_summary([loc.triple for loc in todo], plan(todo, gap=gap, max_span=max_span))))
 
 
-async def _read_group(cc: CCClient, group: Any, content: str, members: dict[tuple[int, int], list[int]],
+async def _read_group(cc: CCClient, group: Group, content: str, members: dict[tuple[int, int], list[int]],
                       todo: list[Location]) -> dict[int, FetchResult]:
     """Read one group and render each of its locations, keyed by input index."""
     from ccrawl.net.client import ShortRead

@@ -16,9 +16,14 @@ import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import InputError, UsageError
+from ccrawl.jsontypes import Record
+
+if TYPE_CHECKING:
+    from ccrawl.extract.model import Extraction
+    from ccrawl.warc.reader import Record as WarcRecord
 
 CONTENT = ("body", "text", "markdown", "links", "headers", "meta")
 
@@ -60,7 +65,7 @@ class Location:
     filename: str
     offset: int
     length: int
-    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    extra: Mapping[str, object] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def key(self) -> str:
@@ -78,7 +83,7 @@ _FIELD_NAMES = (
 )
 
 
-def location_from(obj: Mapping[str, Any], *, where: str = "location") -> Location:
+def location_from(obj: Mapping[str, object], *, where: str = "location") -> Location:
     """A :class:`Location` from a CDX row or a columnar row (``warc_filename``/...); clear errors."""
     for names in _FIELD_NAMES:
         if names[0] in obj:
@@ -122,7 +127,7 @@ def check_content(content: str) -> str:
     return content
 
 
-def parse_record(data: bytes, loc: Location) -> Any:
+def parse_record(data: bytes, loc: Location) -> WarcRecord:
     """The one WARC record in ``data`` (a record's gzip member), or InputError naming the location."""
     from ccrawl.warc.reader import iter_records
 
@@ -135,17 +140,17 @@ def parse_record(data: bytes, loc: Location) -> Any:
     return records[0]
 
 
-def _base(loc: Location, record: Any) -> dict[str, Any]:
+def _base(loc: Location, record: WarcRecord) -> Record:
     return {"url": record.url, "filename": loc.filename, "offset": loc.offset, "length": loc.length}
 
 
-def _extract(record: Any, payload: bytes) -> Any:
+def _extract(record: WarcRecord, payload: bytes) -> Extraction:
     from ccrawl.extract.engines import get_extractor
 
     return get_extractor("h2m").extract(payload, record.url or "", content_type=record.http_header("Content-Type"))
 
 
-def render(data: bytes, loc: Location, content: str) -> list[dict[str, Any]]:
+def render(data: bytes, loc: Location, content: str) -> list[Record]:
     """What ``fetch``/``get`` output for the record in ``data`` under one content flag."""
     rows, note = _render(data, loc, content)
     if note is not None:
@@ -154,7 +159,7 @@ def render(data: bytes, loc: Location, content: str) -> list[dict[str, Any]]:
     return rows
 
 
-def _render(data: bytes, loc: Location, content: str) -> tuple[list[dict[str, Any]], str | None]:
+def _render(data: bytes, loc: Location, content: str) -> tuple[list[Record], str | None]:
     from ccrawl.warc.reader import decode_body
 
     record = parse_record(data, loc)
@@ -166,7 +171,7 @@ def _render(data: bytes, loc: Location, content: str) -> tuple[list[dict[str, An
     return _content_rows(loc, record, content, payload), decoded.note if decoded is not None else None
 
 
-def _content_rows(loc: Location, record: Any, content: str, payload: bytes) -> list[dict[str, Any]]:
+def _content_rows(loc: Location, record: WarcRecord, content: str, payload: bytes) -> list[Record]:
     if content == "body":
         return [{**_base(loc, record), "status": record.http_status, "mime": record.mime, "body": payload}]
     if content == "meta":

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ccrawl.errors import CcrawlError, InputError, NothingMatched, TemporaryFailure, UsageError
 from ccrawl.net.client import CCClient, HTTPStatusError
@@ -68,14 +67,14 @@ def graphinfo_url(collinfo_endpoint: str) -> str:
     return f"{base}/graphinfo.json"
 
 
-def _host_nodes(entry: dict[str, Any]) -> int | None:
+def _host_nodes(entry: Mapping[str, object]) -> int | None:
     stats = entry.get("stats")
     host = stats.get("host") if isinstance(stats, dict) else None
     nodes = host.get("nodes") if isinstance(host, dict) else None
     return nodes if isinstance(nodes, int) and not isinstance(nodes, bool) and nodes >= 0 else None
 
 
-def _prefix_of(entry: dict[str, Any]) -> str:
+def _prefix_of(entry: Mapping[str, object]) -> str:
     location = str(entry.get("location") or "")
     if location.startswith("s3://"):
         path = location[len("s3://") :].partition("/")[2]

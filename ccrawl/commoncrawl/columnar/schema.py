@@ -7,7 +7,10 @@ Types map Spark's to Arrow's: string, integer (int32), short (int16), binary, ti
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: (name, arrow type name, nullable) of the published flat schema, in order; crawl and subset are
 #: the partition columns (directory names), not stored in the files.
@@ -46,7 +49,7 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
 )
 
 
-def arrow_schema() -> Any:
+def arrow_schema() -> pa.Schema:
     """The published columns as a pyarrow schema (partition columns excluded)."""
     import pyarrow as pa
 
@@ -63,7 +66,7 @@ def arrow_schema() -> Any:
 PARTITIONS = ("crawl", "subset")
 
 
-def with_partitions() -> Any:
+def with_partitions() -> pa.Schema:
     """The published columns plus the two partition columns, as DuckDB and Athena see the table."""
     import pyarrow as pa
 
