@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: (name, Arrow type name, DuckDB type) in file order. Offsets and lengths are int64, not cc-index's
 #: int32: a 1 GB archive uses half of int32's range, one large month away from wrapping.
@@ -53,7 +56,7 @@ CDX_FIELDS: tuple[tuple[str, str], ...] = (
 CDX_COLUMNS: tuple[str, ...] = tuple(c[0] for c in CDX_FIELDS)
 
 
-def arrow_schema() -> Any:
+def arrow_schema() -> pa.Schema:
     """The index as a ``pyarrow.Schema`` (fetch_time is UTC microseconds, as Spark writes cc-index)."""
     import pyarrow as pa
 

@@ -21,13 +21,20 @@ import threading
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.commoncrawl.news.months import Month
 from ccrawl.commoncrawl.news.rows import response_host, row_of
 from ccrawl.commoncrawl.news.schema import cdx_row
 from ccrawl.commoncrawl.news.stream import WarcStream
+from ccrawl.jsontypes import Record
 from ccrawl.net.rangefile import RangeFile
+
+if TYPE_CHECKING:
+    from pyarrow.parquet import ColumnChunkMetaData
+
+    from ccrawl.hub.repo import DatasetRepo, HubFile
+    from ccrawl.net.client import CCClient
 
 #: Bytes read from a shard's end on opening: the footer of any shard this tool writes, in one request.
 TAIL = 16 * 1024
@@ -69,21 +76,21 @@ class SearchReport:
     unreadable: list[str] = field(default_factory=list)
 
 
-def _open_shard(repo: Any, path: str, size: int, counter: Callable[[int], None]) -> RangeFile:
+def _open_shard(repo: DatasetRepo, path: str, size: int, counter: Callable[[int], None]) -> RangeFile:
     """A shard over ``repo.read_range``, its tail fetched on opening; every byte read goes to ``counter``."""
     return RangeFile(lambda start, length: repo.read_range(path, start, length), size, name=path, tail=TAIL,
                      on_bytes=counter)
 
 
 def _search_shard(
-    repo: Any, path: str, size: int, query: str, counter: Callable[[int], None]
-) -> tuple[list[dict[str, Any]], bool]:
+    repo: DatasetRepo, path: str, size: int, query: str, counter: Callable[[int], None]
+) -> tuple[list[Record], bool]:
     """The matching rows of one shard, and whether any row group had to be read whole."""
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     raw = _open_shard(repo, path, size, counter)
-    rows: list[dict[str, Any]] = []
+    rows: list[Record] = []
     opened = False
     prefix = surt_prefix(query)
     # The reader reads Python bytes (the RangeFile): it is closed here, before the next shard, and reads
@@ -120,7 +127,7 @@ def surt_prefix(query: str) -> str | None:
     return key.split(")", 1)[0] or None
 
 
-def _may_hold(column: Any, prefix: str) -> bool:
+def _may_hold(column: ColumnChunkMetaData, prefix: str) -> bool:
     """Whether a row group's ``url_surtkey`` statistics allow a key starting with ``prefix``."""
     stats = column.statistics
     if stats is None or not stats.has_min_max or stats.null_count:
@@ -129,9 +136,9 @@ def _may_hold(column: Any, prefix: str) -> bool:
 
 
 def search_index(
-    repo: Any, month: Month, query: str, *, files: list[Any], limit: int = 0, workers: int = 4,
+    repo: Any, month: Month, query: str, *, files: list[HubFile], limit: int = 0, workers: int = 4,
     report: SearchReport,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """CDX rows of ``query`` from the month's shards ``files`` (HubFile from one listing), in file order."""
     lock = threading.Lock()
 
@@ -139,7 +146,7 @@ def search_index(
         with lock:
             report.bytes_read += n
 
-    def one(f: Any) -> tuple[list[dict[str, Any]], bool]:
+    def one(f: HubFile) -> tuple[list[Record], bool]:
         try:
             return _search_shard(repo, f.path, f.size, query, count)
         except Exception as exc:  # a broken shard is reported and skipped: the answer says it is partial
@@ -168,17 +175,17 @@ def search_index(
 
 
 async def scan_archives(
-    cc: Any, paths: list[str], query: str, *, limit: int = 0, workers: int = 4, report: SearchReport,
+    cc: CCClient, paths: list[str], query: str, *, limit: int = 0, workers: int = 4, report: SearchReport,
     notice: Callable[[str], None] | None = None,
-) -> AsyncIterator[dict[str, Any]]:
+) -> AsyncIterator[Record]:
     """CDX rows of ``query`` by streaming every archive in ``paths`` (``workers`` at once), in path order."""
     report.path = "scan"
     sem = asyncio.Semaphore(max(1, workers))
 
-    async def one(path: str) -> list[dict[str, Any]]:
+    async def one(path: str) -> list[Record]:
         async with sem:
             stream = WarcStream(cc, path)
-            out: list[dict[str, Any]] = []
+            out: list[Record] = []
             try:
                 async for m in stream.members():
                     if m.oversized or not host_matches(response_host(m.data), query):

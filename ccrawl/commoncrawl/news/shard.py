@@ -52,7 +52,7 @@ class ShardResult:
         return asdict(self)
 
 
-def is_article(row: Mapping[str, Any]) -> bool:
+def is_article(row: Mapping[str, object]) -> bool:
     """A 200 answer whose bytes are HTML: what the ledger counts as an article."""
     return row["fetch_status"] == 200 and row["content_mime_detected"] in ("text/html", "application/xhtml+xml")
 
@@ -76,7 +76,7 @@ class ShardWriter:
         self._names = tuple(self.schema.names)
         self._cols: list[list[Any]] = [[] for _ in self._names]
 
-    def add(self, row: Mapping[str, Any]) -> None:
+    def add(self, row: Mapping[str, object]) -> None:
         for col, name in zip(self._cols, self._names, strict=True):
             col.append(row[name])
 
@@ -94,7 +94,7 @@ class ShardWriter:
         keys = pa.table({"k": pc.fill_null(table["url_surtkey"], ""), "o": table["warc_record_offset"]})
         return table.take(pc.sort_indices(keys, sort_keys=[("k", "ascending"), ("o", "ascending")]))
 
-    def close(self, metadata: Mapping[str, Any]) -> int:
+    def close(self, metadata: Mapping[str, object]) -> int:
         import pyarrow.parquet as pq
 
         try:

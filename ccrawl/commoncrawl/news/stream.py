@@ -17,10 +17,13 @@ import asyncio
 import zlib
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.errors import TemporaryFailure
 from ccrawl.warc.inflate import ZLIB_API as _inflate_mod  # ISA-L's: about twice zlib's rate (bench/README.md)
+
+if TYPE_CHECKING:
+    from ccrawl.net.client import CCClient
 
 #: Inflated bytes one record may hold before it is treated as oversized (and not kept).
 MAX_RECORD = 64 << 20
@@ -138,7 +141,7 @@ class WarcStream:
 
     def __init__(
         self,
-        cc: Any,
+        cc: CCClient,
         path: str,
         *,
         start: int = 0,
