@@ -10,12 +10,24 @@ answer to a probe), :class:`PartDone` and :class:`PartFailed`. A partition's inb
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TypeAlias
+from typing import TypeAlias, TypedDict
 
 from ccrawl.crawl.summary import CrawlSummary
 
-#: A partition's progress counters: numbers, and ``errors`` (error class -> count).
-Counts: TypeAlias = dict[str, int | dict[str, int]]
+
+class Counts(TypedDict, total=False):
+    """A partition's progress counters: numbers, and ``errors`` (error class -> count)."""
+
+    fetched: int
+    total_fetched: int
+    archived: int
+    failed: int
+    robots_skipped: int
+    errors: dict[str, int]
+    bytes: int
+    queued: int
+    hosts: int
+    in_flight: int
 
 
 @dataclass(slots=True, frozen=True)
@@ -61,7 +73,7 @@ class Report:
     activity: int
     """Fetches done + link batches taken + links routed, this run: unchanged between two probes = no work."""
     in_flight: int
-    counts: Counts = field(default_factory=dict)
+    counts: Counts = field(default_factory=lambda: Counts())
     """The partition's progress counters (:func:`ccrawl.crawl.progress.counts`)."""
 
 

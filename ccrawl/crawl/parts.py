@@ -31,18 +31,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import multiprocessing as mp
 import os
 import queue
 import signal
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Awaitable, Iterable, Iterator, Sequence
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
+from multiprocessing.sharedctypes import Synchronized
 from pathlib import Path
-from typing import Any
 
 from ccrawl.crawl.frontier import Frontier, Routed
 from ccrawl.crawl.messages import (
+    Counts,
     CrawlEvent,
     Go,
     LinkAck,
@@ -118,7 +122,7 @@ def _record(state: Path, parts: int, options: CrawlOptions) -> None:
 class SharedBudget:
     """``--max-pages`` across processes: a counter in shared memory, reserved before a URL is taken."""
 
-    def __init__(self, counter: Any, max_pages: int) -> None:
+    def __init__(self, counter: Synchronized[int], max_pages: int) -> None:
         self.counter = counter
         self.max_pages = max_pages
 
@@ -140,14 +144,14 @@ class SharedBudget:
 class Mailbox:
     """A partition's side of the links between partitions, and its answers to the parent."""
 
-    def __init__(self, part: int, inboxes: list[Any], results: Any) -> None:
+    def __init__(self, part: int, inboxes: list[Queue[PartMessage]], results: Queue[CrawlEvent]) -> None:
         self.part = part
         self.inboxes = inboxes
         self.results = results
         self.crawl: _Crawl | None = None
         self.taken = 0
 
-    def attach(self, crawl: _Crawl) -> Any:
+    def attach(self, crawl: _Crawl) -> Awaitable[None]:
         self.crawl = crawl
         crawl.frontier.on_commit = self.send
         self.send(crawl.frontier.outbox(), {})  # a restart sends every row not yet acknowledged
@@ -211,7 +215,8 @@ class Mailbox:
                 crawl.frontier.flush()
 
 
-def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Any], results: Any, counter: Any,
+def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Queue[PartMessage]],
+              results: Queue[CrawlEvent], counter: Synchronized[int],
               parent: int) -> None:
     """A partition process: its slice of the crawl until the parent says stop."""
     from ccrawl.fetch import run
@@ -307,7 +312,7 @@ class _Rounds:
     def drained(self) -> bool:
         return self.complete() and all(r.in_flight == 0 for r in self.answers.values())
 
-    def next(self, inboxes: list[Any]) -> None:
+    def next(self, inboxes: list[Queue[PartMessage]]) -> None:
         if self.answers:
             self.last = self.answers
         self.answers = {}
@@ -326,7 +331,7 @@ def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts
     ctx = mp.get_context("spawn")
     inboxes = [ctx.Queue() for _ in range(parts)]
     results = ctx.Queue()
-    counter = ctx.Value("q", 0)
+    counter = ctx.Value(ctypes.c_longlong, 0)
     procs = [ctx.Process(target=part_main, args=(options, i, parts, inboxes, results, counter, os.getpid()),
                          name=f"ccrawl-crawl-{i}") for i in range(1, parts)]
     lead = _Lead(options, parts, inboxes, results, counter, procs)
@@ -374,8 +379,9 @@ def run_parts(options: CrawlOptions, seeds: Iterable[str], notice: Notice, parts
 class _Lead:
     """The parent's loop: partition 0's crawl, and beside it the probe rounds that decide the end."""
 
-    def __init__(self, options: CrawlOptions, parts: int, inboxes: list[Any], results: Any, counter: Any,
-                 procs: list[Any]) -> None:
+    def __init__(self, options: CrawlOptions, parts: int, inboxes: list[Queue[PartMessage]],
+                 results: Queue[CrawlEvent], counter: Synchronized[int],
+                 procs: Sequence[BaseProcess]) -> None:
         self.options = options
         self.parts = parts
         self.inboxes = inboxes
@@ -387,7 +393,7 @@ class _Lead:
         self.reason = ""
         self.signalled = False
         self.rounds = _Rounds(parts)
-        self.part_counts: dict[int, dict[str, Any]] = {}
+        self.part_counts: dict[int, Counts] = {}
         """Each partition's latest progress counters (from its reports; partition 0's are read directly)."""
         self.own: Mailbox | None = None
         self.ticker = Ticker(options.progress, options.max_pages) if options.progress != "none" else None
@@ -428,9 +434,9 @@ class _Lead:
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(sig)
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> Counts:
         """The progress counters of every partition, summed."""
-        total: dict[str, Any] = {}
+        total = Counts()
         parts = dict(self.part_counts)
         if self.own is not None and self.own.crawl is not None:
             parts[0] = counts(self.own.crawl)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Literal, TextIO, TypedDict
 
+from ccrawl.crawl.messages import Counts
 from ccrawl.progress import (
     QUIET_S,
     LiveLine,
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from ccrawl.crawl.run import _Crawl
 
 
-def counts(crawl: _Crawl) -> dict[str, Any]:
+def counts(crawl: _Crawl) -> Counts:
     """One crawl's counters now (cheap: attributes, no query)."""
     f, s = crawl.frontier, crawl.summary
     taken = f.fetched - crawl.fetched_start + f.in_flight
@@ -40,15 +41,44 @@ def counts(crawl: _Crawl) -> dict[str, Any]:
             "in_flight": f.in_flight}
 
 
-def add(total: dict[str, Any], one: dict[str, Any]) -> dict[str, Any]:
-    for k, v in one.items():
-        if k == "errors":
-            errors = total.setdefault("errors", {})
-            for e, n in v.items():
-                errors[e] = errors.get(e, 0) + n
-        else:
-            total[k] = total.get(k, 0) + v
+SummedKey = Literal["fetched", "total_fetched", "archived", "failed", "robots_skipped", "bytes", "queued", "hosts",
+                    "in_flight"]
+_SUMMED: tuple[SummedKey, ...] = ("fetched", "total_fetched", "archived", "failed", "robots_skipped", "bytes",
+                                  "queued", "hosts", "in_flight")
+
+
+def add(total: Counts, one: Counts) -> Counts:
+    for k in _SUMMED:
+        if k in one:
+            total[k] = total.get(k, 0) + one[k]
+    if "errors" in one:
+        errors = total.setdefault("errors", {})
+        for e, n in one["errors"].items():
+            errors[e] = errors.get(e, 0) + n
     return total
+
+
+class TickFields(TypedDict):
+    """One tick's fields (documented in docs/crawl.md, "Progress")."""
+
+    elapsed_s: float
+    done: int
+    total: int | None
+    percent: float | None
+    rate: float
+    eta_s: float | None
+    fetched: int
+    archived: int
+    failed: int
+    robots_skipped: int
+    queued: int
+    hosts: int
+    in_flight: int
+    bytes: int
+    errors: dict[str, int]
+    quiet_s: float
+    waiting: list[str]
+    final: bool
 
 
 class Ticker:
@@ -67,7 +97,7 @@ class Ticker:
         self._moved = Moved(now)
         self._live: LiveLine | None = None
 
-    def fields(self, c: dict[str, Any], final: bool = False) -> dict[str, Any]:
+    def fields(self, c: Counts, final: bool = False) -> TickFields:
         now = time.monotonic()
         fetched = int(c.get("fetched", 0))
         done = int(c.get("total_fetched", 0))  # --max-pages counts every run on the state, so done does too
@@ -107,7 +137,7 @@ class Ticker:
             "final": final,
         }
 
-    def tick(self, c: dict[str, Any], final: bool = False) -> None:
+    def tick(self, c: Counts, final: bool = False) -> None:
         if self.mode not in ("json", "text"):
             return
         f = self.fields(c, final)

@@ -24,11 +24,11 @@ import itertools
 import signal
 import socket
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
@@ -42,6 +42,11 @@ from ccrawl.fetch.addresses import REFUSED
 from ccrawl.fetch.classify import BlockedAddress
 from ccrawl.fetch.config import DEFAULT_USER_AGENT
 from ccrawl.fetch.result import FetchResult
+
+if TYPE_CHECKING:
+    from ccrawl.crawl.progress import Ticker
+    from ccrawl.fetch import Fetcher
+    from ccrawl.fetch.robots import RobotsCache
 
 Notice = Callable[[str], None]
 
@@ -199,7 +204,7 @@ class _Crawl:
         self.linked = linked
         """One partition of several: running dry is not the end (links may come), the parent says when."""
         self.budget: Budget = budget or _LocalBudget(frontier, options.max_pages)
-        self.robots: Any = None
+        self.robots: RobotsCache | None = None
         self.agent = ""
         self.activity = 0
         self.body_bytes = 0
@@ -273,7 +278,7 @@ class _Crawl:
             for _ in range(workers):
                 self._queue.put_nowait(None)
 
-    async def worker(self, fetcher: Any) -> None:
+    async def worker(self, fetcher: Fetcher) -> None:
         while True:
             item = await self._queue.get()
             if item is None:
@@ -285,7 +290,7 @@ class _Crawl:
                 self.activity += 1
                 self._changed.set()
 
-    async def visit(self, fetcher: Any, item: Item) -> None:
+    async def visit(self, fetcher: Fetcher, item: Item) -> None:
         frontier = self.frontier
         started = time.time()
         crawl_delay = 0.0
@@ -420,7 +425,7 @@ class PartHooks:
     part: int
     parts: int
     budget: Budget
-    attach: Callable[[_Crawl], Any]
+    attach: Callable[[_Crawl], Awaitable[None]]
     """Called with the crawl once its frontier is open; returns an awaitable that ends when the crawl stops."""
 
 
@@ -437,7 +442,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
     part, parts = (hooks.part, hooks.parts) if hooks is not None else (0, 1)
     # a partition waits for its lock: the processes of a killed run die a moment after their parent
     state = StateFile(part_path(options.state, part), wait=5.0 if hooks is not None else 0.0)
-    ticker: Any = None
+    ticker: Ticker | None = None
     try:
         warc = WarcFiles(options.out, prefix=options.prefix, max_bytes=options.warc_size,
                          max_body=options.max_body) if options.out else None
@@ -521,7 +526,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
         state.close()
 
 
-async def _tick(ticker: Any, crawl: _Crawl) -> None:
+async def _tick(ticker: Ticker, crawl: _Crawl) -> None:
     """A tick at once (the run's start), then one every ``tick_seconds``."""
     from ccrawl.crawl.progress import counts
 
