@@ -14,12 +14,17 @@ from __future__ import annotations
 
 import io
 from collections import deque
-from collections.abc import Callable, Iterator
-from typing import IO, Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import IO, TYPE_CHECKING
 
 from ccrawl import accel
 from ccrawl.cli.common import InputLineError, numbered_stdin_values
 from ccrawl.url.lineblocks import StreamBroken, line_blocks
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from ccrawl.url.batchio import BatchParams
 
 BLOCK = 1 << 20  # bytes of text per block: a few blocks in flight keep two cores busy from the first MB
 
@@ -31,7 +36,7 @@ _SPACES = frozenset(" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2028\u2029\u
 )
 
 
-def plain_lines_py(array: Any) -> bool:
+def plain_lines_py(array: pa.StringArray) -> bool:
     """Twin of the compiled ``plain_lines``: every row a value as it stands (see the module docstring)."""
     for value in array.to_pylist():
         if not value or value[0] in "#{" or value[0] in _SPACES or value[-1] in _SPACES:
@@ -40,7 +45,7 @@ def plain_lines_py(array: Any) -> bool:
 
 
 _textout = accel.native("textout")
-plain_lines: Callable[[Any], bool] = _textout.plain_lines if _textout is not None else plain_lines_py
+plain_lines: Callable[[pa.StringArray], bool] = _textout.plain_lines if _textout is not None else plain_lines_py
 
 
 def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
@@ -53,7 +58,7 @@ def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
         raise exc.cause from None
 
 
-def _string_array(values: list[str | None]) -> Any:
+def _string_array(values: list[str | None]) -> pa.StringArray:
     """An Arrow string array of ``values``: the compiled builder where it can, else pyarrow's."""
     from ccrawl.batchout import string_array_py
 
@@ -68,14 +73,14 @@ class _Block:
 
     __slots__ = ("batch", "events")
 
-    def __init__(self, batch: Any, events: list[InputLineError | tuple[str, str]]) -> None:
+    def __init__(self, batch: pa.RecordBatch, events: list[InputLineError | tuple[str, str]]) -> None:
         self.batch = batch
         self.events = events
 
 
 def _values(
-    block: bytes, first_line: int, op_name: str, op_params: dict[str, Any]
-) -> tuple[Any, list[int] | None, list[tuple[int, Any]]]:
+    block: bytes, first_line: int, op_name: str, op_params: Mapping[str, int]
+) -> tuple[pa.StringArray, list[int] | None, list[tuple[int, InputLineError | tuple[str, str]]]]:
     """The block's values as a string array, each value's line number (None: one a line, in order), and
     the lines that were not values (a JSON line's value that is no Unicode text, a lone surrogate, gets
     the per-URL operation's own answer: it cannot travel in an Arrow string)."""
@@ -90,7 +95,7 @@ def _values(
         return urls, None, []
     values: list[str | None] = []
     lines: list[int] = []
-    bad: list[tuple[int, Any]] = []
+    bad: list[tuple[int, InputLineError | tuple[str, str]]] = []
     for n, item in numbered_stdin_values(io.BytesIO(block)):
         number = n + first_line - 1
         if isinstance(item, InputLineError):
@@ -110,7 +115,9 @@ def _values(
     return _string_array(values), lines, bad
 
 
-def _answer(block: bytes, first_line: int, op_name: str, params: dict[str, Any], op_params: dict[str, Any]) -> _Block:
+def _answer(
+    block: bytes, first_line: int, op_name: str, params: BatchParams, op_params: Mapping[str, int]
+) -> _Block:
     import pyarrow as pa
 
     from ccrawl.url.batchio import NEW_COLUMNS, new_columns
@@ -120,7 +127,7 @@ def _answer(block: bytes, first_line: int, op_name: str, params: dict[str, Any],
     columns, errors = new_columns(command, urls, params)
     batch = pa.RecordBatch.from_arrays([urls, *(columns[n] for n in NEW_COLUMNS[command])],
                                        names=["url", *NEW_COLUMNS[command]])
-    events: list[tuple[int, Any]] = list(bad)
+    events: list[tuple[int, InputLineError | tuple[str, str]]] = list(bad)
     keep = None
     if errors.null_count != len(errors):
         import pyarrow.compute as pc
@@ -142,21 +149,25 @@ def _answer(block: bytes, first_line: int, op_name: str, params: dict[str, Any],
 
 
 def stdin_batches(
-    op_name: str, stream: IO[bytes], params: dict[str, Any], *, on_bad_line: Callable[[InputLineError], None],
+    op_name: str, stream: IO[bytes], params: Mapping[str, int], *, on_bad_line: Callable[[InputLineError], None],
     on_failed: Callable[[str, str], None], on_rows: Callable[[int], None], workers: int = 2, block: int = BLOCK,
-) -> Iterator[Any]:
+) -> Iterator[pa.RecordBatch]:
     """Record batches of the ``url.*`` operation ``op_name`` over the URLs of ``stream``, in input order.
 
     ``on_bad_line`` hears of each line that is not a value, ``on_failed`` of each URL the operation cannot
     handle (with its reason), ``on_rows`` of each batch's row count, all before the batch is yielded.
     """
     from ccrawl.leanarrow import import_pyarrow_lean
+    from ccrawl.url.batchio import BatchParams
 
     import_pyarrow_lean()  # before the workers: this command never uses numpy (~0.1 CPU-s of its start)
     command = COMMANDS[op_name]
     op_params = dict(params)
+    batch_params = BatchParams()
     if command == "shard":  # the operation's ``shard`` (the one to keep) is the batch form's ``only``
-        params = {"shards": params["shards"], "only": params.get("shard")}
+        batch_params = BatchParams(shards=params["shards"], only=params.get("shard"))
+    elif "include_private" in params:
+        batch_params["include_private"] = bool(params["include_private"])
     threaded = workers > 1 and accel.native("surt") is not None
 
     def answers() -> Iterator[_Block]:
@@ -164,9 +175,9 @@ def stdin_batches(
         for data in _blocks(stream, block):
             first, line = line, line + data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
             if not threaded:
-                yield _answer(data, first, op_name, params, op_params)
+                yield _answer(data, first, op_name, batch_params, op_params)
                 continue
-            window.append(pool.submit(_answer, data, first, op_name, params, op_params))
+            window.append(pool.submit(_answer, data, first, op_name, batch_params, op_params))
             if len(window) >= 2 * workers:
                 yield window.popleft().result()
         while window:

@@ -134,9 +134,9 @@ def url_batch(
     through the compiled batch kernels, ``workers`` at a time (0: one per core). ``shards`` (required) and
     ``shard`` (keep only its rows) go with ``shard``. ``report`` counts the rows as they go; without one, an
     input that breaks part-way raises once the rows before the break are out."""
-    from ccrawl.url.batchio import BatchReport, iter_results
+    from ccrawl.url.batchio import BatchParams, BatchReport, iter_results
 
-    params: dict[str, int] = {}
+    params = BatchParams()
     if command == "shard":
         if shards is None:
             raise UsageError("url shard: give the number of shards")

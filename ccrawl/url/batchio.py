@@ -23,7 +23,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, TypedDict
 
 from ccrawl.errors import InputError, UsageError
 from ccrawl.ordered import ordered_map
@@ -34,6 +34,16 @@ if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
 __all__ = ["BatchReport", "InputBroken", "UrlChunk", "UrlChunkResult", "new_columns", "read_chunks", "run_batch"]
+
+
+
+class BatchParams(TypedDict, total=False):
+    """The batch form's parameters: ``url domain``'s suffix list choice, ``url shard``'s count and kept shard."""
+
+    include_private: bool
+    shards: int
+    only: int | None
+
 
 TEXT_BLOCK = 4 << 20  # bytes of text per chunk
 PARQUET_BATCH = 65_536  # rows per chunk from Parquet
@@ -62,7 +72,7 @@ class UrlChunk:
     first_line: int = 1
     batch: pa.RecordBatch | None = None
     column: str = "url"
-    params: dict[str, Any] = field(default_factory=dict)
+    params: BatchParams = field(default_factory=lambda: BatchParams())
     skip_bad: bool = False
 
 
@@ -262,7 +272,9 @@ def _url_strings(values: pa.Array | pa.ChunkedArray) -> tuple[pa.StringArray, pa
     return values, pa.array(errors, pa.string())
 
 
-def new_columns(command: str, urls: Any, params: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+def new_columns(
+    command: str, urls: pa.StringArray, params: BatchParams
+) -> tuple[dict[str, pa.Array], pa.StringArray]:
     """The command's new columns for a string array of URLs, and the kernel's error array."""
     import pyarrow as pa
 
@@ -367,7 +379,7 @@ def run_batch(
     sink: Callable[[pa.RecordBatch], None],
     *,
     column: str = "url",
-    params: dict[str, Any] | None = None,
+    params: BatchParams | None = None,
     skip_bad: bool = False,
     workers: int = 0,
     block: int = TEXT_BLOCK,
@@ -388,7 +400,7 @@ def iter_results(
     report: BatchReport,
     *,
     column: str = "url",
-    params: dict[str, Any] | None = None,
+    params: BatchParams | None = None,
     skip_bad: bool = False,
     workers: int = 0,
     block: int = TEXT_BLOCK,
@@ -399,7 +411,7 @@ def iter_results(
     if command not in NEW_COLUMNS:
         raise UsageError(f"no batch form for url {command}")
     workers = workers if workers > 0 else (os.cpu_count() or 1)
-    params = dict(params or {})
+    given = BatchParams(**params) if params is not None else BatchParams()
     from ccrawl import accel
 
     mode = "process" if accel.extensions_disabled() or accel.native("surt") is None else "thread"
@@ -409,7 +421,7 @@ def iter_results(
             for seq, (text, first_line, batch) in enumerate(
                 read_chunks(source, column=column, block=block, rows=rows, stdin=stdin)
             ):
-                yield UrlChunk(seq, command, text, first_line, batch, column, params, skip_bad)
+                yield UrlChunk(seq, command, text, first_line, batch, column, given, skip_bad)
         except InputBroken as exc:  # the chunks before the break still go through and out
             report.broken = exc
 

@@ -45,7 +45,7 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ccrawl import accel
 from ccrawl.errors import UsageError
@@ -353,8 +353,8 @@ if _native is not None:
     shard_key: Callable[[str], str] = _table.shard_key
     shard_of: Callable[[str, int], int] = _table.shard_of
     fnv1a64: Callable[[bytes], int] = _native.fnv1a64
-    domain_columns: Callable[..., tuple[Any, Any, Any]] = _table.domain_columns
-    shard_array: Callable[..., Any] = _table.shard_array
+    domain_columns: Callable[..., tuple[pa.StringArray, pa.StringArray, pa.StringArray]] = _table.domain_columns
+    shard_array: Callable[[UrlColumn, int], pa.UInt32Array] = _table.shard_array
 else:
     registered_domain = registered_domain_py
     shard_key = shard_key_py
