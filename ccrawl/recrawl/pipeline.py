@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 from types import FrameType
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import CcrawlError, TemporaryFailure, UsageError
 from ccrawl.progress import Moved, Window, eta_seconds, human_bytes, percent
@@ -63,7 +63,7 @@ from ccrawl.recrawl.sinks import Durable, finalize
 from ccrawl.recrawl.stats import ExtractStats, FetchProcessStats, WriterStats, merged
 from ccrawl.recrawl.stopping import announce_stop
 from ccrawl.recrawl.summary import RunSummary
-from ccrawl.recrawl.telemetry import Telemetry
+from ccrawl.recrawl.telemetry import Progress, Telemetry
 
 if TYPE_CHECKING:
     from multiprocessing.queues import Queue as MPQueue
@@ -74,29 +74,6 @@ if TYPE_CHECKING:
 
 #: Room for one row's metadata (headers JSON, Markdown and text travel in it after extraction).
 _META_ROOM = 4 * MB
-
-
-class Progress(TypedDict):
-    """The progress fields of a tick (docs/recrawl.md, "Progress")."""
-
-    done: int
-    total: int
-    total_of: str
-    percent: float | None
-    rate: float
-    eta_s: float | None
-    fetched: int
-    ok: int
-    failed: int
-    not_modified: int
-    written: int
-    durable: int
-    extracted: int
-    bytes: int
-    errors: dict[str, int]
-    held: int
-    quiet_s: float
-    waiting: list[str]
 
 
 class Outlet:

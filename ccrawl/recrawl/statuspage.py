@@ -22,7 +22,6 @@ import time
 from collections import deque
 from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
 
 KEEP = 1800  #: recent ticks kept one for one (an hour at 2 s ticks)
 OLD = 1200  #: older points, thinned to every tenth
@@ -35,14 +34,14 @@ class History:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.latest: dict[str, Any] = {}
+        self.latest: dict[str, object] = {}
         self.recent: deque[dict[str, float]] = deque()
         self.old: deque[dict[str, float]] = deque(maxlen=OLD)
-        self.errors: deque[dict[str, Any]] = deque(maxlen=50)
+        self.errors: deque[dict[str, object]] = deque(maxlen=50)
         self.started = time.time()
         self._thin = 0
 
-    def add(self, fields: Mapping[str, Any]) -> None:
+    def add(self, fields: Mapping[str, object]) -> None:
         point = {"t": round(time.time(), 3)}
         for key in SERIES:
             value = fields.get(key)
@@ -56,15 +55,16 @@ class History:
                 self._thin += 1
                 if self._thin % 10 == 0:
                     self.old.append(dropped)
-            for err in fields.get("last_errors") or ():
+            errors = fields.get("last_errors")
+            for err in errors if isinstance(errors, list | tuple) else ():
                 if isinstance(err, Mapping) and err not in self.errors:
                     self.errors.append(dict(err))
 
-    def error(self, **fields: Any) -> None:
+    def error(self, **fields: object) -> None:
         with self.lock:
             self.errors.append({"t": round(time.time(), 3), **fields})
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> dict[str, object]:
         with self.lock:
             return {"started": self.started, "now": round(time.time(), 3), "latest": dict(self.latest),
                     "history": [*self.old, *self.recent], "errors": list(self.errors)}
@@ -80,7 +80,7 @@ def _host_name(host: str) -> str:
 class StatusServer:
     """The page, ``/status.json`` and ``/metrics`` on ``host:port``, on a daemon thread."""
 
-    def __init__(self, host: str, port: int, snapshot: Callable[[], dict[str, Any]], *,
+    def __init__(self, host: str, port: int, snapshot: Callable[[], dict[str, object]], *,
                  metrics: Callable[[], bytes] | None = None, title: str = "ccrawl recrawl") -> None:
         names = {"localhost", "127.0.0.1", "::1", _host_name(host or "127.0.0.1")}
         any_host = host in ("", "0.0.0.0", "::")
@@ -130,7 +130,7 @@ class StatusServer:
 
             do_POST = do_PUT = do_DELETE = do_PATCH = _not_allowed
 
-            def log_message(self, *args: Any) -> None:
+            def log_message(self, *args: object) -> None:
                 pass
 
         self.httpd = ThreadingHTTPServer((host or "127.0.0.1", port), Handler)

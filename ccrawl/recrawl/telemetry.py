@@ -15,10 +15,16 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, TextIO, TypedDict, Unpack
 
 from ccrawl.errors import UsageError
 from ccrawl.progress import LiveLine, errors_text, human_bytes, human_seconds, is_terminal
+
+if TYPE_CHECKING:
+    from prometheus_client import Gauge
+
+    from ccrawl.fetch.stats import FailureNote
+    from ccrawl.recrawl.statuspage import StatusServer
 
 #: The numeric tick fields served as ``ccrawl_recrawl_<name>`` gauges (``errors`` is a labelled one).
 GAUGES = (
@@ -42,6 +48,43 @@ GAUGES = (
 )
 
 
+class Progress(TypedDict):
+    """The progress fields of a tick (docs/recrawl.md, "Progress")."""
+
+    done: int
+    total: int
+    total_of: str
+    percent: float | None
+    rate: float
+    eta_s: float | None
+    fetched: int
+    ok: int
+    failed: int
+    not_modified: int
+    written: int
+    durable: int
+    extracted: int
+    bytes: int
+    errors: dict[str, int]
+    held: int
+    quiet_s: float
+    waiting: list[str]
+
+
+class TickFields(Progress, total=False):
+    """A tick: the progress fields, where the run is, and what the telemetry adds (docs/recrawl.md)."""
+
+    part: int
+    row: int
+    queue_bytes: int
+    files: int
+    final: bool
+    slow_hosts: list[tuple[str, float]]
+    last_errors: list[FailureNote]
+    pages_per_s: float
+    elapsed_s: float
+
+
 class Telemetry:
     """Progress, journal and metrics of one run."""
 
@@ -55,8 +98,8 @@ class Telemetry:
             raise UsageError(f"--journal {journal} cannot be opened ({exc.strerror or exc})") from None
         self._started = time.monotonic()
         self._last: tuple[float, int] = (self._started, 0)
-        self._metrics: dict[str, Any] = {}
-        self._server: Any = None
+        self._metrics: dict[str, Gauge] = {}
+        self._server: StatusServer | None = None
         self._live: LiveLine | None = None
         from ccrawl.recrawl.statuspage import History
 
@@ -84,12 +127,12 @@ class Telemetry:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             raise UsageError(f"--metrics-addr {addr}: cannot listen there ({reason}); pick a free port") from None
 
-    def event(self, name: str, **fields: Any) -> None:
+    def event(self, name: str, **fields: object) -> None:
         if self._journal is not None:
             self._journal.write(json.dumps({"ts": round(time.time(), 3), "event": name, **fields}) + "\n")
             self._journal.flush()
 
-    def tick(self, **fields: Any) -> None:
+    def tick(self, **fields: Unpack[TickFields]) -> None:
         now = time.monotonic()
         then, before = self._last
         rate = (fields["durable"] - before) / max(now - then, 1e-9)
@@ -104,20 +147,21 @@ class Telemetry:
         elif self.progress == "text":
             self._text(fields)
 
-    def _gauges(self, fields: dict[str, Any]) -> None:
+    def _gauges(self, fields: TickFields) -> None:
         if not self._metrics:
             return
-        values = {**fields, "rows": fields["durable"], "body_bytes": fields["bytes"],
+        values: dict[str, object] = {**fields, "rows": fields["durable"], "body_bytes": fields["bytes"],
                   "waiting": len(fields.get("waiting") or ()),
                   "eta_s": -1 if fields.get("eta_s") is None else fields["eta_s"],
                   "percent": fields.get("percent") or 0}
         for name, _ in GAUGES:
-            if name in values:
-                self._metrics[name].set(values[name])
+            value = values.get(name)
+            if isinstance(value, int | float):
+                self._metrics[name].set(value)
         for cls, n in (fields.get("errors") or {}).items():
             self._metrics["errors"].labels(cls).set(n)
 
-    def _text(self, f: dict[str, Any]) -> None:
+    def _text(self, f: TickFields) -> None:
         """The progress line: live on a terminal, one line per tick elsewhere."""
         files = f"{f['files']} file{'s' * (f['files'] != 1)}"
         rest = (f"{f['rate']:.0f}/s, ETA {human_seconds(f['eta_s'])}, {human_bytes(f['bytes'])}, "
