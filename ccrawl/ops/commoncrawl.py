@@ -9,15 +9,19 @@ to do and exit 1 when every item failed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Annotated
 
 from ccrawl.errors import CcrawlError, NothingMatched, UsageError
+from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Value, WritePath
 from ccrawl.ops.context import Notice, OpContext, context, stderr_notice
 
-Record = dict[str, Any]
+if TYPE_CHECKING:
+    from ccrawl.commoncrawl.fetch import FetchResult
+    from ccrawl.commoncrawl.records import Location
+    from ccrawl.net.client import CCClient
 
 
 def _crawls(crawl: str, c: OpContext) -> list[str]:
@@ -84,24 +88,25 @@ def crawls_info(
     c = context(ctx)
     crawls = _crawls(crawl, c)
 
-    async def count_all(cc: Any) -> list[Record]:
+    async def count_all(cc: CCClient) -> list[tuple[str, str, int]]:
         import asyncio
 
         jobs = [(c, k) for c in crawls for k in wanted]
         counts = await asyncio.gather(*(count_paths(cc, c, k) for c, k in jobs))
-        return [{"crawl": c, "kind": k, "files": n} for (c, k), n in zip(jobs, counts, strict=True)]
+        return [(c, k, n) for (c, k), n in zip(jobs, counts, strict=True)]
 
     rows = run(count_all, c.client, warn=c.notice)
-    for row in rows:
-        if row["files"] < 0:
-            c.notice(f"stats: {row['crawl']}: the {row['kind']} manifest could not be read, files shown as -1")
-    yield from rows
+    for name, kind, files in rows:
+        if files < 0:
+            c.notice(f"stats: {name}: the {kind} manifest could not be read, files shown as -1")
+    for name, kind, files in rows:
+        yield {"crawl": name, "kind": kind, "files": files}
 
 
 # -- paths and download --------------------------------------------------------------------------
 
 
-def _paths_of(crawl: str, kind: str) -> Callable[[Any], Any]:
+def _paths_of(crawl: str, kind: str) -> Callable[[CCClient], Awaitable[list[str]]]:
     from ccrawl.commoncrawl.manifests import fetch_paths
 
     return lambda cc: fetch_paths(cc, crawl, kind)
@@ -192,7 +197,7 @@ def cc_download(
 # -- fetch, get, export --------------------------------------------------------------------------
 
 
-def _locations(items: Iterable[Mapping[str, Any] | Any], notice: Notice) -> Iterator[Any]:
+def _locations(items: Iterable[Mapping[str, object] | Location], notice: Notice) -> Iterator[Location]:
     from ccrawl.commoncrawl.records import Location, location_from
 
     for n, item in enumerate(items, start=1):
@@ -237,7 +242,7 @@ def cc_fetch(
 
 
 def fetch_results(
-    locations: Iterable[Mapping[str, Any] | Any],
+    locations: Iterable[Mapping[str, object] | Location],
     *,
     content: str = "body",
     batch: bool = False,
@@ -247,7 +252,7 @@ def fetch_results(
     lookahead: int = 64,
     ledger: str | None = None,
     ctx: OpContext | None = None,
-) -> Iterator[Any]:
+) -> Iterator[FetchResult]:
     """The :class:`~ccrawl.commoncrawl.fetch.FetchResult` of every location that read; failures named."""
     from ccrawl.commoncrawl.fetch import Ledger, check_batch, fetch_batch, fetch_each
     from ccrawl.commoncrawl.records import check_content
@@ -288,7 +293,7 @@ def fetch_results(
 
 
 def dry_run_line(
-    locations: Iterable[Mapping[str, Any] | Any], *, gap: int = 1 << 20, max_span: int = 16 << 20,
+    locations: Iterable[Mapping[str, object] | Location], *, gap: int = 1 << 20, max_span: int = 16 << 20,
     ledger: str | None = None, notice: Notice | None = None,
 ) -> str:
     """The line ``fetch --batch --dry-run`` prints; nothing is fetched."""
