@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
 
 import click
 
 from ccrawl.cli.common import Run, command
 from ccrawl.errors import UsageError
+from ccrawl.jsontypes import JSONObject
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,7 +33,7 @@ def parse_size(value: str | int, flag: str) -> int:
     return size_flag(value, flag)
 
 
-def _content(flags: dict[str, Any], allowed: tuple[str, ...]) -> str:
+def _content(flags: dict[str, bool], allowed: tuple[str, ...]) -> str:
     chosen = [name for name in allowed if flags.pop(name, False)]
     if len(chosen) > 1:
         raise UsageError("pick one content flag: " + " or ".join(f"--{c}" for c in chosen))
@@ -50,7 +51,7 @@ def content_columns(content: str) -> tuple[str, ...]:
     return COLUMNS[content]
 
 
-def _stdin_objects(run: Run) -> Iterator[dict[str, Any]]:
+def _stdin_objects(run: Run) -> Iterator[JSONObject]:
     """JSON objects from stdin, one per line; a bad line is named on stderr and skipped."""
     for n, raw in enumerate(sys.stdin.buffer, start=1):
         try:
@@ -209,7 +210,7 @@ def _content_options(names: tuple[str, ...]) -> Callable[[F], F]:
 @command("get", help="Fetch what Common Crawl captured for a URL (the newest capture in the -c crawls).")
 @click.argument("url")
 @_content_options(_GET_CONTENT)
-def get(run: Run, url: str, **flags: Any) -> None:
+def get(run: Run, url: str, **flags: bool) -> None:
     from ccrawl import ops
 
     content = _content(flags, _GET_CONTENT)
@@ -237,14 +238,14 @@ def get(run: Run, url: str, **flags: Any) -> None:
 @click.option("--ledger", help="File of finished locations (filename@offset), to skip on a resume")
 def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, length: int | None,
           to_dir: bool, out_dir: str, batch: bool, gap: str, max_span: str, order: str, lookahead: int,
-          ledger: str | None, **flags: Any) -> None:
+          ledger: str | None, **flags: bool) -> None:
     from ccrawl import ops
 
     content = _content(flags, _FETCH_CONTENT)
     if file_ is not None or offset is not None or length is not None:
         if source is not None or None in (file_, offset, length):
             raise UsageError("--file, --offset and --length go together, and not with - (stdin)")
-        locations: Any = [{"filename": file_, "offset": offset, "length": length}]
+        locations: Iterable[Mapping[str, object]] = [{"filename": file_, "offset": offset, "length": length}]
     elif source in (None, "-"):
         if source is None and sys.stdin.isatty():
             raise UsageError("fetch needs --file, --offset and --length, or JSONL locations on stdin (fetch -)")
@@ -293,14 +294,14 @@ def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, l
 @click.option("--url-fgrepv", multiple=True, help="Drop URLs containing this substring (sent as a regex filter)")
 @click.option("--no-push-filters", is_flag=True, help="Keep the URL substring filters here, off the wire")
 def export(run: Run, target: str, prefix: str, subprefix: str | None, size: str, out_dir: str,
-           creator: str | None, operator: str | None, strict: bool, **query: Any) -> None:
+           creator: str | None, operator: str | None, strict: bool, **query: object) -> None:
     from ccrawl import ops
 
     ctx = run.context()
     if target == "-":
         if any(v for v in query.values()):
             raise UsageError("query flags (--status, --mime, ...) apply to a query, not to - (stdin locations)")
-        locations: Any = _stdin_objects(run)
+        locations: Iterable[Mapping[str, object]] = _stdin_objects(run)
     else:
         search = ops.get("cc.search")
         locations = search(

@@ -107,7 +107,7 @@ def stop_autoscaler_monitor() -> None:
         from ray._private import ray_constants, worker
 
         node = worker._global_node
-        table: dict[str, list[Any]] = node.all_processes if node is not None else {}
+        table: dict[str, list[object]] = node.all_processes if node is not None else {}
         infos = list(table.get(ray_constants.PROCESS_TYPE_MONITOR, ()))
     except (ImportError, AttributeError):
         return
@@ -133,7 +133,7 @@ def messages_to_stderr() -> None:
     if original is None or getattr(original, "_ccrawl_stderr", False):
         return
 
-    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+    def to_stderr(data: dict[str, object], ignore_prefix: bool) -> None:
         original({**data, "is_err": True}, ignore_prefix=ignore_prefix)
 
     to_stderr._ccrawl_stderr = True  # type: ignore[attr-defined]
@@ -181,7 +181,7 @@ class RayPool(Executor):
         self.log = log or (lambda _msg: None)
         self.progress_every = progress_every
         self.tally = Tally()
-        self._refs: dict[Any, Future[Any]] = {}
+        self._refs: dict[object, Future[Any]] = {}
         self._remote: dict[Callable[..., Any], Any] = {}
         self._lock = threading.Lock()
         self._last_line = time.monotonic()
@@ -201,7 +201,7 @@ class RayPool(Executor):
         ref.future().add_done_callback(lambda inner, ref=ref: self._settle(ref, inner))
         return out
 
-    def _settle(self, ref: Any, inner: Future[Any]) -> None:
+    def _settle(self, ref: object, inner: Future[Any]) -> None:
         with self._lock:
             out = self._refs.pop(ref, None)
         if out is None or out.done():
