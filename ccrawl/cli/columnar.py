@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 import click
 
@@ -19,10 +19,12 @@ if TYPE_CHECKING:
 
     from ccrawl.commoncrawl.columnar.query import Explain
 
+F = TypeVar("F", bound=Callable[..., object])
+
 ENGINE_HELP = "auto (native for filters, DuckDB for SQL), native, duckdb, or print (the SQL for a cluster) [auto]"
 
 
-def filter_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def filter_options(func: F) -> F:
     """The filter flags every columnar query (and ``db load``) takes."""
     opts = [
         click.option("--domain", multiple=True, help="Registered domain (url_host_registered_domain); repeatable"),
@@ -53,7 +55,7 @@ FILTER_KEYS = ("domain", "host", "tld", "mime", "status", "lang", "path_prefix",
                "not_lang", "not_status", "hosts_file", "domains_file")
 
 
-def common(run: Run, params: Mapping[str, Any]) -> dict[str, Any]:
+def common(run: Run, params: Mapping[str, object]) -> dict[str, object]:
     """Keyword arguments for a columnar operation from parsed flags and global settings."""
     out = {k: params.get(k) for k in FILTER_KEYS}
     out["crawl"] = run.settings.crawl or "latest"
@@ -63,13 +65,14 @@ def common(run: Run, params: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def print_sql(run: Run, kind: str, params: Mapping[str, Any], **extra: Any) -> None:
+def print_sql(run: Run, kind: str, params: Mapping[str, object], **extra: str) -> None:
     """Print the cluster SQL of ``kind`` with the crawl resolved (explicit IDs need no network)."""
     from ccrawl.commoncrawl.columnar import sql
     from ccrawl.ops.columnar import filters_from
 
     f = filters_from(params)
-    crawls = resolve_crawls(run, params.get("local"))
+    local = params.get("local")
+    crawls = resolve_crawls(run, local if isinstance(local, str) else None)
     text = sql.build(kind, f.with_crawls(crawls), limit=run.output.limit or None, **extra)
     click.echo(sql.cluster_preamble() + text + ";")
 
@@ -91,19 +94,20 @@ def resolve_crawls(run: Run, local: str | None) -> list[str]:
     return list(run_client(lambda cc: resolve(cc, ref), run.context().client, warn=echo_err))
 
 
-def emit_items(run: Run, items: Iterable[Mapping[str, Any] | RecordBatch], *, columns: Sequence[str] = (),
+def emit_items(run: Run, items: Iterable[Mapping[str, object] | RecordBatch], *, columns: Sequence[str] = (),
                single: bool = False) -> int:
     """Render a stream of records or of Arrow record batches (an operation called with ``arrow=True``
     yields one or the other), as they come: batches through :meth:`Run.emit_batches`."""
     iterator = iter(items)
     first = next(iterator, None)
     if first is None or isinstance(first, Mapping):
-        records: Iterator[Mapping[str, Any]] = iter(()) if first is None else itertools.chain([first], iterator)
+        records: Iterator[Mapping[str, object]] = iter(()) if first is None else itertools.chain([first], iterator)
         return run.emit(records, columns=columns, single=single)
     return run.emit_batches(itertools.chain([first], iterator), columns=columns, single=single)
 
 
-def emit_rows(run: Run, records: Iterable[Mapping[str, Any]], *, columns: Sequence[str], single: bool = False) -> int:
+def emit_rows(run: Run, records: Iterable[Mapping[str, object]], *, columns: Sequence[str],
+              single: bool = False) -> int:
     """Render an operation's records as :meth:`Run.emit` does; JSONL, CSV and TSV a chunk of records at a time
     through the batch writers (:func:`ccrawl.batchout.emit_records`). ``--db`` takes records: :meth:`Run.emit`."""
     if run.flags.get("db"):
@@ -115,7 +119,7 @@ def emit_rows(run: Run, records: Iterable[Mapping[str, Any]], *, columns: Sequen
     return count
 
 
-def emit_with_explain(run: Run, records: Iterable[Mapping[str, Any] | RecordBatch], columns: Iterable[str],
+def emit_with_explain(run: Run, records: Iterable[Mapping[str, object] | RecordBatch], columns: Iterable[str],
                       explain: Explain, want: bool, *, single: bool = False) -> int:
     """Render ``records`` (or record batches); with ``want``, the explain line on stderr afterwards. Returns the
     count written."""
@@ -139,7 +143,7 @@ def _query_command(kind: str, help_text: str) -> click.Command:
     @click.option("--engine", default="auto", help=ENGINE_HELP)
     @click.option("--explain", "explain_", is_flag=True, help="On stderr: bytes read vs the index total, parts "
                   "and row groups skipped")
-    def cmd(run: Run, engine: str, explain_: bool, **params: Any) -> None:
+    def cmd(run: Run, engine: str, explain_: bool, **params: object) -> None:
         from ccrawl import ops
         from ccrawl.commoncrawl.columnar.query import Explain, choose_engine
 
@@ -178,7 +182,7 @@ for _kind, _help in (
 @click.option("--for", "kind", default="locations",
               type=click.Choice(["urls", "locations", "count", "langs", "mimes", "rows", "hostcdx"]),
               help="Which query's SQL [locations]")
-def columnar_sql(run: Run, kind: str, **params: Any) -> None:
+def columnar_sql(run: Run, kind: str, **params: object) -> None:
     print_sql(run, kind, params)
 
 
