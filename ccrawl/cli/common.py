@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from ccrawl.ops.context import Notice, OpContext
 
 R = TypeVar("R")
-FC = TypeVar("FC", bound=Callable[..., Any] | click.Command)
+FC = TypeVar("FC", bound=Callable[..., object] | click.Command)
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from ccrawl.errors import UsageError
+from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value
 from ccrawl.ops.context import OpContext, context
@@ -104,7 +105,7 @@ def select_crawls(index: Index, crawl: str, local: str | None) -> list[str]:
     return wanted
 
 
-def _make(kind: str) -> Callable[..., Iterator[dict[str, Any] | RecordBatch]]:
+def _make(kind: str) -> Callable[..., Iterator[Record | RecordBatch]]:
     def op(
         domain: Value[list[str] | None] = None,
         host: Value[list[str] | None] = None,
@@ -128,7 +129,7 @@ def _make(kind: str) -> Callable[..., Iterator[dict[str, Any] | RecordBatch]]:
         ctx: Injected[OpContext | None] = None,
         explain: Injected[Explain | None] = None,
         arrow: Injected[bool] = False,
-    ) -> Iterator[dict[str, Any] | RecordBatch]:
+    ) -> Iterator[Record | RecordBatch]:
         """With ``arrow`` (the CLI's text renderer sets it), large answers come as Arrow record batches."""
         from ccrawl.commoncrawl.columnar import query
 
@@ -156,7 +157,7 @@ def columnar_query(
     local: ReadPath[str | None] = None,
     ctx: Injected[OpContext | None] = None,
     trusted: Injected[bool] = False,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """The rows of ``sql`` over the view ``ccindex``, streamed.
 
     Unless ``trusted`` (set by the CLI for the user at their shell, never by a client of serve or
@@ -184,7 +185,7 @@ def columnar_query(
 
 
 @operation("columnar.schema", summary="The columns of the index", columns=("name", "type", "nullable", "partition"))
-def columnar_schema() -> Iterator[dict[str, Any]]:
+def columnar_schema() -> Iterator[Record]:
     from ccrawl.commoncrawl.columnar.schema import COLUMNS, PARTITIONS
 
     for name, typ, nullable in COLUMNS:
@@ -205,7 +206,7 @@ def host_cdx(
     graph: Value[str | None] = None,
     ctx: Injected[OpContext | None] = None,
     explain: Injected[Explain | None] = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     """Per-host CDX statistics of ``crawl``; with ``graph``, of the crawls that web-graph release was built from.
 
     ``graph`` (a release id, or ``latest``) replaces ``crawl``: the counts then cover the same captures
@@ -248,7 +249,7 @@ def sched_diff(
     local: ReadPath[str | None] = None,
     ctx: Injected[OpContext | None] = None,
     explain: Injected[Explain | None] = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     from ccrawl.commoncrawl.columnar import filters, query
     from ccrawl.errors import UsageError
 

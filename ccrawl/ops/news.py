@@ -9,14 +9,16 @@ the Hub explicitly, or a directory for a local hub.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from ccrawl.commoncrawl.news.monthpaths import month_paths
+from ccrawl.jsontypes import Record
+
+if TYPE_CHECKING:
+    from ccrawl.hub.repo import DatasetRepo, HubFile
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
 from ccrawl.ops.context import OpContext, context
-
-Record = dict[str, Any]
 
 LIST_COLUMNS = ("month", "path")
 DOWNLOAD_COLUMNS = ("path", "file", "status", "bytes", "sha256")
@@ -72,7 +74,7 @@ def news_download(
         raise CcrawlError(f"every archive failed ({failed}); see the lines above")
 
 
-def _open_read_repo(repo: str, hub: str, endpoint: str) -> Any:
+def _open_read_repo(repo: str, hub: str, endpoint: str) -> DatasetRepo:
     import os
 
     from ccrawl.hub.factory import open_repo
@@ -113,7 +115,7 @@ def news_search(
     rep = report if report is not None else SearchReport()
     paths = month_paths(year, month, ctx)
     rep.manifest_files = len(paths)
-    files: list[Any] = []
+    files: list[HubFile] = []
     target = None
     if not no_index:
         try:
@@ -148,7 +150,7 @@ def news_search(
         f"{rep.bytes_read:,} bytes")
 
 
-def open_news_repo(repo_id: str, *, hub: str = "", endpoint: str = "", no_push: bool = False) -> Any:
+def open_news_repo(repo_id: str, *, hub: str = "", endpoint: str = "", no_push: bool = False) -> DatasetRepo:
     """The repo ``news publish`` writes to; a push to the Hub without a token fails here (exit 4)."""
     from ccrawl.hub.factory import open_publish_repo
 
