@@ -57,7 +57,7 @@ class LazyGroup(click.Group):
             raise TypeError(f"{module_name}:{attr} is not a click command")
         return cmd
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: click.Context) -> object:
         # click turns a broken pipe into a silent exit 1 before we see it; a reader that went away
         # (`| head`) is not an error, so carry it past click as our own type
         try:
@@ -131,7 +131,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 )
 @click.option("--version", "-V", "show_version", is_flag=True, help="Print the version and exit (as `ccrawl version`)")
 @click.pass_context
-def cli(ctx: click.Context, /, **params: Any) -> None:
+def cli(ctx: click.Context, /, **params: object) -> None:
     params.pop("show_version", None)  # main() turns the flag into the version command before parsing
     store_group_flags(ctx, params)
 

@@ -7,11 +7,14 @@ Parsing and rendering only: the query, the push-down, the paging and the memory 
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from ccrawl.cli.common import Run, command
+
+F = TypeVar("F", bound=Callable[..., object])
 
 _HELP = (
     "Query the URL index (CDX) for captures of a URL or pattern.\n\n"
@@ -22,7 +25,7 @@ _HELP = (
 )
 
 
-def _options(func: Any) -> Any:
+def _options(func: F) -> F:
     decorators = [
         click.argument("url"),
         click.option("--match", type=click.Choice(["exact", "prefix", "host", "domain"]),
@@ -111,11 +114,11 @@ def _search(run: Run, url: str, **flags: Any) -> None:
 
 @command("search", help=_HELP)
 @_options
-def search(run: Run, url: str, **flags: Any) -> None:
+def search(run: Run, url: str, **flags: object) -> None:
     _search(run, url, **flags)
 
 
 @command("cdx", help="Alias of search. " + _HELP)
 @_options
-def cdx(run: Run, url: str, **flags: Any) -> None:
+def cdx(run: Run, url: str, **flags: object) -> None:
     _search(run, url, **flags)
