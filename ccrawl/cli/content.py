@@ -10,7 +10,6 @@ command exits 1 when every URL failed and 3 when stdin was empty.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
 
 import click
 
@@ -52,7 +51,7 @@ class _Tally:
             self.given += 1
             yield item
 
-    def records(self, records: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    def records(self, records: Iterable[Mapping[str, object]]) -> Iterator[Mapping[str, object]]:
         for record in records:
             if record.get("error"):
                 self.errors += 1
@@ -70,7 +69,7 @@ class _Tally:
 
 
 def _fetch_params(run: Run, extractor: str, delay: float, resolve: tuple[str, ...],
-                  allow_private_addresses: bool | None = None) -> dict[str, Any]:
+                  allow_private_addresses: bool | None = None) -> dict[str, object]:
     from ccrawl.content.live import DEFAULT_TIMEOUT
     from ccrawl.fetch.config import parse_resolve
 
@@ -90,7 +89,7 @@ def _fetch_params(run: Run, extractor: str, delay: float, resolve: tuple[str, ..
     }
 
 
-def _run_op(run: Run, name: str, urls: tuple[str, ...], params: dict[str, Any], *, one_object: bool) -> None:
+def _run_op(run: Run, name: str, urls: tuple[str, ...], params: dict[str, object], *, one_object: bool) -> None:
     from ccrawl import ops
 
     op = ops.get(name)

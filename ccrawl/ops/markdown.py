@@ -9,12 +9,16 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, ReadPath, Value, WritePath
 from ccrawl.ops.context import Notice, OpContext, after_stream, context
+
+if TYPE_CHECKING:
+    from ccrawl.commoncrawl.records import Location
+    from ccrawl.markdown.export import ExportOptions
 
 EXPORT_COLUMNS = ("unit", "crawl", "file", "rows", "bytes", "action", "commit")
 
@@ -141,7 +145,7 @@ def markdown_refetch(
             say(refetcher.deleted_line())
 
 
-def _locations(items: Iterable[Any]) -> Iterator[Any]:
+def _locations(items: Iterable[Mapping[str, object] | Location]) -> Iterator[Location]:
     """Locations as they are read (a stream is not held whole): parsed ones pass, mappings are parsed."""
     from ccrawl.commoncrawl.records import Location, location_from
 
@@ -149,7 +153,7 @@ def _locations(items: Iterable[Any]) -> Iterator[Any]:
         yield obj if isinstance(obj, Location) else location_from(obj, where=f"location {i}")
 
 
-def _export_options(c: OpContext, *, out: str, ledger: str, journal: str, **given: Any) -> Any:
+def _export_options(c: OpContext, *, out: str, ledger: str, journal: str, **given: Any) -> ExportOptions:
     """The one place an :class:`~ccrawl.markdown.export.ExportOptions` is built (export and refetch)."""
     from ccrawl.markdown.export import ExportOptions
 
