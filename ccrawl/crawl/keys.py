@@ -13,13 +13,16 @@ identical output; the pure-Python functions here are the definition.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 import blake3
 import numpy as np
 import numpy.typing as npt
 
 from ccrawl import accel
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Keys = npt.NDArray[np.uint64]
 Index = npt.NDArray[np.int64]
@@ -49,7 +52,7 @@ def host_of(canonical: str) -> str | None:
     return rest[:end]
 
 
-def keys_hosts_py(urls: object, hosts: bool = True) -> tuple[Keys, Any]:
+def keys_hosts_py(urls: object, hosts: bool = True) -> tuple[Keys, pa.StringArray | None]:
     """``(keys, hosts)`` of canonical URLs (a pyarrow string array or a sequence of str or None).
 
     ``keys``: numpy uint64, 0 for a null row; ``hosts``: a pyarrow string array (null for a null row or a
@@ -86,24 +89,25 @@ def join_lines_py(urls: object, order: Index, bounds: Index, hops: Index) -> lis
     return out
 
 
-def string_array_py(urls: list[str]) -> Any:
+def string_array_py(urls: list[str]) -> pa.StringArray:
     """``urls`` as a pyarrow string array."""
     import pyarrow as pa
 
     return pa.array(urls, pa.string())
 
 
-def _string_array_native(urls: list[str]) -> Any:
+def _string_array_native(urls: list[str]) -> pa.StringArray:
     assert _native is not None
     got = _native.as_string_array(urls)
     return string_array_py(urls) if got is None else got  # None: a lone surrogate, which pyarrow refuses too
 
 
 _native = accel.native("crawlkeys")
-keys_hosts: Callable[..., tuple[Keys, Any]] = _native.keys_hosts if _native is not None else keys_hosts_py
+keys_hosts: Callable[..., tuple[Keys, pa.StringArray | None]] = (
+    _native.keys_hosts if _native is not None else keys_hosts_py)
 join_lines: Callable[[object, Index, Index, Index], list[bytes]] = (
     _native.join_lines if _native is not None else join_lines_py)
-string_array: Callable[[list[str]], Any] = _string_array_native if _native is not None else string_array_py
+string_array: Callable[[list[str]], pa.StringArray] = _string_array_native if _native is not None else string_array_py
 
 
 def pair_keys_py(prefix: bytes, left: list[str], li: Index, right: list[str], ri: Index) -> Keys:
