@@ -18,9 +18,14 @@ from __future__ import annotations
 import io
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl.errors import InputError
+
+if TYPE_CHECKING:
+    import fsspec.caching
+    import pyarrow.parquet as pq
+    from _typeshed import WriteableBuffer
 
 Fetch = Callable[[int, int], bytes]  # (start, length) -> bytes
 
@@ -65,7 +70,7 @@ class RangeFile(io.RawIOBase):
         else:
             self._tail = self.fetch(size - min(size, tail), min(size, tail)) if tail and size else b""
         self._tail_start = size - len(self._tail)
-        self._ahead: Any = None
+        self._ahead: fsspec.caching.BytesCache | None = None
         if block_size:
             import fsspec.caching
 
@@ -92,7 +97,7 @@ class RangeFile(io.RawIOBase):
             return bytes(self._ahead._fetch(start, end))
         return self.fetch(start, end - start)
 
-    def parquet_metadata(self) -> Any:
+    def parquet_metadata(self) -> pq.FileMetaData:
         """The Parquet footer, parsed from the tail already read (one more request only past it).
 
         Handed to ``ParquetFile(metadata=...)`` so pyarrow does not probe the end of the file itself.
@@ -131,7 +136,7 @@ class RangeFile(io.RawIOBase):
 
     readall = read
 
-    def readinto(self, buffer: Any) -> int:
+    def readinto(self, buffer: WriteableBuffer) -> int:
         view = memoryview(buffer).cast("B")
         data = self.read(len(view))
         view[: len(data)] = data

@@ -104,7 +104,7 @@ def location(index: int, item: Any) -> Location:
 
 
 def plan_groups_py(
-    locations: Iterable[Sequence[Any]], gap: int = DEFAULT_GAP, max_span: int = DEFAULT_MAX_SPAN
+    locations: Iterable[Sequence[object]], gap: int = DEFAULT_GAP, max_span: int = DEFAULT_MAX_SPAN
 ) -> list[Group]:
     """The groups of ranged reads that cover ``locations`` (pure-Python twin)."""
     check_limits(gap, max_span)
@@ -127,7 +127,7 @@ def plan_groups_py(
     return groups
 
 
-def plan_summary(locations: Collection[Any], groups: Sequence[Group]) -> dict[str, int | float]:
+def plan_summary(locations: Collection[object], groups: Sequence[Group]) -> dict[str, int | float]:
     """Both halves of the trade a plan makes: requests saved and bytes read for the records' bytes.
 
     ``locations`` counts every input location, duplicates included (the one-at-a-time path would
