@@ -18,11 +18,12 @@ refetches what was in flight or in the open file, and nothing else.
 from __future__ import annotations
 
 import heapq
+import sqlite3
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import blake3
 import numpy as np
@@ -34,6 +35,11 @@ from ccrawl.crawl.state import SEG_BITS, SEG_MAX, StateFile, decode_segment, enc
 from ccrawl.errors import InputError
 from ccrawl.url.canon import canonical_array, canonicalize
 from ccrawl.url.domain import fnv1a64, shard_key
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    import pyarrow as pa
 
 
 @dataclass(slots=True)
@@ -111,7 +117,7 @@ def place(host: str, shards: int, parts: int) -> tuple[int, int]:
 class _Batch:
     """Admissions of one flush that passed their filters, in arrival order (see :meth:`Frontier._resolve`)."""
 
-    urls: Any
+    urls: pa.StringArray
     """Canonical URLs: a pyarrow string array without nulls."""
     keys: npt.NDArray[np.uint64]
     codes: npt.NDArray[np.int64]
@@ -149,7 +155,7 @@ def _cumcount(groups: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     return out
 
 
-def _indices(rows: npt.NDArray[np.int64]) -> Any:
+def _indices(rows: npt.NDArray[np.int64]) -> pa.Int64Array:
     """Row numbers as a pyarrow int64 array (built from the buffer: ``pyarrow.array`` would import pandas)."""
     import pyarrow as pa
 
@@ -729,8 +735,9 @@ class Frontier:
     """Hosts (and domains) whose trap-budget counts are kept in memory between flushes (a copy of their
     rows: the state file stays the truth, read again for a host not held)."""
 
-    def _budget_of(self, db: Any, table: str, column: str, names: list[str], codes: npt.NDArray[np.int64],
-                   cache: dict[str, tuple[int, int]]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    def _budget_of(self, db: sqlite3.Connection, table: str, column: str, names: list[str],
+                   codes: npt.NDArray[np.int64], cache: dict[str, tuple[int, int]],
+                   ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
         """(admitted, in-degree) arrays over ``names``, filled for ``codes`` from the cache or the state file."""
         adm = np.zeros(len(names), dtype=np.int64)
         deg = np.zeros(len(names), dtype=np.int64)
