@@ -15,10 +15,11 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ccrawl import ops
 from ccrawl.errors import CcrawlError, UsageError
@@ -29,10 +30,19 @@ from ccrawl.serve.ops_http import exposed, server_only
 from ccrawl.serve.worker import Budget, Runner
 from ccrawl.serve.worker import wants_notice as notices
 
+if TYPE_CHECKING:
+    import mcp.types as mcp_types
+    from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+
 
 def tool_name(op_name: str) -> str:
     """MCP tool names allow letters, digits, ``_`` and ``-``: ``cc.fetch`` becomes ``cc_fetch``."""
     return re.sub(r"[^A-Za-z0-9_-]", "_", op_name)
+
+
+#: Each server :func:`make_server` built, and the runner whose children :func:`run_stdio` stops at the end.
+_RUNNERS: weakref.WeakKeyDictionary[Server[object], Runner] = weakref.WeakKeyDictionary()
 
 
 def load_sdk() -> ModuleType:
@@ -109,7 +119,7 @@ def make_server(
     injected: Mapping[str, object] | None = None,
     max_records: int = 1000,
     runner: Runner | None = None,
-) -> Any:
+) -> Server[object]:
     """An MCP low-level server whose tools are the offered operations, each run in a child of ``runner``."""
     import os
 
@@ -125,14 +135,18 @@ def make_server(
                for name, op in exposed(registry, allow_writes=allow_writes, policy=policy, defaults=defaults).items()}
     front = {k: v for k, v in (injected or {}).items() if k != "notice"}
 
-    async def list_tools(ctx: Any, params: Any) -> Any:
+    async def list_tools(
+        ctx: ServerRequestContext[object], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
         return types.ListToolsResult(tools=[
             types.Tool(name=name, description=description(op, policy, runner.budget),
                        input_schema=input_schema(op, policy))
             for name, op in offered.items()
         ])
 
-    async def call_tool(ctx: Any, params: Any) -> Any:
+    async def call_tool(
+        ctx: ServerRequestContext[object], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
         op = offered.get(params.name)
         if op is None:
             text, failed = json.dumps({"error": f"no tool {str(params.name)[:100]!r}", "exit_code": 2}), True
@@ -141,12 +155,13 @@ def make_server(
                                       defaults=defaults.get(op.name), injected=front, max_records=max_records)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=failed)
 
-    server = lowlevel.Server("ccrawl", version=__version__, on_list_tools=list_tools, on_call_tool=call_tool)
-    server.ccrawl_runner = runner
+    server: Server[object] = lowlevel.Server("ccrawl", version=__version__, on_list_tools=list_tools,
+                                             on_call_tool=call_tool)
+    _RUNNERS[server] = runner  # run_stdio stops its children when the client goes
     return server
 
 
-def run_stdio(server: Any) -> None:
+def run_stdio(server: Server[object]) -> None:
     """Serve one MCP client on stdin/stdout until it closes the stream."""
     import anyio
     from mcp.server.stdio import stdio_server
@@ -158,6 +173,6 @@ def run_stdio(server: Any) -> None:
     try:
         anyio.run(main)
     finally:
-        runner = getattr(server, "ccrawl_runner", None)
+        runner = _RUNNERS.pop(server, None)
         if runner is not None:
             runner.stop_all()
