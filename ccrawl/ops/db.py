@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from ccrawl.errors import Absent, UsageError
+from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, ReadPath, Sql, Value, WritePath
 from ccrawl.ops.columnar import filters_from, open_filtered
@@ -53,7 +54,7 @@ def db_load(
     local: ReadPath[str | None] = None,
     ctx: Injected[OpContext | None] = None,
     explain: Injected[Any] = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[Record]:
     from ccrawl.commoncrawl.columnar import native, query
     from ccrawl.store.duck import connect
 
@@ -90,7 +91,7 @@ def db_load(
 
 
 @operation("db.sql", summary="Run SQL against the local DuckDB database")
-def db_sql(sql: Sql[str], db: ReadPath[str], trusted: Injected[bool] = False) -> Iterator[dict[str, Any]]:
+def db_sql(sql: Sql[str], db: ReadPath[str], trusted: Injected[bool] = False) -> Iterator[Record]:
     """The rows of ``sql`` over the database file ``db``, streamed.
 
     Unless ``trusted`` (set by the CLI for the user at their shell, never by a client of serve or
