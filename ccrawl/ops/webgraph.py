@@ -9,7 +9,7 @@ columnar index operations; ``host enrich --cdx`` calls the ``host.cdx`` operatio
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.jsontypes import Record
@@ -20,7 +20,7 @@ from ccrawl.ops.context import Notice, OpContext, context
 
 if TYPE_CHECKING:
     from ccrawl.commoncrawl.degrees import EdgeCount
-    from ccrawl.commoncrawl.webgraph import GraphRelease
+    from ccrawl.commoncrawl.webgraph import GraphRelease, RankRow
 
 
 RANK_COLUMNS = ("host", "host_rev", "tld", "registered_domain", "harmonic_pos", "harmonic_val", "pagerank_pos",
@@ -43,7 +43,7 @@ def _client(ctx: OpContext | None) -> ClientOptions:
     return context(ctx).client
 
 
-def host_record(row: Any) -> Record:
+def host_record(row: RankRow) -> Record:
     """The host record of a rank-table row: rank signals set, every other count None (unmeasured)."""
     from ccrawl.commoncrawl.webgraph import reverse_host
     from ccrawl.url.domain import registered_domain
@@ -70,12 +70,12 @@ def _tld_ok(name_rev: str, tld: str | None) -> bool:
 def host_rank_rows(
     *, graph: str | None = None, table: str | None = None, tld: str | None = None,
     ctx: OpContext | None = None,
-) -> Iterator[Any]:
+) -> Iterator[RankRow]:
     """RankRows of the host table of ``graph`` (newest by default) or of ``table``, streamed."""
     from ccrawl.commoncrawl import webgraph as wg
     from ccrawl.net.client import CCClient, iterate
 
-    async def rows(cc: CCClient) -> AsyncIterator[Any]:
+    async def rows(cc: CCClient) -> AsyncIterator[RankRow]:
         url = table or cc.data_url(wg.host_table(await wg.release(cc, graph)))
         async for row in wg.rank_rows(cc, url):
             if _tld_ok(row.name_rev, tld):
