@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import TYPE_CHECKING, Annotated
 
 from ccrawl.errors import CcrawlError, NothingMatched, UsageError
-from ccrawl.jsontypes import Record
+from ccrawl.jsontypes import JSONObject, Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Value, WritePath
 from ccrawl.ops.context import Notice, OpContext, context, stderr_notice
@@ -303,7 +303,7 @@ def dry_run_line(
     return dry_run(_locations(locations, notice or stderr_notice), gap=gap, max_span=max_span, ledger=Ledger(ledger))
 
 
-def newest_capture(url: str, crawls: Sequence[str], *, ctx: OpContext | None = None) -> Record | None:
+def newest_capture(url: str, crawls: Sequence[str], *, ctx: OpContext | None = None) -> JSONObject | None:
     """The capture ``get`` fetches: in the newest crawl that has ``url``, its newest 200, else its newest."""
     from ccrawl.commoncrawl.cdx import CdxQuery, search
 
