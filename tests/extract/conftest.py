@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from ccrawl.extract import engines, render
 from ccrawl.extract.articles import Article, CorpusUnavailable, fetch, load_articles
+from tests.conftest import native_or_skip
+from tests.extract.walkers import URL, renderer_as
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +29,15 @@ def corpus2() -> list[Article]:
         return load_articles(fetch())
     except CorpusUnavailable as exc:
         pytest.skip(f"second corpus unavailable: {exc}")
+
+
+@pytest.fixture(params=["twin", "native"])
+def text_of(request: pytest.FixtureRequest) -> Callable[[str], str]:
+    """The text the real ``h2m`` engine gives for a body, with the twin walk and with the compiled one."""
+    cls = render.PyRenderer if request.param == "twin" else native_or_skip("h2mwalk").Renderer
+
+    def run(body: str) -> str:
+        with renderer_as(cls):
+            return engines.HtmlExtractor("h2m").extract(f"<html><body>{body}</body></html>", URL).text
+
+    return run

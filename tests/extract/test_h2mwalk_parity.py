@@ -8,8 +8,6 @@ guard cases of ``test_extract_guards.py``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
+from tests.extract.walkers import renderer_as as _renderer
 
 from ccrawl.extract import engines, render
 from ccrawl.extract.evaluate import load_pages
@@ -32,16 +31,6 @@ Result = tuple[str, str, list[str], bool]
 def native() -> Any:
     return native_or_skip("h2mwalk")
 
-
-@contextmanager
-def _renderer(cls: Any) -> Iterator[None]:
-    """Run the engines with ``cls`` as their renderer (the import-time choice, swapped)."""
-    saved = engines.Renderer
-    engines.Renderer = cls
-    try:
-        yield
-    finally:
-        engines.Renderer = saved
 
 
 def _extract(cls: Any, engine: str, html: bytes | str, budget: Budget = DEFAULT_BUDGET) -> Result:

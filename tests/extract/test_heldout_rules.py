@@ -8,16 +8,12 @@ also runs under ``CCRAWL_NO_EXTENSIONS=1``, where the candidate search is the tw
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-import pytest
 from selectolax.lexbor import LexborHTMLParser
 
-from ccrawl.extract import engines, render
+from ccrawl.extract import engines
 from ccrawl.extract.boilerplate import CAPTION, CAPTION_MAX_CHARS, FURNITURE, KEEP, names_furniture, verdict
-from tests.conftest import native_or_skip
 
 URL = "https://example.com/news/story.html"
 PARA = (
@@ -31,25 +27,6 @@ PARA2 = (
 )
 
 
-@contextmanager
-def _renderer(cls: Any) -> Iterator[None]:
-    saved = engines.Renderer
-    engines.Renderer = cls
-    try:
-        yield
-    finally:
-        engines.Renderer = saved
-
-
-@pytest.fixture(params=["twin", "native"])
-def text_of(request: pytest.FixtureRequest) -> Any:
-    cls = render.PyRenderer if request.param == "twin" else native_or_skip("h2mwalk").Renderer
-
-    def run(body: str) -> str:
-        with _renderer(cls):
-            return engines.HtmlExtractor("h2m").extract(f"<html><body>{body}</body></html>", URL).text
-
-    return run
 
 
 # -- <noscript> holding escaped markup -------------------------------------------------------------

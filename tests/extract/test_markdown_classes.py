@@ -9,12 +9,11 @@ escapes) may be left.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.extract.walkers import renderer_as as _renderer
 
 from ccrawl.extract import engines, render
 from ccrawl.extract.articles import Article, tokens
@@ -46,15 +45,6 @@ PAGE = (
 )
 FURNITURE = ("home", "sport", "wilhelmina", "zorndorf", "quartermaster", "related", "ferry", "lighthouse")
 
-
-@contextmanager
-def _renderer(cls: Any) -> Iterator[None]:
-    saved = engines.Renderer
-    engines.Renderer = cls
-    try:
-        yield
-    finally:
-        engines.Renderer = saved
 
 
 @pytest.fixture(params=["twin", "native"])

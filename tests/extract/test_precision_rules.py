@@ -6,11 +6,10 @@ Each case runs the real ``h2m`` engine with the compiled walk and with the pure-
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
+from tests.extract.walkers import renderer_as as _renderer
 
 from ccrawl.extract import engines, render
 from ccrawl.extract.blocks import finish_blocks
@@ -24,25 +23,6 @@ PARA = (
 )
 
 
-@contextmanager
-def _renderer(cls: Any) -> Iterator[None]:
-    saved = engines.Renderer
-    engines.Renderer = cls
-    try:
-        yield
-    finally:
-        engines.Renderer = saved
-
-
-@pytest.fixture(params=["twin", "native"])
-def text_of(request: pytest.FixtureRequest) -> Any:
-    cls = render.PyRenderer if request.param == "twin" else native_or_skip("h2mwalk").Renderer
-
-    def run(body: str) -> str:
-        with _renderer(cls):
-            return engines.HtmlExtractor("h2m").extract(f"<html><body>{body}</body></html>", URL).text
-
-    return run
 
 
 def _article(inner: str, after: str = "") -> str:
