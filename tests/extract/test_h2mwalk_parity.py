@@ -15,13 +15,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
-from tests.extract.walkers import renderer_as as _renderer
 
 from ccrawl.extract import engines, render
 from ccrawl.extract.evaluate import load_pages
 from ccrawl.extract.model import DEFAULT_BUDGET, Budget
 from ccrawl.extract.urls import Resolver
 from tests.conftest import native_or_skip
+from tests.extract.walkers import renderer_as as _renderer
 
 URL = "https://example.com/news/2024/story.html"
 Result = tuple[str, str, list[str], bool]

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.extract.walkers import renderer_as as _renderer
 
 from ccrawl.extract import engines, render
 from ccrawl.extract.articles import Article, tokens
 from ccrawl.extract.evaluate import load_pages, sample
 from ccrawl.extract.mdclasses import KINDS, extra_tokens, strip_markup_words
 from tests.conftest import native_or_skip
+from tests.extract.walkers import renderer_as as _renderer
 
 URL = "https://example.com/news/story.html"
 PARA = (

@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from tests.extract.walkers import renderer_as as _renderer
 
 from ccrawl.extract import engines, render
 from ccrawl.extract.blocks import finish_blocks
 from tests.conftest import native_or_skip
+from tests.extract.walkers import renderer_as as _renderer
 
 URL = "https://example.com/news/story.html"
 PARA = (
