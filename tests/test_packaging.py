@@ -51,7 +51,8 @@ def _top_level_imports(root: Path) -> dict[str, set[str]]:
 
 
 def _third_party(imports: dict[str, set[str]]) -> dict[str, set[str]]:
-    local = {"ccrawl", "__future__"}
+    # `_typeshed` is the standard library's stubs-only module (imported under TYPE_CHECKING, never at run time)
+    local = {"ccrawl", "__future__", "_typeshed"}
     return {m: f for m, f in imports.items() if m not in local and m not in sys.stdlib_module_names}
 
 
