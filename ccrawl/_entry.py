@@ -8,7 +8,7 @@ Python's ``KeyboardInterrupt`` again, which ``main`` turns into the same line an
 the command's own cleanup (workers stopped, files closed). When ``main`` returns, the
 immediate exit is back for the interpreter's shutdown.
 
-The handler lives in :mod:`ccrawl._sigint`. This module also sets ``OPENBLAS_NUM_THREADS=1`` unless
+The handler lives in :mod:`ccrawl.sigint`. This module also sets ``OPENBLAS_NUM_THREADS=1`` unless
 the environment sets it (see below).
 """
 
@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import sys
 
-from ccrawl._sigint import install
+from ccrawl.sigint import install
 
 install()  # on import: nothing of the CLI has been imported before this module
 

@@ -414,7 +414,7 @@ def emit_records(records: Iterable[Mapping[str, object]], options: OutputOptions
 
 
 # --------------------------------------------------------------------------------------------------
-# Parquet: the per-record renderer's file (``ccrawl.output._write_parquet``), from the batches' buffers
+# Parquet: the per-record renderer's file (``ccrawl.output.write_parquet_records``), from the batches' buffers
 
 #: what ``pyarrow.Table.from_pylist`` makes of the Python values of a column of this type; a type not here
 #: (timestamps, lists, structs, binary, uint64...) sends the stream through the per-record writer
@@ -459,7 +459,7 @@ def _write_parquet(batches: Iterable[RecordBatch], columns: Sequence[str], strea
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from ccrawl.output import _write_parquet as write_records
+    from ccrawl.output import write_parquet_records as write_records
 
     isatty = getattr(stream, "isatty", None)
     if isatty is not None and isatty():

@@ -244,7 +244,7 @@ def _write_table(stream: IO[str], columns: list[str], rows: list[Mapping[str, ob
         stream.write("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)).rstrip() + "\n")
 
 
-def _write_parquet(records: Iterable[Mapping[str, object]], columns: Sequence[str], stream: IO[Any]) -> int:
+def write_parquet_records(records: Iterable[Mapping[str, object]], columns: Sequence[str], stream: IO[Any]) -> int:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -308,7 +308,7 @@ def emit(
             if isatty is not None and isatty():
                 raise UsageError("-o parquet writes binary data; redirect stdout to a file")
             cols = options.fields or list(columns)
-            return _write_parquet(limited, cols, stream)
+            return write_parquet_records(limited, cols, stream)
         renderer = Renderer(
             fmt, stream, columns=columns, fields=options.fields, template=options.template,
             no_header=options.no_header, single=single,

@@ -224,3 +224,42 @@ def test_datasets_import_no_operation_cli_or_server() -> None:
                     if _package(module) == "datasets"
                     for target in targets if _package(target) in ("ops", "cli", "serve"))
     assert not upward, "datasets importing ops/cli/serve:\n" + "\n".join(upward)
+
+
+# Private modules a sibling may name: the compiled extensions' package, the generated build stamp and the
+# console entry point (``python -m ccrawl`` runs it too).
+PRIVATE_MODULES_OPEN_TO_THE_PACKAGE = {"ccrawl._native", "ccrawl._build_info", "ccrawl._entry"}
+
+
+def private_imports(modules: dict[str, Path] | None = None) -> list[str]:
+    """``from ccrawl.x import _name`` (or ``import ccrawl._x``) in one module for a name another module
+    keeps private; what a module shares with others gets a public name."""
+    modules = modules if modules is not None else _modules()
+    found = []
+    for module, path in modules.items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("ccrawl"):
+                names = [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names if a.name.startswith("ccrawl.")]
+            else:
+                continue
+            for name in names:
+                private = [p for p in name.split(".")[1:] if p.startswith("_") and not p.startswith("__")]
+                if private and not any(name == m or name.startswith(m + ".")
+                                       for m in PRIVATE_MODULES_OPEN_TO_THE_PACKAGE):
+                    found.append(f"{module}: {name}")
+    return sorted(found)
+
+
+def test_private_import_check_finds_one(tmp_path: Path) -> None:
+    path = tmp_path / "probe.py"
+    path.write_text("from ccrawl.crawl.run import _Crawl, Crawl\nimport ccrawl._sigint\n"
+                    "from ccrawl._native import surt\n")
+    assert private_imports({"ccrawl.probe": path}) == [
+        "ccrawl.probe: ccrawl._sigint", "ccrawl.probe: ccrawl.crawl.run._Crawl"]
+
+
+def test_no_module_imports_another_modules_private_name() -> None:
+    found = private_imports()
+    assert not found, "private names imported across modules (give them a public name):\n" + "\n".join(found)

@@ -212,21 +212,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs it is ``KeyboardInterrupt`` (so the command's cleanup runs), and after it the
     immediate exit again (see :mod:`ccrawl._entry`).
     """
-    from ccrawl import _sigint
+    from ccrawl import sigint
 
-    immediate = signal.getsignal(signal.SIGINT) is _sigint.interrupted_now
+    immediate = signal.getsignal(signal.SIGINT) is sigint.interrupted_now
     try:
         if immediate:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         return _run(argv)
     except KeyboardInterrupt:
         if immediate:  # a second Ctrl-C while the line is written exits at once, no traceback
-            _sigint.install()
+            sigint.install()
         _fail("interrupted")
         return 130
     finally:
         if immediate:
-            _sigint.install()
+            sigint.install()
 
 
 def _run(argv: Sequence[str] | None) -> int:

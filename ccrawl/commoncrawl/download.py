@@ -80,7 +80,7 @@ class ResumableBody:
                 if self.losses > self.cc.retries:
                     raise TemporaryFailure(f"{self.url}: the connection kept dropping ({exc}); "
                                            + self.then.format(received=self.received)) from exc
-                await asyncio.sleep(self.cc._delay(self.losses - 1, None))
+                await asyncio.sleep(self.cc.retry_delay(self.losses - 1, None))
 
 
 async def download_one(cc: CCClient, path: str, dest: Path, *, digest: bool = True) -> Record:

@@ -113,6 +113,12 @@ class RotatingWarcWriter:
         self._fh.write(head)
         self._bytes, self._records = len(head), 0
 
+    def abort(self) -> None:
+        """Close the current file without sealing it: its ``.part`` stays, never renamed to a finished name."""
+        if self._fh is not None:
+            self._fh.close()
+            self._fh = None
+
     def close_file(self) -> Record | None:
         """Close the current file (rename ``.part`` to its name); its summary row, or None."""
         if self._fh is None or self._path is None:
@@ -184,8 +190,7 @@ async def export_locations(
         if last is not None:
             yield last
     finally:
-        if writer._fh is not None:
-            writer._fh.close()
+        writer.abort()
     if skipped:
         warn(f"export: the result is incomplete, {skipped} record{'s' * (skipped != 1)} could not be read; "
              "run it again or pass --strict to fail instead")

@@ -59,7 +59,7 @@ from ccrawl.crawl.messages import (
     Stop,
 )
 from ccrawl.crawl.progress import Ticker, add, counts
-from ccrawl.crawl.run import CrawlOptions, Notice, PartHooks, _Crawl, _crawl, frontier_config, load_seeds
+from ccrawl.crawl.run import Crawl, CrawlOptions, Notice, PartHooks, crawl_loop, frontier_config, load_seeds
 from ccrawl.crawl.state import StateFile, lock_file, part_path
 from ccrawl.crawl.summary import CrawlSummary
 from ccrawl.crawl.warc import WarcFiles
@@ -148,10 +148,10 @@ class Mailbox:
         self.part = part
         self.inboxes = inboxes
         self.results = results
-        self.crawl: _Crawl | None = None
+        self.crawl: Crawl | None = None
         self.taken = 0
 
-    def attach(self, crawl: _Crawl) -> Awaitable[None]:
+    def attach(self, crawl: Crawl) -> Awaitable[None]:
         self.crawl = crawl
         crawl.frontier.on_commit = self.send
         self.send(crawl.frontier.outbox(), {})  # a restart sends every row not yet acknowledged
@@ -235,7 +235,7 @@ def part_main(options: CrawlOptions, part: int, parts: int, inboxes: list[Queue[
     try:
         mailbox = Mailbox(part, inboxes, results)
         hooks = PartHooks(part, parts, SharedBudget(counter, options.max_pages), mailbox.attach)
-        summary = run(_crawl(options, [], lambda msg: None, hooks))
+        summary = run(crawl_loop(options, [], lambda msg: None, hooks))
         results.put(PartDone(part, summary))
     except CcrawlError as exc:
         results.put(PartFailed(part, str(exc), exc.exit_code))
@@ -455,7 +455,7 @@ class _Lead:
         self.own = mailbox
         hooks = PartHooks(0, self.parts, SharedBudget(self.counter, self.options.max_pages), mailbox.attach)
         try:
-            self.done[0] = PartDone(0, await _crawl(self.options, [], notice, hooks))
+            self.done[0] = PartDone(0, await crawl_loop(self.options, [], notice, hooks))
         except CcrawlError as exc:
             self.failed.append(PartFailed(0, str(exc), exc.exit_code))
         except Exception as exc:
@@ -503,4 +503,4 @@ def crawl_run(options: CrawlOptions, seeds: Iterable[str], notice: Notice | None
     with plan_run(options) as parts:
         if parts > 1:
             return run_parts(options, seeds, say, parts)
-        return run(_crawl(options, seeds, say))
+        return run(crawl_loop(options, seeds, say))

@@ -28,10 +28,10 @@ from ccrawl.progress import (
 )
 
 if TYPE_CHECKING:
-    from ccrawl.crawl.run import _Crawl
+    from ccrawl.crawl.run import Crawl
 
 
-def counts(crawl: _Crawl) -> Counts:
+def counts(crawl: Crawl) -> Counts:
     """One crawl's counters now (cheap: attributes, no query)."""
     f, s = crawl.frontier, crawl.summary
     taken = f.fetched - crawl.fetched_start + f.in_flight

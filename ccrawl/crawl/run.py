@@ -192,7 +192,7 @@ class _LocalBudget:
         pass
 
 
-class _Crawl:
+class Crawl:
     def __init__(self, options: CrawlOptions, frontier: Frontier, warc: WarcFiles | None, summary: CrawlSummary,
                  notice: Notice, *, budget: Budget | None = None, linked: bool = False) -> None:
         self.o = options
@@ -425,16 +425,16 @@ class PartHooks:
     part: int
     parts: int
     budget: Budget
-    attach: Callable[[_Crawl], Awaitable[None]]
+    attach: Callable[[Crawl], Awaitable[None]]
     """Called with the crawl once its frontier is open; returns an awaitable that ends when the crawl stops."""
 
 
-async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
+async def crawl_loop(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
                  hooks: PartHooks | None = None) -> CrawlSummary:
     import aiohttp
 
     from ccrawl.fetch import FetchConfig, Fetcher
-    from ccrawl.fetch.client import _TimedConnector
+    from ccrawl.fetch.client import TimedConnector
     from ccrawl.fetch.dns import CachingResolver
     from ccrawl.fetch.robots import RobotsCache
 
@@ -458,7 +458,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
         if hooks is None and state.get("seeds_loaded") != "1":
             load_seeds([frontier], seeds)
         workers = max(1, -(-options.workers // parts))
-        crawl = _Crawl(options, frontier, warc, summary, notice, budget=hooks.budget if hooks else None,
+        crawl = Crawl(options, frontier, warc, summary, notice, budget=hooks.budget if hooks else None,
                        linked=hooks is not None)
         crawl.fetched_start = start_fetched
         crawl.queued_start = state.counts()["queued"]
@@ -483,7 +483,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
                 allow = options.allow_private_addresses
                 resolver = CachingResolver(override=dict(options.resolve), allow_private=allow)
                 session = aiohttp.ClientSession(
-                    connector=_TimedConnector(allow_private=allow, resolver=resolver, limit=0, family=socket.AF_INET),
+                    connector=TimedConnector(allow_private=allow, resolver=resolver, limit=0, family=socket.AF_INET),
                     cookie_jar=aiohttp.DummyCookieJar(), trust_env=False)
                 crawl.robots = RobotsCache(session, user_agent=options.user_agent, timeout=10.0, retries=1,
                                            ttl=86400.0, unreachable_ttl=600.0, max_entries=50_000)
@@ -526,7 +526,7 @@ async def _crawl(options: CrawlOptions, seeds: Iterable[str], notice: Notice,
         state.close()
 
 
-async def _tick(ticker: Ticker, crawl: _Crawl) -> None:
+async def _tick(ticker: Ticker, crawl: Crawl) -> None:
     """A tick at once (the run's start), then one every ``tick_seconds``."""
     from ccrawl.crawl.progress import counts
 

@@ -66,7 +66,7 @@ class _PayloadErrorHandler(ResponseHandler):
             payload.set_exception(aiohttp.ClientPayloadError(f"Response payload is not completed: {failure}"))
 
 
-class _TimedConnector(aiohttp.TCPConnector):
+class TimedConnector(aiohttp.TCPConnector):
     """A TCPConnector that charges connection set-up time and the peer IP to the current fetch,
     and refuses IP literals that are not public unless allowed (names: :class:`CachingResolver`)."""
 
@@ -154,7 +154,7 @@ class Fetcher:
             family=socket.AF_UNSPEC if cfg.ipv6 else socket.AF_INET,
             allow_private=cfg.allow_private_addresses,
         )
-        connector = _TimedConnector(
+        connector = TimedConnector(
             allow_private=cfg.allow_private_addresses,
             resolver=self._resolver,
             use_dns_cache=False,  # the resolver caches, with a bound

@@ -247,6 +247,11 @@ class HfRepo(DatasetRepo):
             ),
         )
 
+    def delete_repo(self) -> None:
+        self._call(
+            "delete repo", lambda: self._api.delete_repo(self.repo_id, repo_type=self.repo_type, token=self._auth)
+        )
+
     def head(self) -> str | None:
         info = self._call(
             "repo info", lambda: self._api.repo_info(self.repo_id, repo_type=self.repo_type, token=self._auth)

@@ -97,6 +97,10 @@ class LocalRepo(DatasetRepo):
                 (self.meta / "private").write_text("1\n")
             self._write_commit({}, {}, message="initial commit", parent=None)
 
+    def delete_repo(self) -> None:
+        self.link.unlink()
+        shutil.rmtree(self.meta, ignore_errors=True)
+
     def is_private(self) -> bool:
         return (self.meta / "private").exists()
 

@@ -112,6 +112,10 @@ class DatasetRepo(ABC):
     def create(self, *, private: bool = False) -> None:
         """Create the repo; an existing repo is left as it is."""
 
+    def delete_repo(self) -> None:
+        """Delete the whole repo, its history included (``publish delete-obsolete``)."""
+        raise TypeError(f"cannot delete a {type(self).__name__}")
+
     @abstractmethod
     def head(self) -> str | None:
         """The commit id the default branch points at, None for a repo with no commit."""

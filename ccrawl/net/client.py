@@ -411,7 +411,7 @@ class CCClient:
 
     # -- requests --------------------------------------------------------------------------------
 
-    def _delay(self, attempt: int, retry_after: float | None) -> float:
+    def retry_delay(self, attempt: int, retry_after: float | None) -> float:
         base = min(self.backoff_max, self.backoff * float(2**attempt))
         # Equal jitter: never less than half the nominal wait, so retries stay polite, but
         # several processes hitting the same 503 do not come back in lock step.
@@ -429,7 +429,7 @@ class CCClient:
             if attempt:
                 self.stats.retries += 1
                 # a first reset before any byte is tried again at once (see _Retryable)
-                wait = 0.0 if failures[-1].reset else self._delay(attempt - 1, failures[-1].retry_after)
+                wait = 0.0 if failures[-1].reset else self.retry_delay(attempt - 1, failures[-1].retry_after)
                 if wait >= 1.0:
                     # a wait a person notices is said, so a slow command does not look hung
                     self._warn(f"ccrawl: {_host(url)}: {failures[-1]}; retrying ({attempt}/{self.retries}) "

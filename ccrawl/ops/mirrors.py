@@ -302,21 +302,5 @@ def publish_delete_obsolete(yes: Value[bool] = False, hub: Endpoint[str] = "", e
         if not target.exists_repo():
             yield {"repo": r, "action": "absent"}
             continue
-        _delete_repo(target)
+        target.delete_repo()
         yield {"repo": r, "action": "deleted"}
-
-
-def _delete_repo(target: DatasetRepo) -> None:
-    """Delete a whole repo: the Hub's ``delete_repo``, or a local hub's link and history."""
-    import shutil
-
-    from ccrawl.hub.hfhub import HfRepo
-    from ccrawl.hub.localhub import LocalRepo
-
-    if isinstance(target, LocalRepo):
-        target.link.unlink()
-        shutil.rmtree(target.meta, ignore_errors=True)
-        return
-    if not isinstance(target, HfRepo):
-        raise TypeError(f"cannot delete a {type(target).__name__}")
-    target._api.delete_repo(target.repo_id, repo_type=target.repo_type, token=target._auth)

@@ -116,7 +116,7 @@ def test_interrupt_handled_inside_a_string_exec_still_exits_130_under_python_m(t
     must leave ``python -m ccrawl`` with 130, not a death by SIGINT."""
     (tmp_path / "entry_probe.py").write_text(
         "import ccrawl._entry as entry\n"
-        "from ccrawl._sigint import EXIT_INTERRUPTED\n"
+        "from ccrawl.sigint import EXIT_INTERRUPTED\n"
         "def fake_main():\n"
         "    try:\n"
         "        exec('raise KeyboardInterrupt')\n"

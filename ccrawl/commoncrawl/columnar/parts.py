@@ -33,10 +33,10 @@ def open_http(client_options: Mapping[str, Any], crawl_ref: str, *, connections:
     source = HttpSource(client_options, connections=connections)
     try:
         client = source.client
-        ids: list[str] = source._call(crawls.resolve(client, crawl_ref))
+        ids: list[str] = source.run(crawls.resolve(client, crawl_ref))
         parts: list[Part] = []
         for crawl in ids:
-            paths: list[str] = source._call(manifests.fetch_paths(client, crawl, "cc-index-table"))
+            paths: list[str] = source.run(manifests.fetch_paths(client, crawl, "cc-index-table"))
             parts += [part_of(p) for p in paths if p.endswith(".parquet")]
     except BaseException:
         source.close()

@@ -242,9 +242,9 @@ class HttpSource(RangeSource):
         self.loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self.loop.run_forever, name="ccrawl-columnar-io", daemon=True)
         self._thread.start()
-        self._call(self.client.open())
+        self.run(self.client.open())
 
-    def _call(self, coro: Coroutine[object, object, T]) -> T:
+    def run(self, coro: Coroutine[object, object, T]) -> T:
         if threading.current_thread() is self._thread:
             coro.close()
             # A driver's step (run on the loop) read something it did not ask for as a job: waiting here
@@ -282,7 +282,7 @@ class HttpSource(RangeSource):
         key, hit = self._cached_tail(part)
         if hit is not None:
             return hit
-        got: tuple[int, bytes] = self._call(self._get_tail(part, key))
+        got: tuple[int, bytes] = self.run(self._get_tail(part, key))
         return got
 
     def prefetch_tails(self, parts: Sequence[str]) -> None:
@@ -301,11 +301,11 @@ class HttpSource(RangeSource):
         async def gather() -> list[tuple[int, bytes]]:
             return list(await asyncio.gather(*(self._get_tail(part, key) for part, key in wanted)))
 
-        for (part, _), got in zip(wanted, self._call(gather()), strict=True):
+        for (part, _), got in zip(wanted, self.run(gather()), strict=True):
             self._keep_tail(part, got)
 
     def _fetch(self, part: str, start: int, length: int) -> bytes:
-        data: bytes = self._call(self.client.get_range(self.url(part), start, length))
+        data: bytes = self.run(self.client.get_range(self.url(part), start, length))
         self.stats.add(len(data))
         return data
 
@@ -313,7 +313,7 @@ class HttpSource(RangeSource):
         if len(ranges) < 2:
             return [self.read(part, start, length) for start, length in ranges]
         size, tail = self.tail(part)
-        return self._call(self._read_ranges(part, size - len(tail), tail, ranges))
+        return self.run(self._read_ranges(part, size - len(tail), tail, ranges))
 
     async def _read_ranges(self, part: str, tail_start: int, tail: bytes, ranges: list[tuple[int, int]]) -> list[bytes]:
         """``ranges`` of ``part`` at once: what is before ``tail_start`` over the wire, the rest from ``tail``."""
@@ -381,7 +381,7 @@ class HttpSource(RangeSource):
     def close(self) -> None:
         super().close()
         if self.loop.is_running():
-            self._call(self.client.close())
+            self.run(self.client.close())
             self.loop.call_soon_threadsafe(self.loop.stop)
             self._thread.join(timeout=5)
         self.loop.close()

@@ -189,7 +189,7 @@ class WarcStream:
                 self.stats.resumes += 1
                 if self.on_resume is not None:
                     self.on_resume(pos)
-                await asyncio.sleep(cc._delay(losses - 1, None))
+                await asyncio.sleep(cc.retry_delay(losses - 1, None))
                 continue
             if splitter.pending:
                 self.stats.truncated_at = splitter.offset
