@@ -27,6 +27,8 @@ import argparse
 import json
 import os
 import resource
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -147,6 +149,7 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     port = free_port()
     prefix = Path(tempfile.mkdtemp(prefix="ccrawl-growth-nginx-"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a killed bench stops its crawl and nginx too
     web = start_nginx(prefix, port, args.hosts)
     seeds = out / "seeds.txt"
     seeds.write_text("".join(f"http://h{i}.test:{port}/\n" for i in range(args.hosts)))
@@ -183,6 +186,7 @@ def main() -> None:
             proc.kill()
         web.terminate()
         web.wait()
+        shutil.rmtree(prefix, ignore_errors=True)
     peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     (out / "ticks.json").write_text(json.dumps(rows))
     early = window_rate(rows, 100_000, args.window)
