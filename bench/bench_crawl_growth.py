@@ -143,8 +143,12 @@ def main() -> None:
     parser.add_argument("--window", type=float, default=20.0, help="seconds a rate is averaged over")
     parser.add_argument("--timeout", type=float, default=3600.0, help="stop the crawl after this many seconds")
     parser.add_argument("--out", required=True)
-    parser.add_argument("--plot", help="PNG of pages/s and seen against time")
+    parser.add_argument("--plot", help="PNG of pages/s against URLs seen")
+    parser.add_argument("--replot", metavar="TICKS_JSON", help="only draw --plot from an earlier run's ticks.json")
     args = parser.parse_args()
+    if args.replot:
+        plot(json.loads(Path(args.replot).read_text()), args.plot)
+        return
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -203,23 +207,32 @@ def main() -> None:
     print(json.dumps(result, indent=1))
     (out / "result.json").write_text(json.dumps(result, indent=1))
     if args.plot and rows:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
+        plot(rows, args.plot)
 
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        rates = [(rows[i]["seen"], (rows[i]["fetched"] - rows[i - 5]["fetched"]) / (rows[i]["t"] - rows[i - 5]["t"]))
-                 for i in range(5, len(rows))]
-        ax.plot([s / 1e6 for s, _ in rates], [r for _, r in rates], label="pages/s (10 s window)")
-        ax.set_xlabel("URLs seen (millions)")
-        ax.set_ylabel("pages/s")
-        ax2 = ax.twinx()
-        ax2.plot([r["seen"] / 1e6 for r in rows], [r["load"] for r in rows], color="grey", alpha=0.5, label="load")
-        ax2.set_ylabel("load average (1 min)")
-        ax.set_title("crawl run: pages/s as the seen set grows (40 links a page, 24 already seen)")
-        ax.legend(loc="lower left")
-        fig.tight_layout()
-        fig.savefig(args.plot, dpi=110)
+
+def plot(rows: list[dict[str, float]], path: str) -> None:
+    """Pages per wall second and per CPU-second of the crawl's processes (30 s windows) against URLs seen."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    span = 15
+    windows = [(rows[i - span], rows[i]) for i in range(span, len(rows)) if rows[i]["cpu"] > rows[i - span]["cpu"]]
+    seen = [b["seen"] / 1e6 for _, b in windows]
+    ax.plot(seen, [(b["fetched"] - a["fetched"]) / (b["t"] - a["t"]) for a, b in windows], label="pages / wall s")
+    ax.plot(seen, [(b["fetched"] - a["fetched"]) / (b["cpu"] - a["cpu"]) for a, b in windows],
+            label="pages / CPU-s of the crawl's processes")
+    ax.set_xlabel("URLs seen (millions)")
+    ax.set_ylabel("pages per second (30 s windows)")
+    ax.set_ylim(bottom=0)
+    ax2 = ax.twinx()
+    ax2.plot([r["seen"] / 1e6 for r in rows], [r["load"] for r in rows], color="grey", alpha=0.4)
+    ax2.set_ylabel("load average (1 min, grey)")
+    ax.set_title("crawl run as the seen set grows (40 links a page, 24 already seen)")
+    ax.legend(loc="lower left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":
