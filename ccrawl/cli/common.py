@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
     from ccrawl.config import Settings
+    from ccrawl.ops import Param
+    from ccrawl.ops.caps import Bounds
     from ccrawl.ops.context import Notice, OpContext
 
 R = TypeVar("R")
@@ -431,21 +433,103 @@ def allow_private(run: Run, flag: bool | None) -> bool:
     return bool(run.settings.allow_private_addresses if flag is None else flag)
 
 
-def op_option(op_name: str, param: str, *decls: str, **kwargs: Any) -> Callable[[FC], FC]:
-    """A click option for the parameter ``param`` of the operation ``op_name``, its default read off the
-    operation's signature (the registry), so the flag's default cannot drift from the operation's; the flag
-    is ``--param-name`` unless ``decls`` says otherwise, and the callback receives it as ``param``.
-    A required parameter makes a required option."""
+def _op_param(op_name: str, param: str) -> Param:
     from ccrawl import ops
 
-    if "default" in kwargs:
-        raise TypeError(f"op_option({op_name!r}, {param!r}): the default is the operation's, not given here")
     found = [p for p in ops.get(op_name).params if p.name == param]
     if not found:
         raise TypeError(f"operation {op_name!r} has no parameter {param!r}")
-    p = found[0]
+    return found[0]
+
+
+def _bounded(number: float, bounds: Bounds, value: object, param: click.Parameter | None) -> None:
+    """Refuse a number outside its operation's :class:`~ccrawl.ops.caps.Bounds` in the project's words
+    (``--distance 65: must be at most 64``)."""
+    problem = bounds.check(number)
+    if problem:
+        flag = max(param.opts, key=len) if param is not None and param.opts else "value"
+        raise UsageError(f"{flag} {value}: {problem}")
+
+
+def _span(bounds: Bounds) -> str:
+    """``0 to 64``, ``at least 1``: the range as ``--help`` shows it."""
+    lo, hi = (None if b is None else f"{b:,g}" if not float(b).is_integer() else f"{int(b):,}"
+              for b in (bounds.lo, bounds.hi))
+    return f"{lo} to {hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None \
+        else f"at most {hi}"
+
+
+class BoundedInt(click.IntRange):
+    """An integer flag held to its operation's Bounds (``--help`` shows them)."""
+
+    name = "integer"
+
+    def __init__(self, bounds: Bounds) -> None:
+        super().__init__(None if bounds.lo is None else int(bounds.lo), None if bounds.hi is None else int(bounds.hi))
+        self.bounds = bounds
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        number = click.INT.convert(value, param, ctx)  # type: ignore[arg-type]
+        _bounded(number, self.bounds, value, param)
+        return number
+
+    def _describe_range(self) -> str:
+        return _span(self.bounds)
+
+
+class BoundedFloat(click.FloatRange):
+    """A number flag held to its operation's Bounds (``--help`` shows them)."""
+
+    name = "float"
+
+    def __init__(self, bounds: Bounds) -> None:
+        super().__init__(bounds.lo, bounds.hi)
+        self.bounds = bounds
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        number = click.FLOAT.convert(value, param, ctx)  # type: ignore[arg-type]
+        _bounded(number, self.bounds, value, param)
+        return number
+
+    def _describe_range(self) -> str:
+        return _span(self.bounds)
+
+
+def op_type(op_name: str, param: str) -> click.ParamType[int | float | str] | None:
+    """The click type of the parameter ``param`` of ``op_name``, read off its annotation: an ``int`` or ``float``
+    with :class:`~ccrawl.ops.caps.Bounds` a range of them (so a flag takes no number its operation declares out of
+    range, and says so as the operation would), a plain ``int``/``float`` otherwise, a ``Literal`` a ``Choice``;
+    None for text and what a flag does not carry as is."""
+    p = _op_param(op_name, param)
+    base = p.annotation.removesuffix(" | None")
+    if base.startswith("Literal[") and base.endswith("]"):
+        import ast
+
+        return click.Choice([str(v) for v in ast.literal_eval(f"[{base[len('Literal['):-1]}]")])
+    if base == "int":
+        return BoundedInt(p.bounds) if p.bounds is not None else click.INT
+    if base == "float":
+        return BoundedFloat(p.bounds) if p.bounds is not None else click.FLOAT
+    return None
+
+
+def op_option(op_name: str, param: str, *decls: str, **kwargs: Any) -> Callable[[FC], FC]:
+    """A click option for the parameter ``param`` of the operation ``op_name``, generated from the operation's
+    signature (the registry), so the flag cannot drift from its parameter: its default is the operation's, its
+    type the parameter's (:func:`op_type`: ``Bounds`` become a range, a ``bool`` a flag unless ``decls`` spell
+    an ``--x/--no-x`` pair) unless ``type`` narrows it, and a required parameter makes a required option. The
+    flag is ``--param-name`` unless ``decls`` says otherwise; the callback receives it as ``param``."""
+    if "default" in kwargs:
+        raise TypeError(f"op_option({op_name!r}, {param!r}): the default is the operation's, not given here")
+    p = _op_param(op_name, param)
     if p.required:
         kwargs.setdefault("required", True)
     else:
         kwargs["default"] = p.default
+    base = p.annotation.removesuffix(" | None")
+    if base == "bool" and not any("/" in d for d in decls):
+        kwargs.setdefault("is_flag", True)
+    generated = op_type(op_name, param)
+    if generated is not None and kwargs.get("type") in (None, int, float, click.INT, click.FLOAT):
+        kwargs["type"] = generated
     return click.option(*(decls or (f"--{param.replace('_', '-')}",)), param, **kwargs)

@@ -15,6 +15,7 @@ from ccrawl.cli.common import (
     command,
     echo_err,
     op_option,
+    op_type,
     read_stdin_values,
 )
 from ccrawl.cli.rank import graph_option
@@ -112,13 +113,13 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--out", default=None, help="Directory to write WARC files into (empty: fetch without archiving)")
 @click.option("--state", required=True, help="Frontier state file, so a run resumes after a restart")
 @click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
-@click.option("--max-depth", type=int, default=None,
+@click.option("--max-depth", type=op_type("crawl.run", "max_depth"), default=None,
               help="Link hops from a seed; a redirect target is one hop deeper [3: a seed, its redirect and links "
                    "two levels on; 0 = the seeds only]")
 @op_option("crawl.run", "max_pages", type=int, show_default=True,
            help="Stop once this many fetches are done for good: pages in sealed WARC files, failures, robots "
                    "skips (0 = no limit); pages a kill lost are fetched again by the next run")
-@click.option("--max-redirects", type=int, default=None,
+@click.option("--max-redirects", type=op_type("crawl.run", "max_redirects"), default=None,
               help="Redirects followed per chain; a longer chain is a failed fetch [setting crawl_max_redirects, 5]")
 @op_option("crawl.run", "same_host", is_flag=True, help="Stay on the hosts the seeds named")
 @op_option("crawl.run", "robots", "--robots/--no-robots", show_default=True, help="Check robots.txt (RFC 9309)")
@@ -132,10 +133,10 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--fetchers", type=int, default=None,
               help="Fetch processes, each owning a partition of the registered domains "
                    "[the state file's count, else one per core up to one per 16 workers]")
-@op_option("crawl.run", "host_budget", type=click.IntRange(min=0), show_default=True,
+@op_option("crawl.run", "host_budget", show_default=True,
            help="Trap budget: URLs a host may have queued per registered domain linking to it, plus one "
                    "(0 = no budgets); links past it are not queued, and the run says how many")
-@op_option("crawl.run", "domain_budget", type=click.IntRange(min=0), show_default=True,
+@op_option("crawl.run", "domain_budget", show_default=True,
            help="The same for all the hosts of a registered domain together")
 @_RESOLVE
 @ALLOW_PRIVATE

@@ -7,30 +7,30 @@ import shlex
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 
 
 @command("fleet", help="Run and publish every shard of a recrawl as tasks: here, or on a Ray cluster.")
 @click.option("--from", "source", required=True,
               help="Work list every shard reads: domains, urls, a dataset repo ID or a local directory")
 @click.option("--repo", required=True, help="Dataset repo the shards' publishers commit to, owner/name")
-@click.option("--shards", type=int, required=True, help="How many shards split the work list (fixed for a release)")
+@op_option("recrawl.fleet", "shards", help="How many shards split the work list (fixed for a release)")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where shard tasks run: threads here, or Ray tasks (pip install 'ccrawl[ray]')")
-@click.option("--ray-address", default="", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
+@op_option("recrawl.fleet", "ray_address", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
                                                "this machine]")
 @click.option("--work", type=click.Path(file_okay=False), default="fleet", show_default=True,
               help="Directory of the shards' captures, checkpoints and logs (shard-<i>of<N>/)")
-@click.option("--server", default="fleet", show_default=True, help="Name in every ledger: <server>-shard<i>of<N>")
+@op_option("recrawl.fleet", "server", show_default=True, help="Name in every ledger: <server>-shard<i>of<N>")
 @click.option("--kind", type=click.Choice(["domains", "urls"]), default="domains", show_default=True,
               help="Which recrawl this is")
 @click.option("--watch", default="30s", show_default=True, help="How often each publisher looks for sealed shards")
-@click.option("--commit-every", type=int, default=4, show_default=True, help="Shards per commit, per publisher")
-@click.option("--restarts", type=int, default=10, show_default=True,
+@op_option("recrawl.fleet", "commit_every", show_default=True, help="Shards per commit, per publisher")
+@op_option("recrawl.fleet", "restarts", show_default=True,
               help="Restarts in place of a process that exits 75, per shard task")
-@click.option("--cpus-per-shard", type=float, default=1.0, show_default=True,
+@op_option("recrawl.fleet", "cpus_per_shard", show_default=True,
               help="CPUs a shard task reserves on Ray (its processes keep their own per-core layout)")
-@click.option("--task-retries", type=int, default=3, show_default=True,
+@op_option("recrawl.fleet", "task_retries", show_default=True,
               help="Times Ray reruns a shard task whose worker died (the rerun resumes from the checkpoint)")
 @click.option("--run-args", default="", help="More flags for every recrawl run, one shell-quoted string")
 @click.option("--publish-args", default="", help="More flags for every recrawl publish, one shell-quoted string")

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 
 
 @click.group("markdown", help="Build Markdown Parquet datasets from Common Crawl WARCs and publish them.")
@@ -81,42 +81,42 @@ def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
 
 
 @command("export", help="Convert the HTML Common Crawl captured to Markdown Parquet.")
-@click.option("--shards", default="", help="Shards of the crawl's manifest: N, N-M, N,M or all")
+@op_option("markdown.export", "shards", help="Shards of the crawl's manifest: N, N-M, N,M or all")
 @click.option("--task", "--shard", "task", default=None,
               help="Take only this task's share of --shards (every count-th): an index, or auto (from the engine)")
 @click.option("--tasks", type=int, default=None, help="How many tasks split --shards [the engine's count]")
 @click.option("--source-kind", type=click.Choice(["warc", "wet"]), default=None,
               help="Manifest to read: warc or wet (default: what the extractor needs)")
-@click.option("--extractor", default="h2m", help="Engine: h2m (default), readability, raw or wet")
-@click.option("--lang", default="", help="Keep only documents detected as this ISO 639-3 language, e.g. vie")
-@click.option("--min-lang-confidence", type=float, default=0.8, help="Confidence a document must clear for --lang")
-@click.option("--dedup-digest", is_flag=True, help="Skip records whose payload digest was already seen in the shard")
+@op_option("markdown.export", "extractor", help="Engine: h2m (default), readability, raw or wet")
+@op_option("markdown.export", "lang", help="Keep only documents detected as this ISO 639-3 language, e.g. vie")
+@op_option("markdown.export", "min_lang_confidence", help="Confidence a document must clear for --lang")
+@op_option("markdown.export", "dedup_digest", help="Skip records whose payload digest was already seen in the shard")
 @click.option("--locations", default=None, help="Convert the records of this JSONL location stream, - for stdin")
-@click.option("--part-size", type=int, default=50_000, help="Locations per Parquet part (default 50000)")
+@op_option("markdown.export", "part_size", help="Locations per Parquet part (default 50000)")
 @click.option("--gap", default="1MiB", help="Coalesce records closer than this into one ranged read (default 1 MiB)")
 @click.option("--max-span", default="16MiB", help="Cap on one coalesced ranged read (default 16 MiB)")
-@click.option("--parallel", type=int, default=1, help="Shards built at once (default 1)")
-@click.option("--workers", type=int, default=1,
+@op_option("markdown.export", "parallel", help="Shards built at once (default 1)")
+@op_option("markdown.export", "workers",
               help="Conversion processes shared by every shard; 1 converts in this process, 0 one per CPU")
-@click.option("--limit", type=int, default=0, help="Convert at most this many documents per shard (0 = all)")
+@op_option("markdown.export", "limit", help="Convert at most this many documents per shard (0 = all)")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("md"),
               help="Local directory for shards, the ledger and the journal (default ./md)")
 @click.option("--push", type=click.BOOL, default=True, is_flag=False, flag_value=True,
               help="Commit to the dataset repo (default); --push=false builds locally only")
-@click.option("--repo", default="", help="Dataset repo to commit to, owner/name")
-@click.option("--commit-batch", type=int, default=10, help="Shards per commit (default 10)")
+@op_option("markdown.export", "repo", help="Dataset repo to commit to, owner/name")
+@op_option("markdown.export", "commit_batch", help="Shards per commit (default 10)")
 @click.option("--keep", "keep", is_flag=True,
               help="Keep the local shards after upload; by default each is deleted once its commit lands")
 @click.option("--keep-parquet", "keep_parquet", is_flag=True, hidden=True,
               help="Deprecated spelling of --keep")
-@click.option("--min-free-gb", type=float, default=0.0, help="Pause new shards while free disk is under this")
+@op_option("markdown.export", "min_free_gb", help="Pause new shards while free disk is under this")
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
-@click.option("--skip-errors", is_flag=True,
+@op_option("markdown.export", "skip_errors",
               help="Report a shard or page that fails and go on, instead of stopping the run")
-@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
+@op_option("markdown.export", "executor", type=click.Choice(["local", "ray"]), show_default=True,
               help="Where units are built: here, or a Ray task per WARC/WET file (pip install 'ccrawl[ray]')")
-@click.option("--ray-address", default="", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
+@op_option("markdown.export", "ray_address", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
                                                "this machine]")
 def export(run: Run, shards: str, task: str | None, tasks: int | None, source_kind: str | None, extractor: str,
            lang: str, min_lang_confidence: float,
@@ -146,33 +146,33 @@ markdown.add_command(export)
 
 
 @command("refetch", help="Re-fetch every URL in a shard live, then convert to Markdown Parquet.")
-@click.option("--shards", required=True, help="Shards of the crawl's warc.paths: N, N-M, N,M or all")
-@click.option("--extractor", default="h2m", help="Engine: h2m (default), readability or raw")
-@click.option("--lang", default="", help="Keep only pages detected as this ISO 639-3 language (failures are kept)")
-@click.option("--min-lang-confidence", type=float, default=0.8, help="Confidence a page must clear for --lang")
-@click.option("--fetch-workers", type=int, default=64, help="Requests in flight (default 64)")
-@click.option("--fetch-only", is_flag=True, help="Fetch and store the capture columns, no Markdown")
+@op_option("markdown.refetch", "shards", help="Shards of the crawl's warc.paths: N, N-M, N,M or all")
+@op_option("markdown.refetch", "extractor", help="Engine: h2m (default), readability or raw")
+@op_option("markdown.refetch", "lang", help="Keep only pages detected as this ISO 639-3 language (failures are kept)")
+@op_option("markdown.refetch", "min_lang_confidence", help="Confidence a page must clear for --lang")
+@op_option("markdown.refetch", "fetch_workers", help="Requests in flight (default 64)")
+@op_option("markdown.refetch", "fetch_only", help="Fetch and store the capture columns, no Markdown")
 @click.option("--rate", default="1s", help="Minimum gap between two requests to one host (default 1s)")
 @click.option("--timeout", default="30s", help="Per-request timeout (default 30s)")
-@click.option("--max-redirects", type=int, default=5, help="Redirect hops followed per URL; a longer chain is a "
+@op_option("markdown.refetch", "max_redirects", help="Redirect hops followed per URL; a longer chain is a "
               "failed row (default 5)")
 @click.option("--warc-cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where downloaded shards are kept for the next run (default <out>/.warc-cache)")
-@click.option("--no-warc-cache", is_flag=True, help="Delete each shard's WARC once its URLs are read")
-@click.option("--limit", type=int, default=0, help="Fetch at most this many URLs per shard (0 = all)")
+@op_option("markdown.refetch", "no_warc_cache", help="Delete each shard's WARC once its URLs are read")
+@op_option("markdown.refetch", "limit", help="Fetch at most this many URLs per shard (0 = all)")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("md"),
               help="Local directory for shards, the ledger and the journal (default ./md)")
 @click.option("--push", type=click.BOOL, default=True, is_flag=False, flag_value=True,
               help="Commit to the dataset repo (default); --push=false builds locally only")
-@click.option("--repo", default="", help="Dataset repo to commit to, owner/name")
-@click.option("--commit-batch", type=int, default=10, help="Shards per commit (default 10)")
+@op_option("markdown.refetch", "repo", help="Dataset repo to commit to, owner/name")
+@op_option("markdown.refetch", "commit_batch", help="Shards per commit (default 10)")
 @click.option("--keep", "keep", is_flag=True,
               help="Keep the local shards after upload; by default each is deleted once its commit lands")
 @click.option("--keep-parquet", "keep_parquet", is_flag=True, hidden=True,
               help="Deprecated spelling of --keep")
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
-@click.option("--skip-errors", is_flag=True, help="Report a shard that fails and go on")
+@op_option("markdown.refetch", "skip_errors", help="Report a shard that fails and go on")
 def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidence: float, fetch_workers: int,
             fetch_only: bool, rate: str, timeout: str, max_redirects: int, warc_cache_dir: Path | None,
             no_warc_cache: bool, limit: int, out: Path, push: bool, repo: str, commit_batch: int, keep: bool,

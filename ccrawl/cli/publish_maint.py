@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 from ccrawl.cli.urls import staging_for, urls_repo
 
 
@@ -25,9 +25,9 @@ def publish() -> None:
 @click.option("--graph", default="", help="Verify a web-graph release of the domains dataset instead of URL crawls")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default: the dataset the unit belongs to; with "
                                          "neither -c nor --graph, a news or recrawl repo to verify whole)")
-@click.option("--sample", type=int, default=0, help="Rows to decode from each shard's last row group "
+@op_option("publish.verify", "sample", help="Rows to decode from each shard's last row group "
                                                     "(0 reads the footer alone)")
-@click.option("--workers", type=int, default=0, help="Shards checked at once (0 picks a default from CPU count)")
+@op_option("publish.verify", "workers", help="Shards checked at once (0 picks a default from CPU count)")
 @click.option("--repair", is_flag=True, help="Rebuild and re-upload the shards that fail")
 @click.option("--no-push", is_flag=True, help="With --repair, rebuild locally but skip the upload")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON")
@@ -39,10 +39,6 @@ def verify_cmd(run: Run, graph: str, repo: str, sample: int, workers: int, repai
     from ccrawl import ops
     from ccrawl.errors import InputError
 
-    if sample < 0:
-        from ccrawl.errors import UsageError
-
-        raise UsageError("--sample must be 0 (footer only) or more")
     # -c names a URL crawl; without it, --graph names a domain release, and a bare --repo is verified whole
     # (a news or recrawl dataset, told apart by its ledgers); with none of the three, the default crawl.
     crawl = str(run.flags.get("crawl") or "")

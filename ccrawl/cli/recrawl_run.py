@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 from ccrawl.errors import UsageError
 
 
@@ -76,24 +76,24 @@ def _size_text(n: int) -> str:
               "[with --out: <out>/.ccrawl-state.json, so the same command resumes]")
 @click.option("--delay", default=f"{D['delay']:g}s", show_default=True,
               help="Minimum spacing between two requests to one host")
-@click.option("--max-pages", type=int, default=D["max_pages"], show_default=True,
+@op_option("recrawl.run", "max_pages", show_default=True,
               help="Stop after this many fetches (0 = no limit)")
 @click.option("--robots", is_flag=True, help="Check robots.txt before fetching (off by default on a recrawl)")
 @click.option("--no-extract", is_flag=True, help="Store the body without rendering it to text and Markdown")
-@click.option("--extractor", default=D["extractor"], show_default=True, help="Engine that renders a page to Markdown")
+@op_option("recrawl.run", "extractor", show_default=True, help="Engine that renders a page to Markdown")
 @click.option("--extractors", type=int, help="Extract processes [from the core count: see docs/recrawl.md]")
 @click.option("--shard-size", default=_size_text(D["shard_size"]), show_default=True,
               help="Rotate to a new output shard past this payload (MB = 10^6 bytes, MiB = 2^20)")
-@click.option("--prefix", default=D["prefix"], show_default=True, help="File name prefix for the output files")
+@op_option("recrawl.run", "prefix", show_default=True, help="File name prefix for the output files")
 @click.option("--writers", type=int, help="Writer processes, each with its own open file [from the core count; "
               "a --no-extract Parquet run without it writes in its fetch processes]")
-@click.option("--batch", type=int, default=D["batch"], show_default=True, help="Work items between WARC checkpoints")
-@click.option("--queue-mb", type=float, default=D["queue_mb"], show_default=True,
+@op_option("recrawl.run", "batch", show_default=True, help="Work items between WARC checkpoints")
+@op_option("recrawl.run", "queue_mb", show_default=True,
               help="MB of finished work that may wait between stages (a quarter more for work read ahead)")
 @click.option("--shard", default=str(D["shard"]), show_default=True,
               help="Which partition of the work list, 0-based, or auto (from Slurm, Kubernetes or RANK)")
 @click.option("--shards", type=int, default=None, help="How many machines split the work list [1, or the engine's]")
-@click.option("--workers", "-j", type=int, default=D["workers"], show_default=True, help="Concurrent fetches in total")
+@op_option("recrawl.run", "workers", "--workers", "-j", show_default=True, help="Concurrent fetches in total")
 @click.option("--fetchers", type=int, help="Fetch processes [from the core count: see docs/recrawl.md]")
 @click.option("--dns-lookups", type=int, help="DNS lookups in flight [workers/8, floored at 16, capped at 128]")
 @click.option("--robots-timeout", default=f"{D['robots_timeout']:g}s", show_default=True,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 from ccrawl.cli.host import attach_optional
 from ccrawl.cli.rank import graph_option
 
@@ -20,7 +20,7 @@ def sched() -> None:
 
 @command("assign", help="Assign crawl tiers (1-5) to hosts by harmonic rank and change rate.")
 @graph_option
-@click.option("--change-rate", type=float, default=0.5, show_default=True,
+@op_option("sched.assign", "change_rate", show_default=True,
               help="Assumed change rate for all hosts (0-1)")
 def sched_assign(run: Run, graph: str | None, change_rate: float) -> None:
     from ccrawl import ops

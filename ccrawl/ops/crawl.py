@@ -141,7 +141,7 @@ def crawl_run(
     max_redirects: Annotated[int, Cap.VALUE, Bounds(0, 100)] = 5,
     same_host: Value[bool] = False,
     robots: Value[bool] = True,
-    warc_size: Limit[int] = 1 << 30,
+    warc_size: Limit[int] = 1_000_000_000,
     prefix: Value[str] = "ccrawl",
     shard: Annotated[int, Cap.VALUE, Bounds(0, 10**6 - 1)] = 0,
     shards: Annotated[int, Cap.VALUE, Bounds(1, 10**6)] = 1,
