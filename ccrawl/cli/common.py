@@ -517,7 +517,7 @@ def op_option(op_name: str, param: str, *decls: str, **kwargs: Any) -> Callable[
     """A click option for the parameter ``param`` of the operation ``op_name``, generated from the operation's
     signature (the registry), so the flag cannot drift from its parameter: its default is the operation's, its
     type the parameter's (:func:`op_type`: ``Bounds`` become a range, a ``bool`` a flag unless ``decls`` spell
-    an ``--x/--no-x`` pair) unless ``type`` narrows it, and a required parameter makes a required option. The
+    an ``--x/--no-x`` pair) unless ``type`` is given, and a required parameter makes a required option. The
     flag is ``--param-name`` unless ``decls`` says otherwise; the callback receives it as ``param``."""
     if "default" in kwargs:
         raise TypeError(f"op_option({op_name!r}, {param!r}): the default is the operation's, not given here")
@@ -530,6 +530,6 @@ def op_option(op_name: str, param: str, *decls: str, **kwargs: Any) -> Callable[
     if base == "bool" and not any("/" in d for d in decls):
         kwargs.setdefault("is_flag", True)
     generated = op_type(op_name, param)
-    if generated is not None and kwargs.get("type") in (None, int, float, click.INT, click.FLOAT):
+    if generated is not None and "type" not in kwargs:
         kwargs["type"] = generated
     return click.option(*(decls or (f"--{param.replace('_', '-')}",)), param, **kwargs)

@@ -39,8 +39,8 @@ _RESOLVE = click.option("--resolve", multiple=True, metavar="PATTERN=IP",
 
 @command("seed", help="Seed URLs from the web-graph rank table, one per host, most central first.")
 @graph_option
-@op_option("crawl.seed", "max_seeds", type=int, show_default=True, help="Maximum hosts to emit")
-@op_option("crawl.seed", "max_tier", type=int, show_default=True,
+@op_option("crawl.seed", "max_seeds", show_default=True, help="Maximum hosts to emit")
+@op_option("crawl.seed", "max_tier", show_default=True,
            help="Skip hosts with a tier above this (2-5; 1 is unreachable from a seed)")
 def crawl_seed(run: Run, graph: str | None, max_seeds: int, max_tier: int) -> None:
     from ccrawl import ops
@@ -116,7 +116,7 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--max-depth", type=op_type("crawl.run", "max_depth"), default=None,
               help="Link hops from a seed; a redirect target is one hop deeper [3: a seed, its redirect and links "
                    "two levels on; 0 = the seeds only]")
-@op_option("crawl.run", "max_pages", type=int, show_default=True,
+@op_option("crawl.run", "max_pages", show_default=True,
            help="Stop once this many fetches are done for good: pages in sealed WARC files, failures, robots "
                    "skips (0 = no limit); pages a kill lost are fetched again by the next run")
 @click.option("--max-redirects", type=op_type("crawl.run", "max_redirects"), default=None,
@@ -128,7 +128,7 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--shard", default="0", show_default=True,
               help="Which partition of the seeds and links, 0-based, or auto (from Slurm, Kubernetes or RANK)")
 @click.option("--shards", type=int, default=None, help="How many machines split the crawl [1, or the engine's]")
-@op_option("crawl.run", "workers", "--workers", "-j", type=int, show_default=True,
+@op_option("crawl.run", "workers", "--workers", "-j", show_default=True,
            help="Fetches in flight (hosts in flight: one request per host at a time)")
 @click.option("--fetchers", type=int, default=None,
               help="Fetch processes, each owning a partition of the registered domains "

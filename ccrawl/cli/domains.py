@@ -10,7 +10,7 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 from ccrawl.cli.urls import seconds, upkeep_options
 
 
@@ -32,9 +32,9 @@ def domains() -> None:
               help="Web-graph release id (default: the newest release with a domain table)")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
                                          "CCRAWL_DOMAINS_REPO)")
-@click.option("--commit-every", type=int, default=8, show_default=True, help="Shards per HuggingFace commit")
-@click.option("--workers", type=int, default=0, help="Shards encoded at once (0 picks a default from CPU count)")
-@click.option("--shard-rows", type=int, default=1_000_000, show_default=True,
+@op_option("domains.publish", "commit_every", show_default=True, help="Shards per HuggingFace commit")
+@op_option("domains.publish", "workers", help="Shards encoded at once (0 picks a default from CPU count)")
+@op_option("domains.publish", "shard_rows", show_default=True,
               help="Domains per shard (a release keeps the value it was started with)")
 @upkeep_options("work")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -59,8 +59,8 @@ def domains_publish_cmd(run: Run, graph: str, repo: str, commit_every: int, work
 @click.option("--graph", default="", metavar="RELEASE", help="Only these releases (comma-separated; default all)")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
                                          "CCRAWL_DOMAINS_REPO)")
-@click.option("--no-push", is_flag=True, help="Report the drift but commit nothing")
-@click.option("--hub", default="", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
+@op_option("domains.recount", "no_push", help="Report the drift but commit nothing")
+@op_option("domains.recount", "hub", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
 def domains_recount_cmd(run: Run, graph: str, repo: str, no_push: bool, hub: str) -> None:
     from ccrawl import ops
 
@@ -73,13 +73,13 @@ def domains_recount_cmd(run: Run, graph: str, repo: str, no_push: bool, hub: str
 @command("diff", help="Count domains added, removed, and shared between two published releases.")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
                                          "CCRAWL_DOMAINS_REPO)")
-@click.option("--from", "from_release", default="", help="Older web-graph release id (default: second-newest "
+@op_option("domains.diff", "from_release", "--from", help="Older web-graph release id (default: second-newest "
                                                          "complete release published)")
-@click.option("--to", "to_release", default="", help="Newer web-graph release id (default: newest complete)")
+@op_option("domains.diff", "to_release", "--to", help="Newer web-graph release id (default: newest complete)")
 @click.option("--added-out", type=click.Path(dir_okay=False), default="",
               help="Write the domains new in the later release to this file, one per line")
-@click.option("--workers", type=int, default=0, help="Concurrent shard readers (0 picks a default from CPU count)")
-@click.option("--hub", default="", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
+@op_option("domains.diff", "workers", help="Concurrent shard readers (0 picks a default from CPU count)")
+@op_option("domains.diff", "hub", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
 def domains_diff_cmd(run: Run, repo: str, from_release: str, to_release: str, added_out: str, workers: int,
                      hub: str) -> None:
     from ccrawl import ops

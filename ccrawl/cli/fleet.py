@@ -14,7 +14,7 @@ from ccrawl.cli.common import Run, command, op_option
 @click.option("--from", "source", required=True,
               help="Work list every shard reads: domains, urls, a dataset repo ID or a local directory")
 @click.option("--repo", required=True, help="Dataset repo the shards' publishers commit to, owner/name")
-@op_option("recrawl.fleet", "shards", help="How many shards split the work list (fixed for a release)")
+@op_option("recrawl.fleet", "shards", type=int, help="How many shards split the work list (fixed for a release)")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where shard tasks run: threads here, or Ray tasks (pip install 'ccrawl[ray]')")
 @op_option("recrawl.fleet", "ray_address", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
@@ -41,13 +41,10 @@ def fleet(run: Run, source: str, repo: str, shards: int, executor: str, ray_addr
           run_args: str, publish_args: str, status_addr: str | None) -> None:
     from ccrawl import ops
     from ccrawl.cli.publish import InfoHandler, duration_arg
-    from ccrawl.errors import UsageError
 
-    seconds = duration_arg("--watch", watch)
-    if seconds <= 0:
-        raise UsageError("--watch must be more than 0: a fleet's publishers keep watching until their crawl is done")
     op = ops.get("recrawl.fleet")
-    records = op(source=source, repo=repo, shards=shards, work=work, server=server, kind=kind, watch=seconds,
+    records = op(source=source, repo=repo, shards=shards, work=work, server=server, kind=kind,
+                 watch=duration_arg("--watch", watch),
                  commit_every=commit_every, restarts=restarts, executor=executor, ray_address=ray_address,
                  cpus_per_shard=cpus_per_shard, task_retries=task_retries, run_args=shlex.split(run_args),
                  publish_args=shlex.split(publish_args), status_addr=status_addr)

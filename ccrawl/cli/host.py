@@ -14,7 +14,7 @@ import importlib
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 from ccrawl.cli.rank import graph_option
 
 
@@ -35,7 +35,7 @@ def host_top(run: Run, graph: str | None) -> None:
 
 @command("get", help="Enriched profile for one host.")
 @click.argument("hostname")
-@click.option("--cdx", is_flag=True, help="Add CDX counts from the columnar index (host cdx)")
+@op_option("host.get", "cdx", help="Add CDX counts from the columnar index (host cdx)")
 @graph_option
 def host_get(run: Run, hostname: str, graph: str | None, cdx: bool) -> None:
     from ccrawl import ops
@@ -79,8 +79,8 @@ def _jobs(run: Run) -> int:
 
 @command("enrich", help="Enrichment pipeline: rank, then --degrees and --cdx (opt-in, large transfers).")
 @graph_option
-@click.option("--degrees", is_flag=True, help="Phase 3: in/out-degree from the edge files")
-@click.option("--cdx", is_flag=True, help="Phase 4: CDX statistics from the columnar index")
+@op_option("host.enrich", "degrees", help="Phase 3: in/out-degree from the edge files")
+@op_option("host.enrich", "cdx", help="Phase 4: CDX statistics from the columnar index")
 def host_enrich(run: Run, graph: str | None, degrees: bool, cdx: bool) -> None:
     from ccrawl import ops
 

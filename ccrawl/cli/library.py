@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 from ccrawl.errors import CcrawlError, NothingMatched, UsageError
 
 
@@ -32,7 +32,7 @@ def _crawl(run: Run) -> str | None:
 
 
 @command("list", help="List the artifacts the manifest records (-c, --kind, --format narrow; -n caps).")
-@click.option("--kind", default=None, help="Only this kind: warc, wet, wat, ... [all]")
+@op_option("library.list", "kind", help="Only this kind: warc, wet, wat, ... [all]")
 @click.option("--format", "fmt", default=None, help="Only this format: raw, parquet, jsonl [all]")
 def library_list(run: Run, kind: str | None, fmt: str | None) -> None:
     from ccrawl import ops
@@ -47,9 +47,9 @@ def library_list(run: Run, kind: str | None, fmt: str | None) -> None:
 
 
 @command("du", help="Report library size per crawl (--by kind|format), with a total row.")
-@click.option("--by", type=click.Choice(["crawl", "kind", "format"]), default="crawl", show_default=True,
+@op_option("library.du", "by", type=click.Choice(["crawl", "kind", "format"]), show_default=True,
               help="Grouping")
-@click.option("--kind", default=None, help="Only this kind [all]")
+@op_option("library.du", "kind", help="Only this kind [all]")
 @click.option("--format", "fmt", default=None, help="Only this format [all]")
 def library_du(run: Run, by: str, kind: str | None, fmt: str | None) -> None:
     from ccrawl import ops
@@ -75,8 +75,8 @@ class _Problems:
 
 
 @command("verify", help="Rehash every artifact; report missing, resized, corrupt (exit 1) and untracked files.")
-@click.option("--quick", is_flag=True, help="Check existence and size only, no rehash")
-@click.option("--kind", default=None, help="Only this kind [all]")
+@op_option("library.verify", "quick", help="Check existence and size only, no rehash")
+@op_option("library.verify", "kind", help="Only this kind [all]")
 def library_verify(run: Run, quick: bool, kind: str | None) -> None:
     from ccrawl import ops
 
@@ -92,8 +92,8 @@ def library_verify(run: Run, quick: bool, kind: str | None) -> None:
 
 @command("gc", help="Delete artifacts older than a cutoff (and/or of -c, --kind). Dry run unless --yes.")
 @click.option("--older-than", default=None, help="Age cutoff: 30d, 8w, or a Go duration such as 12h")
-@click.option("--kind", default=None, help="Only this kind [all]")
-@click.option("--yes", is_flag=True, help="Really delete (without it, print what would be deleted)")
+@op_option("library.gc", "kind", help="Only this kind [all]")
+@op_option("library.gc", "yes", help="Really delete (without it, print what would be deleted)")
 def library_gc(run: Run, older_than: str | None, kind: str | None, yes: bool) -> None:
     from ccrawl import ops
     from ccrawl.config import parse_duration
@@ -111,7 +111,7 @@ def library_gc(run: Run, older_than: str | None, kind: str | None, yes: bool) ->
 
 
 @command("scan", help="Hash the files on disk that fit the layout and record them in the manifest.")
-@click.option("--rehash", is_flag=True, help="Rehash files already recorded at the same size")
+@op_option("library.scan", "rehash", help="Rehash files already recorded at the same size")
 def library_scan(run: Run, rehash: bool) -> None:
     from ccrawl import ops
 

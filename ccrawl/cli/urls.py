@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,9 +70,9 @@ def urls() -> None:
 @command("publish", help="Mirror the URL index to a HuggingFace dataset, shard for shard (-c picks the crawls).")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-urls, or "
                                          "CCRAWL_URLS_REPO)")
-@click.option("--commit-every", type=int, default=16, show_default=True, help="Shards per HuggingFace commit")
-@click.option("--workers", type=int, default=0, help="Download-and-convert workers (0 picks a default from CPU count)")
-@click.option("--whole", is_flag=True, help="Download each part whole before reading (for range-hostile mirrors)")
+@op_option("urls.publish", "commit_every", show_default=True, help="Shards per HuggingFace commit")
+@op_option("urls.publish", "workers", help="Download-and-convert workers (0 picks a default from CPU count)")
+@op_option("urls.publish", "whole", help="Download each part whole before reading (for range-hostile mirrors)")
 @upkeep_options("downloads")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where shards are sealed before commit (default <data-dir>/urls-staging/<repo>)")
@@ -93,8 +93,8 @@ def urls_publish_cmd(run: Run, repo: str, commit_every: int, workers: int, whole
 @command("recount", help="Repair drifted URL and byte totals in stats.csv from the hub (-c narrows the crawls).")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-urls, or "
                                          "CCRAWL_URLS_REPO)")
-@click.option("--no-push", is_flag=True, help="Report the drift but commit nothing")
-@click.option("--hub", default="", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
+@op_option("urls.recount", "no_push", help="Report the drift but commit nothing")
+@op_option("urls.recount", "hub", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
 def urls_recount_cmd(run: Run, repo: str, no_push: bool, hub: str) -> None:
     from ccrawl import ops
 

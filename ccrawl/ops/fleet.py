@@ -41,6 +41,10 @@ def recrawl_fleet(
 
     from ccrawl.scale.fleet import FleetOptions, run_fleet
 
+    if watch <= 0:
+        from ccrawl.errors import UsageError
+
+        raise UsageError("--watch must be more than 0: a fleet's publishers keep watching until their crawl is done")
     opts = FleetOptions(shards=shards, source=source, repo=repo, work=Path(work), server=server, kind=kind,
                         watch=watch, commit_every=commit_every, restarts=restarts, executor=executor,
                         ray_address=ray_address, cpus_per_shard=cpus_per_shard, task_retries=task_retries,
