@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from ccrawl.cli.common import Run, command, echo_err
+from ccrawl.cli.common import Run, command, echo_err, op_option
 
 if TYPE_CHECKING:
     from pyarrow import RecordBatch
@@ -25,26 +25,30 @@ ENGINE_HELP = "auto (native for filters, DuckDB for SQL), native, duckdb, or pri
 
 
 def filter_options(func: F) -> F:
-    """The filter flags every columnar query (and ``db load``) takes."""
+    """The filter flags every columnar query (and ``db load``) takes, generated from ``columnar.urls``' parameters
+    (every columnar query and ``db.load`` has the same ones; tests/cli/test_flags_match_operations.py holds each
+    leaf's flags to its own operation)."""
     opts = [
-        click.option("--domain", multiple=True, help="Registered domain (url_host_registered_domain); repeatable"),
-        click.option("--host", multiple=True, help="Exact host name (url_host_name); repeatable"),
-        click.option("--tld", multiple=True, help="Top-level domain (url_host_tld); repeatable"),
-        click.option("--mime", multiple=True, help="Content-Type sent (content_mime_type); repeatable"),
-        click.option("--status", multiple=True, help="HTTP status (fetch_status); repeatable"),
-        click.option("--lang", multiple=True, help="ISO 639-3 code among content_languages; repeatable"),
-        click.option("--path-prefix", default=None, help="url_path starts with this (e.g. /news/)"),
-        click.option("--subset", multiple=True, help="warc, crawldiagnostics or robotstxt; repeatable"),
-        click.option("--not-tld", multiple=True, help="TLD is missing or not this"),
-        click.option("--not-mime", multiple=True, help="MIME type is missing or not this"),
-        click.option("--not-lang", multiple=True, help="Language missing or not among content_languages"),
-        click.option("--not-status", multiple=True, help="Status is missing or not this"),
-        click.option("--hosts-file", default=None, type=click.Path(dir_okay=False),
-                     help="Hosts, one a line (# comments): one query for the whole list"),
-        click.option("--domains-file", default=None, type=click.Path(dir_okay=False),
-                     help="Registered domains, one a line (# comments): one query for the whole list"),
-        click.option("--local", default=None, type=click.Path(file_okay=False),
-                     help="Read a local copy of the bucket (holding cc-index/table/...) instead of HTTP"),
+        op_option("columnar.urls", "domain", multiple=True,
+                  help="Registered domain (url_host_registered_domain); repeatable"),
+        op_option("columnar.urls", "host", multiple=True, help="Exact host name (url_host_name); repeatable"),
+        op_option("columnar.urls", "tld", multiple=True, help="Top-level domain (url_host_tld); repeatable"),
+        op_option("columnar.urls", "mime", multiple=True, help="Content-Type sent (content_mime_type); repeatable"),
+        op_option("columnar.urls", "status", multiple=True, help="HTTP status (fetch_status); repeatable"),
+        op_option("columnar.urls", "lang", multiple=True, help="ISO 639-3 code among content_languages; repeatable"),
+        op_option("columnar.urls", "path_prefix", help="url_path starts with this (e.g. /news/)"),
+        op_option("columnar.urls", "subset", multiple=True, help="warc, crawldiagnostics or robotstxt; repeatable"),
+        op_option("columnar.urls", "not_tld", multiple=True, help="TLD is missing or not this"),
+        op_option("columnar.urls", "not_mime", multiple=True, help="MIME type is missing or not this"),
+        op_option("columnar.urls", "not_lang", multiple=True,
+                  help="Language missing or not among content_languages"),
+        op_option("columnar.urls", "not_status", multiple=True, help="Status is missing or not this"),
+        op_option("columnar.urls", "hosts_file", type=click.Path(dir_okay=False),
+                  help="Hosts, one a line (# comments): one query for the whole list"),
+        op_option("columnar.urls", "domains_file", type=click.Path(dir_okay=False),
+                  help="Registered domains, one a line (# comments): one query for the whole list"),
+        op_option("columnar.urls", "local", type=click.Path(file_okay=False),
+                  help="Read a local copy of the bucket (holding cc-index/table/...) instead of HTTP"),
     ]
     for opt in reversed(opts):
         func = opt(func)

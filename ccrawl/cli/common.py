@@ -451,48 +451,28 @@ def _bounded(number: float, bounds: Bounds, value: object, param: click.Paramete
         raise UsageError(f"{flag} {value}: {problem}")
 
 
-def _span(bounds: Bounds) -> str:
-    """``0 to 64``, ``at least 1``: the range as ``--help`` shows it."""
-    lo, hi = (None if b is None else f"{b:,g}" if not float(b).is_integer() else f"{int(b):,}"
-              for b in (bounds.lo, bounds.hi))
-    return f"{lo} to {hi}" if lo is not None and hi is not None else f"at least {lo}" if lo is not None \
-        else f"at most {hi}"
-
-
-class BoundedInt(click.IntRange):
-    """An integer flag held to its operation's Bounds (``--help`` shows them)."""
-
-    name = "integer"
+class BoundedInt(click.types.IntParamType):
+    """An integer flag held to its operation's Bounds (``--help`` keeps the flag's own words about them)."""
 
     def __init__(self, bounds: Bounds) -> None:
-        super().__init__(None if bounds.lo is None else int(bounds.lo), None if bounds.hi is None else int(bounds.hi))
         self.bounds = bounds
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        number = click.INT.convert(value, param, ctx)  # type: ignore[arg-type]
+        number = super().convert(value, param, ctx)  # type: ignore[arg-type]
         _bounded(number, self.bounds, value, param)
         return number
 
-    def _describe_range(self) -> str:
-        return _span(self.bounds)
 
-
-class BoundedFloat(click.FloatRange):
-    """A number flag held to its operation's Bounds (``--help`` shows them)."""
-
-    name = "float"
+class BoundedFloat(click.types.FloatParamType):
+    """A number flag held to its operation's Bounds (``--help`` keeps the flag's own words about them)."""
 
     def __init__(self, bounds: Bounds) -> None:
-        super().__init__(bounds.lo, bounds.hi)
         self.bounds = bounds
 
     def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        number = click.FLOAT.convert(value, param, ctx)  # type: ignore[arg-type]
+        number = super().convert(value, param, ctx)  # type: ignore[arg-type]
         _bounded(number, self.bounds, value, param)
         return number
-
-    def _describe_range(self) -> str:
-        return _span(self.bounds)
 
 
 def op_type(op_name: str, param: str) -> click.ParamType[int | float | str] | None:
@@ -532,4 +512,20 @@ def op_option(op_name: str, param: str, *decls: str, **kwargs: Any) -> Callable[
     generated = op_type(op_name, param)
     if generated is not None and "type" not in kwargs:
         kwargs["type"] = generated
-    return click.option(*(decls or (f"--{param.replace('_', '-')}",)), param, **kwargs)
+    kwargs.setdefault("cls", OpOption)
+    option = click.option(*(decls or (f"--{param.replace('_', '-')}",)), param, **kwargs)
+
+    def decorate(func: FC) -> FC:
+        out = option(func)
+        made = vars(out)["__click_params__"][-1] if not isinstance(out, click.Command) else out.params[-1]
+        if isinstance(made, OpOption):
+            made.operation = (op_name, param)
+        return out
+
+    return decorate
+
+
+class OpOption(click.Option):
+    """An option :func:`op_option` generated from an operation's parameter (``operation`` names them)."""
+
+    operation: tuple[str, str] | None = None

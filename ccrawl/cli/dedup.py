@@ -12,7 +12,7 @@ from ccrawl.cli.common import Run, command, op_option
 @command("dedup", help="Report exact and near duplicate documents in a Markdown Parquet dataset.")
 @click.argument("paths", nargs=-1, required=True)
 @op_option("dedup", "distance",
-              help="Hamming distance between fingerprints that still counts as a near duplicate, 0 to 64")
+           help="Hamming distance between fingerprints that still counts as a near duplicate, 0 to 64")
 @op_option("dedup", "top", help="How many of the largest clusters to list, 0 for none")
 @click.option("--json", "as_json", is_flag=True, help="Emit the report as JSON instead of a table")
 def dedup(run: Run, paths: tuple[str, ...], distance: int, top: int, as_json: bool) -> None:

@@ -35,7 +35,7 @@ def domains() -> None:
 @op_option("domains.publish", "commit_every", show_default=True, help="Shards per HuggingFace commit")
 @op_option("domains.publish", "workers", help="Shards encoded at once (0 picks a default from CPU count)")
 @op_option("domains.publish", "shard_rows", show_default=True,
-              help="Domains per shard (a release keeps the value it was started with)")
+           help="Domains per shard (a release keeps the value it was started with)")
 @upkeep_options("work")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where shards are sealed before commit (default <data-dir>/domains-staging/<repo>)")
@@ -73,8 +73,8 @@ def domains_recount_cmd(run: Run, graph: str, repo: str, no_push: bool, hub: str
 @command("diff", help="Count domains added, removed, and shared between two published releases.")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
                                          "CCRAWL_DOMAINS_REPO)")
-@op_option("domains.diff", "from_release", "--from", help="Older web-graph release id (default: second-newest "
-                                                         "complete release published)")
+@op_option("domains.diff", "from_release", "--from",
+           help="Older web-graph release id (default: second-newest complete release published)")
 @op_option("domains.diff", "to_release", "--to", help="Newer web-graph release id (default: newest complete)")
 @click.option("--added-out", type=click.Path(dir_okay=False), default="",
               help="Write the domains new in the later release to this file, one per line")

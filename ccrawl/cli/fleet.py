@@ -17,8 +17,8 @@ from ccrawl.cli.common import Run, command, op_option
 @op_option("recrawl.fleet", "shards", type=int, help="How many shards split the work list (fixed for a release)")
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True,
               help="Where shard tasks run: threads here, or Ray tasks (pip install 'ccrawl[ray]')")
-@op_option("recrawl.fleet", "ray_address", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
-                                               "this machine]")
+@op_option("recrawl.fleet", "ray_address",
+           help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to this machine]")
 @click.option("--work", type=click.Path(file_okay=False), default="fleet", show_default=True,
               help="Directory of the shards' captures, checkpoints and logs (shard-<i>of<N>/)")
 @op_option("recrawl.fleet", "server", show_default=True, help="Name in every ledger: <server>-shard<i>of<N>")
@@ -27,11 +27,11 @@ from ccrawl.cli.common import Run, command, op_option
 @click.option("--watch", default="30s", show_default=True, help="How often each publisher looks for sealed shards")
 @op_option("recrawl.fleet", "commit_every", show_default=True, help="Shards per commit, per publisher")
 @op_option("recrawl.fleet", "restarts", show_default=True,
-              help="Restarts in place of a process that exits 75, per shard task")
+           help="Restarts in place of a process that exits 75, per shard task")
 @op_option("recrawl.fleet", "cpus_per_shard", show_default=True,
-              help="CPUs a shard task reserves on Ray (its processes keep their own per-core layout)")
+           help="CPUs a shard task reserves on Ray (its processes keep their own per-core layout)")
 @op_option("recrawl.fleet", "task_retries", show_default=True,
-              help="Times Ray reruns a shard task whose worker died (the rerun resumes from the checkpoint)")
+           help="Times Ray reruns a shard task whose worker died (the rerun resumes from the checkpoint)")
 @click.option("--run-args", default="", help="More flags for every recrawl run, one shell-quoted string")
 @click.option("--publish-args", default="", help="More flags for every recrawl publish, one shell-quoted string")
 @click.option("--status-addr", default=None,

@@ -48,7 +48,7 @@ def library_list(run: Run, kind: str | None, fmt: str | None) -> None:
 
 @command("du", help="Report library size per crawl (--by kind|format), with a total row.")
 @op_option("library.du", "by", type=click.Choice(["crawl", "kind", "format"]), show_default=True,
-              help="Grouping")
+           help="Grouping")
 @op_option("library.du", "kind", help="Only this kind [all]")
 @click.option("--format", "fmt", default=None, help="Only this format [all]")
 def library_du(run: Run, by: str, kind: str | None, fmt: str | None) -> None:

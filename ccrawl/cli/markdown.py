@@ -97,7 +97,7 @@ def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
 @click.option("--max-span", default="16MiB", help="Cap on one coalesced ranged read (default 16 MiB)")
 @op_option("markdown.export", "parallel", help="Shards built at once (default 1)")
 @op_option("markdown.export", "workers",
-              help="Conversion processes shared by every shard; 1 converts in this process, 0 one per CPU")
+           help="Conversion processes shared by every shard; 1 converts in this process, 0 one per CPU")
 @op_option("markdown.export", "limit", help="Convert at most this many documents per shard (0 = all)")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("md"),
               help="Local directory for shards, the ledger and the journal (default ./md)")
@@ -113,11 +113,11 @@ def _task_share(run: Run, spec: str, task: str, tasks: int | None) -> str:
 @click.option("--ledger", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Ledger of finished shards (default <out>/.committed); rerunning resumes from it")
 @op_option("markdown.export", "skip_errors",
-              help="Report a shard or page that fails and go on, instead of stopping the run")
+           help="Report a shard or page that fails and go on, instead of stopping the run")
 @op_option("markdown.export", "executor", type=click.Choice(["local", "ray"]), show_default=True,
-              help="Where units are built: here, or a Ray task per WARC/WET file (pip install 'ccrawl[ray]')")
-@op_option("markdown.export", "ray_address", help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to "
-                                               "this machine]")
+           help="Where units are built: here, or a Ray task per WARC/WET file (pip install 'ccrawl[ray]')")
+@op_option("markdown.export", "ray_address",
+           help="Ray cluster to join [$RAY_ADDRESS, else a local one sized to this machine]")
 def export(run: Run, shards: str, task: str | None, tasks: int | None, source_kind: str | None, extractor: str,
            lang: str, min_lang_confidence: float,
            dedup_digest: bool, locations: str | None, part_size: int, gap: str, max_span: str, parallel: int,
@@ -154,8 +154,8 @@ markdown.add_command(export)
 @op_option("markdown.refetch", "fetch_only", help="Fetch and store the capture columns, no Markdown")
 @click.option("--rate", default="1s", help="Minimum gap between two requests to one host (default 1s)")
 @click.option("--timeout", default="30s", help="Per-request timeout (default 30s)")
-@op_option("markdown.refetch", "max_redirects", help="Redirect hops followed per URL; a longer chain is a "
-              "failed row (default 5)")
+@op_option("markdown.refetch", "max_redirects",
+           help="Redirect hops followed per URL; a longer chain is a failed row (default 5)")
 @click.option("--warc-cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where downloaded shards are kept for the next run (default <out>/.warc-cache)")
 @op_option("markdown.refetch", "no_warc_cache", help="Delete each shard's WARC once its URLs are read")

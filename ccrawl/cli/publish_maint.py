@@ -25,8 +25,8 @@ def publish() -> None:
 @click.option("--graph", default="", help="Verify a web-graph release of the domains dataset instead of URL crawls")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default: the dataset the unit belongs to; with "
                                          "neither -c nor --graph, a news or recrawl repo to verify whole)")
-@op_option("publish.verify", "sample", help="Rows to decode from each shard's last row group "
-                                                    "(0 reads the footer alone)")
+@op_option("publish.verify", "sample",
+           help="Rows to decode from each shard's last row group (0 reads the footer alone)")
 @op_option("publish.verify", "workers", help="Shards checked at once (0 picks a default from CPU count)")
 @click.option("--repair", is_flag=True, help="Rebuild and re-upload the shards that fail")
 @click.option("--no-push", is_flag=True, help="With --repair, rebuild locally but skip the upload")

@@ -77,7 +77,7 @@ def _size_text(n: int) -> str:
 @click.option("--delay", default=f"{D['delay']:g}s", show_default=True,
               help="Minimum spacing between two requests to one host")
 @op_option("recrawl.run", "max_pages", show_default=True,
-              help="Stop after this many fetches (0 = no limit)")
+           help="Stop after this many fetches (0 = no limit)")
 @click.option("--robots", is_flag=True, help="Check robots.txt before fetching (off by default on a recrawl)")
 @click.option("--no-extract", is_flag=True, help="Store the body without rendering it to text and Markdown")
 @op_option("recrawl.run", "extractor", show_default=True, help="Engine that renders a page to Markdown")
@@ -89,7 +89,7 @@ def _size_text(n: int) -> str:
               "a --no-extract Parquet run without it writes in its fetch processes]")
 @op_option("recrawl.run", "batch", show_default=True, help="Work items between WARC checkpoints")
 @op_option("recrawl.run", "queue_mb", show_default=True,
-              help="MB of finished work that may wait between stages (a quarter more for work read ahead)")
+           help="MB of finished work that may wait between stages (a quarter more for work read ahead)")
 @click.option("--shard", default=str(D["shard"]), show_default=True,
               help="Which partition of the work list, 0-based, or auto (from Slurm, Kubernetes or RANK)")
 @click.option("--shards", type=int, default=None, help="How many machines split the work list [1, or the engine's]")

@@ -21,7 +21,7 @@ def sched() -> None:
 @command("assign", help="Assign crawl tiers (1-5) to hosts by harmonic rank and change rate.")
 @graph_option
 @op_option("sched.assign", "change_rate", show_default=True,
-              help="Assumed change rate for all hosts (0-1)")
+           help="Assumed change rate for all hosts (0-1)")
 def sched_assign(run: Run, graph: str | None, change_rate: float) -> None:
     from ccrawl import ops
 

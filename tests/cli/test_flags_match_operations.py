@@ -33,7 +33,7 @@ from typing import Any
 import click
 
 from ccrawl import ops
-from ccrawl.cli.common import GlobalOption
+from ccrawl.cli.common import BoundedFloat, BoundedInt, GlobalOption
 from tests.cli.test_leaves_call_operations import _leaves
 
 # ---------------------------------------------------------------------------------------------- which operations
@@ -287,6 +287,8 @@ def _empty(value: object) -> bool:
 
 def _range(option: click.Option) -> tuple[float | None, float | None] | None:
     t = option.type
+    if isinstance(t, BoundedInt | BoundedFloat):
+        return (t.bounds.lo, t.bounds.hi)
     if isinstance(t, click.IntRange | click.FloatRange):
         return (t.min, t.max)
     if isinstance(t, click.types.IntParamType | click.types.FloatParamType):
@@ -320,10 +322,9 @@ def problems(feed: Feed) -> list[str]:
     if base == "bool":
         ok = o.is_flag or isinstance(o.type, click.types.BoolParamType)
     elif base == "int":
-        ok = isinstance(o.type, click.types.IntParamType | click.IntRange) or feed.how == "parsed"
+        ok = isinstance(o.type, click.types.IntParamType) or feed.how == "parsed"
     elif base == "float":
-        ok = isinstance(o.type, click.types.FloatParamType | click.types.IntParamType | click.FloatRange
-                        | click.IntRange) or feed.how == "parsed"
+        ok = isinstance(o.type, click.types.FloatParamType | click.types.IntParamType) or feed.how == "parsed"
     elif base.startswith("Literal["):
         allowed = set(ast.literal_eval("[" + base[len("Literal["):-1] + "]"))
         ok = isinstance(o.type, click.Choice) and set(o.type.choices) <= allowed
