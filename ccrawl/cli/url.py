@@ -243,11 +243,7 @@ def shard(run: Run, urls: tuple[str, ...], shards: int | None, only: str | None,
             raise UsageError(f"--shard {only!r}: give a 0-based index or auto") from None
     else:
         only_index = None
-    if shards < 1:
-        raise UsageError(f"--shards must be at least 1, not {shards}")
-    if only_index is not None and not 0 <= only_index < shards:
-        raise UsageError(f"--shard {only_index} is outside 0..{shards - 1} for --shards {shards}")
-    go(shards, only_index)
+    go(shards, only_index)  # the operation checks the two numbers (url.shard, and url.batch for --from)
 
 
 url.add_command(shard)

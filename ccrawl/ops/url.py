@@ -101,11 +101,16 @@ def url_shard(
     shard: Annotated[int | None, Cap.VALUE, Bounds(0, 10**6 - 1)] = None,
 ) -> Iterator[Record]:
     """Every URL with its shard; with ``shard`` given, only the URLs that shard owns."""
+    _check_shard(shards, shard)
+    return _shards(urls, shards, shard)
+
+
+def _check_shard(shards: int, shard: int | None) -> None:
+    """``url shard``'s two numbers, checked the same way for arguments and for ``--from`` (``url.batch``)."""
     if shards < 1:
         raise UsageError(f"--shards must be at least 1, not {shards}")
     if shard is not None and not 0 <= shard < shards:
         raise UsageError(f"--shard {shard} is outside 0..{shards - 1} for --shards {shards}")
-    return _shards(urls, shards, shard)
 
 
 def _shards(urls: Iterable[str], shards: int, only: int | None) -> Iterator[Record]:
@@ -140,6 +145,7 @@ def url_batch(
     if command == "shard":
         if shards is None:
             raise UsageError("url shard: give the number of shards")
+        _check_shard(shards, shard)
         params["shards"] = shards
         if shard is not None:
             params["only"] = shard
