@@ -52,3 +52,30 @@ def test_a_generated_option_takes_no_default_of_its_own_and_names_a_real_paramet
 
     params = vars(f)["__click_params__"]
     assert params[0].opts == ["--heap-mb"] and params[0].default == 128
+
+
+def test_every_generated_option_names_a_parameter_of_an_operation_its_leaf_calls() -> None:
+    """An ``op_option`` flag is generated from a parameter of the very operations its leaf calls (the filter flags
+    come from ``columnar.urls`` and serve every columnar query and ``db load``, whose parameters match by name;
+    ``columnar sql`` prints the SQL they make without running an operation), with that parameter's default."""
+    from ccrawl.cli.common import OpOption
+    from tests.cli.test_flags_match_operations import _func_of, operations_of
+    from tests.cli.test_leaves_call_operations import _leaves
+
+    count, wrong = 0, []
+    for path, cmd in _leaves().items():
+        called = operations_of(_func_of(cmd))
+        for option in (p for p in cmd.params if isinstance(p, OpOption)):
+            count += 1
+            assert option.operation is not None, f"{path} --{option.name}"
+            source, param = option.operation
+            theirs = [p for name in called for p in ops.get(name).params if p.name == param]
+            if not called:  # columnar sql prints the query the filter flags make: no operation runs
+                continue
+            if not theirs:
+                wrong.append(f"{path} --{option.name}: from {source}, which {path} does not call")
+            elif any(p.default != ops.get(source).params[[q.name for q in ops.get(source).params].index(param)]
+                     .default for p in theirs):
+                wrong.append(f"{path} --{option.name}: {source}'s default differs from the called operation's")
+    assert wrong == []
+    assert count >= 300
