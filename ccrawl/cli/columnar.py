@@ -144,7 +144,7 @@ def columnar() -> None:
 def _query_command(kind: str, help_text: str) -> click.Command:
     @command(kind, help=help_text)
     @filter_options
-    @click.option("--engine", default="auto", help=ENGINE_HELP)
+    @op_option(f"columnar.{kind}", "engine", help=ENGINE_HELP)
     @click.option("--explain", "explain_", is_flag=True, help="On stderr: bytes read vs the index total, parts "
                   "and row groups skipped")
     def cmd(run: Run, engine: str, explain_: bool, **params: object) -> None:
@@ -195,8 +195,8 @@ columnar.add_command(columnar_sql)
 
 @command("query", help="Run raw SQL; the table ccindex is the index of the selected crawls (-c).")
 @click.argument("sql_text", metavar="SQL")
-@click.option("--engine", default="auto", help="auto or duckdb run it; print echoes it; native refuses [auto]")
-@click.option("--local", default=None, type=click.Path(file_okay=False), help="Read a local copy of the bucket")
+@op_option("columnar.query", "engine", help="auto or duckdb run it; print echoes it; native refuses [auto]")
+@op_option("columnar.query", "local", type=click.Path(file_okay=False), help="Read a local copy of the bucket")
 def columnar_query(run: Run, sql_text: str, engine: str, local: str | None) -> None:
     from ccrawl import ops
 

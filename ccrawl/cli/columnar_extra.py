@@ -12,13 +12,13 @@ from typing import Any
 import click
 
 from ccrawl.cli.columnar import ENGINE_HELP, emit_with_explain
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 
 
 @command("cdx", help="Aggregate CDX statistics per host from the columnar index (a GROUP BY url_host_name).")
 @click.option("--filter", "host_filter", default=None, help="Restrict to one host (url_host_name)")
-@click.option("--engine", default="auto", help=ENGINE_HELP)
-@click.option("--local", default=None, type=click.Path(file_okay=False), help="Read a local copy of the bucket")
+@op_option("host.cdx", "engine", help=ENGINE_HELP)
+@op_option("host.cdx", "local", type=click.Path(file_okay=False), help="Read a local copy of the bucket")
 @click.option("--explain", "explain_", is_flag=True, help="On stderr: bytes read vs the index total")
 @click.option("--graph", default=None, metavar="RELEASE",
               help="Aggregate over the crawls this web-graph release was built from, e.g. cc-main-2026-mar-apr-may "
@@ -49,10 +49,10 @@ def cdx(run: Run, host_filter: str | None, engine: str, local: str | None, expla
 
 
 @command("diff", help="Compare two crawls: per-host content change rates (content_digest joined on URL).")
-@click.option("--crawl-a", required=True, help="Older crawl ID")
-@click.option("--crawl-b", required=True, help="Newer crawl ID")
-@click.option("--engine", default="auto", help=ENGINE_HELP)
-@click.option("--local", default=None, type=click.Path(file_okay=False), help="Read a local copy of the bucket")
+@op_option("sched.diff", "crawl_a", help="Older crawl ID")
+@op_option("sched.diff", "crawl_b", help="Newer crawl ID")
+@op_option("sched.diff", "engine", help=ENGINE_HELP)
+@op_option("sched.diff", "local", type=click.Path(file_okay=False), help="Read a local copy of the bucket")
 @click.option("--explain", "explain_", is_flag=True, help="On stderr: bytes read vs the index total")
 def diff(run: Run, crawl_a: str, crawl_b: str, engine: str, local: str | None, explain_: bool) -> None:
     from ccrawl import ops

@@ -12,18 +12,18 @@ from typing import Any, TypeVar
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def graph_option(func: F) -> F:
-    return click.option("--graph", default=None, metavar="RELEASE",
-                        help="Web-graph release ID, e.g. cc-main-2026-mar-apr-may (default: latest)")(func)
+    return op_option("rank.all", "graph", metavar="RELEASE",
+                     help="Web-graph release ID, e.g. cc-main-2026-mar-apr-may (default: latest)")(func)
 
 
 def _table_options(func: F) -> F:
-    func = click.option("--table", default=None, metavar="URL", help="Read this rank table URL, skip the lookup")(func)
+    func = op_option("rank.all", "table", metavar="URL", help="Read this rank table URL, skip the lookup")(func)
     return graph_option(func)
 
 
@@ -64,14 +64,14 @@ def _all(run: Run, graph: str | None, table: str | None, tld: str | None, defaul
 
 
 @command("top", help="Top-ranked hosts (-n, default 10).")
-@click.option("--tld", default=None, help="Only hosts under this top-level domain")
+@op_option("rank.all", "tld", help="Only hosts under this top-level domain")
 @_table_options
 def rank_top(run: Run, graph: str | None, table: str | None, tld: str | None) -> None:
     _all(run, graph, table, tld, 10)
 
 
 @command("all", help="Stream every host in a rank table, most central first.")
-@click.option("--tld", default=None, help="Only hosts under this top-level domain")
+@op_option("rank.all", "tld", help="Only hosts under this top-level domain")
 @_table_options
 def rank_all(run: Run, graph: str | None, table: str | None, tld: str | None) -> None:
     _all(run, graph, table, tld, 0)

@@ -39,8 +39,9 @@ def staging_for(run: Run, repo: str, staging: Path | None) -> Path:
 
 
 def upkeep_options(paused: str) -> Callable[[F], F]:
-    """The flags every mirror publisher shares (``urls publish``, ``domains publish``); ``paused`` names
-    what ``--min-free-gb`` holds back (the seed's words: downloads, work)."""
+    """The flags every mirror publisher shares (``urls publish``, ``domains publish``; generated from
+    ``urls.publish``, whose parameters ``domains.publish`` shares); ``paused`` names what ``--min-free-gb``
+    holds back (the seed's words: downloads, work)."""
     def apply(func: F) -> F:
         return _upkeep_options(func, paused)
     return apply
@@ -48,15 +49,14 @@ def upkeep_options(paused: str) -> Callable[[F], F]:
 
 def _upkeep_options(func: F, paused: str) -> F:
     for option in reversed((
-        click.option("--private", is_flag=True, help="Create the dataset repo private"),
-        click.option("--keep", is_flag=True, help="Keep local shards after commit instead of deleting them"),
-        click.option("--min-free-gb", type=float, default=0.0,
-                     help=f"Pause new {paused} when free disk is under this many GB"),
+        op_option("urls.publish", "private", help="Create the dataset repo private"),
+        op_option("urls.publish", "keep", help="Keep local shards after commit instead of deleting them"),
+        op_option("urls.publish", "min_free_gb", help=f"Pause new {paused} when free disk is under this many GB"),
         click.option("--max-stall", default="10m", show_default=True,
                      help="Restart the run (exit 75) after this long with no progress"),
-        click.option("--no-push", is_flag=True, help="Scan and stage but skip the upload"),
-        click.option("--hub", default="", help="A directory to publish to a local hub instead (default "
-                                               "$CCRAWL_HUB, else the Hub)"),
+        op_option("urls.publish", "no_push", help="Scan and stage but skip the upload"),
+        op_option("urls.publish", "hub",
+                  help="A directory to publish to a local hub instead (default $CCRAWL_HUB, else the Hub)"),
     )):
         func = option(func)
     return func
