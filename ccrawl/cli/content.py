@@ -21,6 +21,7 @@ from ccrawl.cli.common import (
     command,
     exit_for_stream,
     failing_stream,
+    op_option,
 )
 
 
@@ -104,12 +105,8 @@ def _run_op(run: Run, name: str, urls: tuple[str, ...], params: dict[str, object
 def _leaf(name: str, op_name: str, help_text: str, *, one_object: bool = True) -> click.Command:
     @command(name, help=help_text)
     @click.argument("urls", nargs=-1)
-    @click.option(
-        "--extractor", default="h2m", show_default=True, help="Extraction engine: h2m, readability, raw, trafilatura"
-    )
-    @click.option(
-        "--delay", type=float, default=1.0, show_default=True, help="Seconds between two requests to the same host"
-    )
+    @op_option(op_name, "extractor", show_default=True, help="Extraction engine: h2m, readability, raw, trafilatura")
+    @op_option(op_name, "delay", show_default=True, help="Seconds between two requests to the same host")
     @click.option(
         "--resolve",
         "resolve",

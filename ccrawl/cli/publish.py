@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 
 _DURATION = "a duration such as 30s, 5m or a number of seconds"
 
@@ -31,29 +31,29 @@ def duration_arg(flag: str, value: str) -> float:
                          "Each local shard is deleted once its commit lands (stderr says how many); --keep keeps them.")
 @click.option("--dir", "directory", required=True, type=click.Path(file_okay=False, path_type=Path),
               help="Capture directory to publish from, the same one recrawl run writes into")
-@click.option("--repo", default="", help="Dataset repo to publish to, default the open-index repo for --kind")
-@click.option("--kind", type=click.Choice(["domains", "urls"]), default="domains",
-              help="Which recrawl this is, domains or urls, default domains")
-@click.option("--server", default="", help="Name of this machine, default the hostname")
+@op_option("recrawl.publish", "repo", help="Dataset repo to publish to, default the open-index repo for --kind")
+@op_option("recrawl.publish", "kind", type=click.Choice(["domains", "urls"]),
+           help="Which recrawl this is, domains or urls, default domains")
+@op_option("recrawl.publish", "server", help="Name of this machine, default the hostname")
 @click.option("--shard", default="0",
               help="Which partition of the work list this machine took, 0-based, or auto (from the engine)")
 @click.option("--shards", type=int, default=None,
               help="How many machines are splitting the work list, default 1 (or the engine's count)")
 @click.option("--state", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="The crawl's checkpoint file, read so the card can report progress")
-@click.option("--commit-every", type=int, default=4, help="Shards per HuggingFace commit, default 4")
+@op_option("recrawl.publish", "commit_every", help="Shards per HuggingFace commit, default 4")
 @click.option("--watch", default="0",
               help="Keep watching the directory and publish shards as they close, 0 makes one pass")
-@click.option("--keep", is_flag=True,
-              help="Keep the local shards after upload; by default each is deleted once its commit lands")
-@click.option("--private", is_flag=True, help="Create the dataset repo private")
-@click.option("--no-push", is_flag=True, help="Stage and report but skip the upload")
+@op_option("recrawl.publish", "keep",
+           help="Keep the local shards after upload; by default each is deleted once its commit lands")
+@op_option("recrawl.publish", "private", help="Create the dataset repo private")
+@op_option("recrawl.publish", "no_push", help="Stage and report but skip the upload")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where --no-push writes the would-be commits, default <dir>/.publish-staging")
 @click.option("--max-stall", default="10m",
               help="Exit 75 when no commit lands for this long with shards waiting, default 10m")
-@click.option("--hub", default="",
-              help="A directory to publish to a local hub instead (default $CCRAWL_HUB, else the Hub)")
+@op_option("recrawl.publish", "hub",
+           help="A directory to publish to a local hub instead (default $CCRAWL_HUB, else the Hub)")
 def publish(run: Run, directory: Path, repo: str, kind: str, server: str, shard: str, shards: int | None,
             state: Path | None, commit_every: int, watch: str, keep: bool, private: bool, no_push: bool,
             staging: Path | None, max_stall: str, hub: str) -> None:

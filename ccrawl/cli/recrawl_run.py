@@ -67,26 +67,26 @@ def _size_text(n: int) -> str:
 @click.option("--from", "source", required=True,
               help="Work list: a text file (one URL a line), JSONL, CSV or Parquet file, a directory of them, "
               "domains, urls or a dataset repo ID")
-@click.option("--dir", "release", help="Directory of parts inside the dataset [the newest release]")
-@click.option("--column", help="Column (JSONL field) holding the work, domain or url [url; domain for --from "
-              "domains]")
-@click.option("--out", help="Directory to write output files into (empty fetches without archiving)")
+@op_option("recrawl.run", "release", "--dir", help="Directory of parts inside the dataset [the newest release]")
+@op_option("recrawl.run", "column",
+           help="Column (JSONL field) holding the work, domain or url [url; domain for --from domains]")
+@op_option("recrawl.run", "out", help="Directory to write output files into (empty fetches without archiving)")
 @click.option("--format", "fmt", type=click.Choice(["parquet", "warc"]), default=D["format"], show_default=True)
-@click.option("--state", help="Checkpoint file, so a killed run resumes where it stopped "
-              "[with --out: <out>/.ccrawl-state.json, so the same command resumes]")
+@op_option("recrawl.run", "state", help="Checkpoint file, so a killed run resumes where it stopped "
+           "[with --out: <out>/.ccrawl-state.json, so the same command resumes]")
 @click.option("--delay", default=f"{D['delay']:g}s", show_default=True,
               help="Minimum spacing between two requests to one host")
 @op_option("recrawl.run", "max_pages", show_default=True,
            help="Stop after this many fetches (0 = no limit)")
-@click.option("--robots", is_flag=True, help="Check robots.txt before fetching (off by default on a recrawl)")
-@click.option("--no-extract", is_flag=True, help="Store the body without rendering it to text and Markdown")
+@op_option("recrawl.run", "robots", help="Check robots.txt before fetching (off by default on a recrawl)")
+@op_option("recrawl.run", "no_extract", help="Store the body without rendering it to text and Markdown")
 @op_option("recrawl.run", "extractor", show_default=True, help="Engine that renders a page to Markdown")
-@click.option("--extractors", type=int, help="Extract processes [from the core count: see docs/recrawl.md]")
+@op_option("recrawl.run", "extractors", help="Extract processes [from the core count: see docs/recrawl.md]")
 @click.option("--shard-size", default=_size_text(D["shard_size"]), show_default=True,
               help="Rotate to a new output shard past this payload (MB = 10^6 bytes, MiB = 2^20)")
 @op_option("recrawl.run", "prefix", show_default=True, help="File name prefix for the output files")
-@click.option("--writers", type=int, help="Writer processes, each with its own open file [from the core count; "
-              "a --no-extract Parquet run without it writes in its fetch processes]")
+@op_option("recrawl.run", "writers", help="Writer processes, each with its own open file [from the core count; "
+           "a --no-extract Parquet run without it writes in its fetch processes]")
 @op_option("recrawl.run", "batch", show_default=True, help="Work items between WARC checkpoints")
 @op_option("recrawl.run", "queue_mb", show_default=True,
            help="MB of finished work that may wait between stages (a quarter more for work read ahead)")
@@ -94,8 +94,8 @@ def _size_text(n: int) -> str:
               help="Which partition of the work list, 0-based, or auto (from Slurm, Kubernetes or RANK)")
 @click.option("--shards", type=int, default=None, help="How many machines split the work list [1, or the engine's]")
 @op_option("recrawl.run", "workers", "--workers", "-j", show_default=True, help="Concurrent fetches in total")
-@click.option("--fetchers", type=int, help="Fetch processes [from the core count: see docs/recrawl.md]")
-@click.option("--dns-lookups", type=int, help="DNS lookups in flight [workers/8, floored at 16, capped at 128]")
+@op_option("recrawl.run", "fetchers", help="Fetch processes [from the core count: see docs/recrawl.md]")
+@op_option("recrawl.run", "dns_lookups", help="DNS lookups in flight [workers/8, floored at 16, capped at 128]")
 @click.option("--robots-timeout", default=f"{D['robots_timeout']:g}s", show_default=True,
               help="Budget for one host's robots.txt")
 @click.option("--timeout", default=f"{D['timeout']:g}s", show_default=True,
@@ -106,10 +106,11 @@ def _size_text(n: int) -> str:
               help="Fail (exit 75, checkpoint written) naming a pipeline process silent this long with work left")
 @click.option("--waiting-after", default=f"{D['waiting_after']:g}s", show_default=True,
               help="When nothing has moved this long, the progress names which stage waits on what")
-@click.option("--previous", help="Earlier capture directory: send its validators, store 304s as unchanged rows")
-@click.option("--profile-dir", help="Write a CPU and a heap profile per process into this directory")
-@click.option("--profile-name", default=D["profile_name"], show_default=True,
-              help="Name the profile files, to diff runs")
+@op_option("recrawl.run", "previous",
+           help="Earlier capture directory: send its validators, store 304s as unchanged rows")
+@op_option("recrawl.run", "profile_dir", help="Write a CPU and a heap profile per process into this directory")
+@op_option("recrawl.run", "profile_name", show_default=True,
+           help="Name the profile files, to diff runs")
 @click.option("--resolve", multiple=True, help="Resolver override HOST=IP or '*.suffix=IP' (repeatable)")
 @click.option("--allow-private-addresses", is_flag=True, default=None,
               help="Also fetch loopback, private and link-local addresses [setting allow_private_addresses]")

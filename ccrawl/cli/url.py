@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from ccrawl.cli.common import InputLineError, Run, command, exit_for_stream, failing_stream
+from ccrawl.cli.common import InputLineError, Run, command, exit_for_stream, failing_stream, op_option
 from ccrawl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -99,12 +99,12 @@ def _batch_options(func: F) -> F:
         [
             click.option("--from", "from_file", metavar="FILE", default=None,
                          help="Read URLs from FILE: text lines (.gz/.zst too) or Parquet; - for stdin"),
-            click.option("--column", default="url", show_default=True,
-                         help="With --from Parquet: the column holding the URLs"),
+            op_option("url.batch", "column", show_default=True,
+                      help="With --from Parquet: the column holding the URLs"),
             click.option("--out", "out", metavar="FILE", default=None,
                          help="With --from: write the output here (-o parquet: one Parquet file)"),
-            click.option("--skip-bad", is_flag=True, default=False,
-                         help="With --from: drop bad rows and count them on stderr, not an error column"),
+            op_option("url.batch", "skip_bad",
+                      help="With --from: drop bad rows and count them on stderr, not an error column"),
             click.option("--workers", "-j", type=int, default=None,
                          help="With --from: workers, threads for the compiled kernels and processes for the"
                               " twins [one per core]"),
