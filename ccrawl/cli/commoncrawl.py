@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 from ccrawl.errors import UsageError
 from ccrawl.jsontypes import JSONObject
 
@@ -152,7 +152,7 @@ def paths(run: Run, kind: str | None, list_kinds: bool) -> None:
 @command("download", help="Download whole archive files for a crawl (resumable). - reads paths on stdin.")
 @click.argument("kind")
 @click.option("--out", default=None, help="Directory to download into [.]")
-@click.option("--flat", is_flag=True, help="Drop the source tree: every file directly under --out")
+@op_option("cc.download", "flat", help="Drop the source tree: every file directly under --out")
 def download(run: Run, kind: str, out: str | None, flat: bool) -> None:
     from ccrawl import ops
 
@@ -228,14 +228,14 @@ def get(run: Run, url: str, **flags: bool) -> None:
 @_content_options(_FETCH_CONTENT)
 @click.option("--dir", "to_dir", is_flag=True, help="Write one file per record into --out-dir")
 @click.option("--out-dir", default="fetched", show_default=True, help="Directory for --dir")
-@click.option("--batch", is_flag=True, help="Coalesce nearby records in the same WARC file into shared ranged GETs")
+@op_option("cc.fetch", "batch", help="Coalesce nearby records in the same WARC file into shared ranged GETs")
 @click.option("--gap", default="1MiB", show_default=True, help="Coalesce records at most this many bytes apart")
 @click.option("--max-span", default="16MiB", show_default=True, help="Never read more than this in one GET")
-@click.option("--order", type=click.Choice(["file", "input"]), default="file", show_default=True,
-              help="Emit in the order on disk or the order given")
-@click.option("--lookahead", type=int, default=64, show_default=True,
-              help="Ranged GETs allowed to run ahead of the writer")
-@click.option("--ledger", help="File of finished locations (filename@offset), to skip on a resume")
+@op_option("cc.fetch", "order", type=click.Choice(["file", "input"]), show_default=True,
+           help="Emit in the order on disk or the order given")
+@op_option("cc.fetch", "lookahead", show_default=True,
+           help="Ranged GETs allowed to run ahead of the writer")
+@op_option("cc.fetch", "ledger", help="File of finished locations (filename@offset), to skip on a resume")
 def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, length: int | None,
           to_dir: bool, out_dir: str, batch: bool, gap: str, max_span: str, order: str, lookahead: int,
           ledger: str | None, **flags: bool) -> None:
@@ -276,19 +276,20 @@ def fetch(run: Run, source: str | None, file_: str | None, offset: int | None, l
 @command("export", help="Write matching captures (a query, or - for JSONL locations) into .warc.gz files "
                         "that open with a warcinfo record of provenance.")
 @click.argument("target")
-@click.option("--prefix", default="ccrawl", show_default=True, help="File name prefix")
-@click.option("--subprefix", help="Second part of the file name")
+@op_option("cc.export", "prefix", show_default=True, help="File name prefix")
+@op_option("cc.export", "subprefix", help="Second part of the file name")
 @click.option("--size", default="1GB", show_default=True, help="Rotate files at this many bytes")
-@click.option("--out-dir", default=".", show_default=True, help="Directory to write the files into")
-@click.option("--creator", help="warcinfo creator")
-@click.option("--operator", help="warcinfo operator")
-@click.option("--strict", is_flag=True, help="Fail the run if an index page or a record cannot be read")
-@click.option("--match", type=click.Choice(["exact", "prefix", "host", "domain"]), help="Match type of the query")
+@op_option("cc.export", "out_dir", show_default=True, help="Directory to write the files into")
+@op_option("cc.export", "creator", help="warcinfo creator")
+@op_option("cc.export", "operator", help="warcinfo operator")
+@op_option("cc.export", "strict", help="Fail the run if an index page or a record cannot be read")
+@op_option("cc.search", "match", type=click.Choice(["exact", "prefix", "host", "domain"]),
+           help="Match type of the query")
 @click.option("--from", "from_ts", help="Earliest capture date")
 @click.option("--to", "to_ts", help="Latest capture date")
-@click.option("--status", help="HTTP status, e.g. 200")
-@click.option("--mime", help="Media type, e.g. text/html")
-@click.option("--lang", help="ISO 639-3 language code")
+@op_option("cc.search", "status", help="HTTP status, e.g. 200")
+@op_option("cc.search", "mime", help="Media type, e.g. text/html")
+@op_option("cc.search", "lang", help="ISO 639-3 language code")
 @click.option("--filter", "filters", multiple=True, help="Raw CDX filter (repeatable)")
 @click.option("--url-fgrep", multiple=True, help="Keep URLs containing this substring (sent as a regex filter)")
 @click.option("--url-fgrepv", multiple=True, help="Drop URLs containing this substring (sent as a regex filter)")

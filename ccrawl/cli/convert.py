@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 
 
 @command("convert", help="Convert WARC/WAT/WET archives to Parquet or JSONL.")
@@ -15,8 +15,8 @@ from ccrawl.cli.common import Run, command
               help="Output format (default parquet)")
 @click.option("-O", "--out", type=click.Path(path_type=Path), default=None,
               help="Output file, or directory for several inputs (default: beside each input)")
-@click.option("--markdown", is_flag=True, help="Render HTML bodies to Markdown on the way (a markdown column)")
-@click.option("--skip-bad-records", is_flag=True, help="Report a corrupt record and carry on past it")
+@op_option("convert", "markdown", help="Render HTML bodies to Markdown on the way (a markdown column)")
+@op_option("convert", "skip_bad_records", help="Report a corrupt record and carry on past it")
 def convert(run: Run, source: Path, fmt: str, out: Path | None, markdown: bool, skip_bad_records: bool) -> None:
     from ccrawl import ops
 

@@ -64,14 +64,14 @@ def crawl_status(run: Run, state: str | None, throughput: float | None) -> None:
         op = ops.get("crawl.frontier")
         run.emit(op(state=state), columns=op.columns, single=True)
         return
-    op = ops.get("crawl.status")
-    run.emit(op(throughput=10_000.0 if throughput is None else throughput), columns=op.columns)
+    op = ops.get("crawl.status")  # without --throughput, the operation's default
+    run.emit(op(**({} if throughput is None else {"throughput": throughput})), columns=op.columns)
 
 
 @command("fetch", help="Fetch one URL (redirects up to 5 hops, 10 MB cap, SHA-1 digest); --warc-dir archives it.")
 @click.argument("url")
-@click.option("--robots", is_flag=True, help="Check robots.txt before fetching")
-@click.option("--warc-dir", type=click.Path(file_okay=False), default=None, help="Write the fetch to a WARC file here")
+@op_option("crawl.fetch", "robots", help="Check robots.txt before fetching")
+@op_option("crawl.fetch", "warc_dir", type=click.Path(file_okay=False), help="Write the fetch to a WARC file here")
 @_RESOLVE
 @ALLOW_PRIVATE
 def crawl_fetch(run: Run, url: str, robots: bool, warc_dir: str | None, resolve: tuple[str, ...],
@@ -111,7 +111,7 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @command("run", help="Run a crawl from a seed file, with a resumable frontier and WARC output.")
 @click.option("--seeds", required=True, help="Seed file: crawl seed JSONL or one URL per line, - for stdin")
 @click.option("--out", default=None, help="Directory to write WARC files into (empty: fetch without archiving)")
-@click.option("--state", required=True, help="Frontier state file, so a run resumes after a restart")
+@op_option("crawl.run", "state", required=True, help="Frontier state file, so a run resumes after a restart")
 @click.option("--delay", default="1s", show_default=True, help="Minimum spacing between two requests to one host")
 @click.option("--max-depth", type=op_type("crawl.run", "max_depth"), default=None,
               help="Link hops from a seed; a redirect target is one hop deeper [3: a seed, its redirect and links "
@@ -130,8 +130,8 @@ def _seed_lines(seeds: str, run: Run) -> Iterator[str]:
 @click.option("--shards", type=int, default=None, help="How many machines split the crawl [1, or the engine's]")
 @op_option("crawl.run", "workers", "--workers", "-j", show_default=True,
            help="Fetches in flight (hosts in flight: one request per host at a time)")
-@click.option("--fetchers", type=int, default=None,
-              help="Fetch processes, each owning a partition of the registered domains "
+@op_option("crawl.run", "fetchers",
+           help="Fetch processes, each owning a partition of the registered domains "
                    "[the state file's count, else one per core up to one per 16 workers]")
 @op_option("crawl.run", "host_budget", show_default=True,
            help="Trap budget: URLs a host may have queued per registered domain linking to it, plus one "

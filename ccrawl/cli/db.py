@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from ccrawl.cli.columnar import common, emit_with_explain, filter_options
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_option
 from ccrawl.errors import UsageError
 
 
@@ -29,7 +29,7 @@ def db() -> None:
 
 @command("load", help="Load matching index records into local DuckDB (the columnar filter flags).")
 @filter_options
-@click.option("--table", default="ccindex", help="Table to append to [ccindex]")
+@op_option("db.load", "table", help="Table to append to [ccindex]")
 @click.option("--explain", "explain_", is_flag=True, help="On stderr: bytes read vs the index total")
 def db_load(run: Run, table: str, explain_: bool, **params: Any) -> None:
     from ccrawl import ops

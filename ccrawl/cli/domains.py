@@ -28,8 +28,8 @@ def domains() -> None:
 
 
 @command("publish", help="Mirror the domain ranks to a HuggingFace dataset, in rank order.")
-@click.option("--graph", default="", metavar="RELEASE",
-              help="Web-graph release id (default: the newest release with a domain table)")
+@op_option("domains.publish", "graph", metavar="RELEASE",
+           help="Web-graph release id (default: the newest release with a domain table)")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
                                          "CCRAWL_DOMAINS_REPO)")
 @op_option("domains.publish", "commit_every", show_default=True, help="Shards per HuggingFace commit")
@@ -56,7 +56,7 @@ def domains_publish_cmd(run: Run, graph: str, repo: str, commit_every: int, work
 
 
 @command("recount", help="Repair drifted release totals in stats.csv from the hub.")
-@click.option("--graph", default="", metavar="RELEASE", help="Only these releases (comma-separated; default all)")
+@op_option("domains.recount", "graph", metavar="RELEASE", help="Only these releases (comma-separated; default all)")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-domains, or "
                                          "CCRAWL_DOMAINS_REPO)")
 @op_option("domains.recount", "no_push", help="Report the drift but commit nothing")
@@ -76,8 +76,8 @@ def domains_recount_cmd(run: Run, graph: str, repo: str, no_push: bool, hub: str
 @op_option("domains.diff", "from_release", "--from",
            help="Older web-graph release id (default: second-newest complete release published)")
 @op_option("domains.diff", "to_release", "--to", help="Newer web-graph release id (default: newest complete)")
-@click.option("--added-out", type=click.Path(dir_okay=False), default="",
-              help="Write the domains new in the later release to this file, one per line")
+@op_option("domains.diff", "added_out", type=click.Path(dir_okay=False),
+           help="Write the domains new in the later release to this file, one per line")
 @op_option("domains.diff", "workers", help="Concurrent shard readers (0 picks a default from CPU count)")
 @op_option("domains.diff", "hub", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
 def domains_diff_cmd(run: Run, repo: str, from_release: str, to_release: str, added_out: str, workers: int,

@@ -28,10 +28,10 @@ def publish() -> None:
 @op_option("publish.verify", "sample",
            help="Rows to decode from each shard's last row group (0 reads the footer alone)")
 @op_option("publish.verify", "workers", help="Shards checked at once (0 picks a default from CPU count)")
-@click.option("--repair", is_flag=True, help="Rebuild and re-upload the shards that fail")
-@click.option("--no-push", is_flag=True, help="With --repair, rebuild locally but skip the upload")
+@op_option("publish.verify", "repair", help="Rebuild and re-upload the shards that fail")
+@op_option("publish.verify", "no_push", help="With --repair, rebuild locally but skip the upload")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON")
-@click.option("--hub", default="", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
+@op_option("publish.verify", "hub", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
 @click.option("--staging", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Where --repair rebuilds shards (default <data-dir>/urls-staging/<repo>)")
 def verify_cmd(run: Run, graph: str, repo: str, sample: int, workers: int, repair: bool, no_push: bool,
@@ -77,8 +77,9 @@ def verify_cmd(run: Run, graph: str, repo: str, sample: int, workers: int, repai
 
 
 @command("delete-obsolete", help="Delete the superseded first-generation dataset repos.")
-@click.option("--yes", is_flag=True, help="Delete without prompting")
-@click.option("--hub", default="", help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
+@op_option("publish.delete_obsolete", "yes", help="Delete without prompting")
+@op_option("publish.delete_obsolete", "hub",
+           help="A directory holding a local hub instead (default $CCRAWL_HUB, else the Hub)")
 def delete_obsolete_cmd(run: Run, yes: bool, hub: str) -> None:
     from ccrawl import ops
 
