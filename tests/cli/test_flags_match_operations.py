@@ -2,18 +2,20 @@
 
 For each leaf, the operations it calls are read off its code (``ops.get("name")``, with the names its
 closure or a helper of its module passes, and functions of ``ccrawl.ops`` it calls); every click option
-whose value goes into a parameter of one of them (the same name, or ``op(param=option)`` in the call)
-must agree with it:
+whose value goes into a parameter of one of them (the same name, ``op(param=option)``, a ``{"param": option}``
+bag, through the leaf's local assignments and its helpers' parameters) must agree with it:
 
-- **default**: the option's default, after the leaf's own conversion (a duration string is parsed
-  to seconds, a size string to bytes), is the parameter's;
-- **type**: a flag for a ``bool``, an integer (or integer range) for an ``int``, a number for a ``float``,
-  a choice whose choices the parameter's ``Literal`` allows; a range no wider than the parameter's
-  :class:`~ccrawl.ops.caps.Bounds`;
-- **required** iff the parameter is required.
+- **default**: the option's default, after the leaf's own conversion (a duration text is parsed
+  to seconds, a size text to bytes), is the parameter's;
+- **type**: a flag for a ``bool``, an integer for an ``int``, a number for a ``float`` (a text flag the leaf
+  parses), a choice whose choices the parameter's ``Literal`` allows; no wider than the parameter's
+  :class:`~ccrawl.ops.caps.Bounds` (``op_option``/``op_type`` give the flag those bounds);
+- **required** iff the parameter is required (a flag with a default of its own always gives one; a flag the
+  leaf branches on, ``if state is not None:``, may select an operation that requires it).
 
-A leaf that fills a parameter from somewhere else when its flag is not given (a setting, another
-flag) leaves the option's default ``None`` and is listed in :data:`FILLED` with where the value comes from.
+A flag the leaf turns into the parameter's value some other way (an unset flag filled from a setting,
+two flags combined) is "derived" and left out of the comparison. Differences kept on
+purpose are in :data:`DELIBERATE` with their reason; drifts in files another helper owns, in :data:`ELSEWHERE`.
 """
 
 from __future__ import annotations
@@ -132,13 +134,30 @@ class Feed:
     option: click.Option
     op: str
     param: ops.Param
-    #: "as is" (``op(param=option)`` or the same name), "parsed" (a text flag made a number: a duration or
-    #: size), "derived" (any other expression of it: the leaf fills an unset flag from a setting, combines it
-    #: with another flag; only a parsed text default is checked then)
+    #: "as is" (``op(param=option)`` or the same name), "when given" (as is, but only when the flag is given:
+    #: ``op(**({} if x is None else {"x": x}))``, so the operation's default stands otherwise), "parsed" (a text
+    #: flag made a number: a duration or size), "derived" (any other expression of it: the leaf fills an unset
+    #: flag from a setting, combines it with another flag; not compared)
     how: str
     #: the leaf branches on whether the flag was given (``if state is not None:``): a flag that selects
     #: the operation may leave out a parameter that operation requires
     selects: bool = False
+
+
+def _given_only(tree: ast.AST, carried: dict[str, str]) -> dict[int, str]:
+    """The nodes (by id) inside a branch on whether an option was given, and that option."""
+    out: dict[int, str] = {}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If | ast.IfExp) or not isinstance(node.test, ast.Compare):
+            continue
+        test = node.test
+        if (len(test.ops) == 1 and isinstance(test.ops[0], ast.Is | ast.IsNot) and isinstance(test.left, ast.Name)
+                and test.left.id in carried):
+            for part in (node.body, node.orelse):
+                for sub in (part if isinstance(part, list) else [part]):
+                    for inner in ast.walk(sub):
+                        out[id(inner)] = carried[test.left.id]
+    return out
 
 
 def _selectors(tree: ast.AST, carried: dict[str, str]) -> set[str]:
@@ -212,6 +231,7 @@ def feeds(path: str, cmd: click.Command) -> list[Feed]:
         tree = _tree(helper)
         assigned = _assigned(tree)
         selects |= _selectors(tree, carried)
+        given_only = _given_only(tree, carried)
         for node in ast.walk(tree):
             pairs: list[tuple[str, ast.expr]] = []
             if isinstance(node, ast.Call):  # op(param=...)
@@ -236,7 +256,8 @@ def feeds(path: str, cmd: click.Command) -> list[Feed]:
                         continue
                     parses = (isinstance(option_default(options[opt]), str)
                               and _base(p.annotation) in ("int", "float"))
-                    how = "as is" if direct else "parsed" if parses else "derived"
+                    how = ("when given" if direct and given_only.get(id(node)) == opt else "as is" if direct
+                           else "parsed" if parses else "derived")
                     out[(opt, op_name, pname)] = Feed(options[opt], op_name, p, how)
     for (op_name, pname), p in params.items():  # the same name, handed over in a bag of keywords
         if pname in options and pname not in passed:
@@ -310,7 +331,7 @@ def problems(feed: Feed) -> list[str]:
     if p.required and not o.required and _empty(given) and not feed.selects:
         out.append("the parameter is required, the flag neither required nor defaulted")
     # the default, as the leaf hands it over
-    if not p.required:
+    if not p.required and feed.how != "when given":
         got, want = _parsed(given, base), p.default
         same = got == want or (_empty(got) and _empty(want)) or (
             isinstance(got, int | float) and isinstance(want, int | float) and not isinstance(got, bool)
@@ -362,6 +383,9 @@ DELIBERATE: dict[str, set[str]] = {
     # without push=false a usage error.
     "markdown export": {"--push -> markdown.export(push): default True, the operation's False"},
     "markdown refetch": {"--push -> markdown.refetch(push): default True, the operation's False"},
+    # The tier budget's own check refuses --throughput 0 and below ("pages per second must be > 0"), tighter than
+    # the parameter's Bounds(0, 1e12); the flag keeps that message rather than a bounded flag's.
+    "crawl status": {"--throughput -> crawl.status(throughput): the flag takes .., the parameter 0..1e+12"},
     # The fleet's engine (scale.fleet.FleetOptions) refuses --shards 0 in its own words, which
     # tests/scale/test_executor_option.py pins ("--shards must be at least 1, not 0"); a bounded flag would say
     # "--shards 0: must be at least 1" first. The value is refused either way, before any work.
