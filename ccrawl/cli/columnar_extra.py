@@ -20,8 +20,8 @@ from ccrawl.cli.common import Run, command, op_option
 @op_option("host.cdx", "engine", help=ENGINE_HELP)
 @op_option("host.cdx", "local", type=click.Path(file_okay=False), help="Read a local copy of the bucket")
 @click.option("--explain", "explain_", is_flag=True, help="On stderr: bytes read vs the index total")
-@click.option("--graph", default=None, metavar="RELEASE",
-              help="Aggregate over the crawls this web-graph release was built from, e.g. cc-main-2026-mar-apr-may "
+@op_option("host.cdx", "graph", metavar="RELEASE",
+           help="Aggregate over the crawls this web-graph release was built from, e.g. cc-main-2026-mar-apr-may "
                    "(latest: the newest release); instead of -c")
 def cdx(run: Run, host_filter: str | None, engine: str, local: str | None, explain_: bool, graph: str | None) -> None:
     from ccrawl import ops
