@@ -22,6 +22,8 @@ from typing import IO, TYPE_CHECKING
 from ccrawl import accel
 from ccrawl.errors import UsageError
 from ccrawl.output import OutputOptions, cell, emit, json_default, resolve_format, to_json
+from ccrawl.rowbatch import batch_rows, json_columns
+from ccrawl.rowbatch import string_array_py as string_array_py  # the twin the URL commands use too
 
 if TYPE_CHECKING:
     from pyarrow import Array, RecordBatch
@@ -87,31 +89,6 @@ jsonl_rows = _native.jsonl_rows if _native is not None else jsonl_rows_py
 
 # --------------------------------------------------------------------------------------------------
 # columns of a batch as the writers take them
-
-
-def string_array_py(values: list[str | None]) -> Array:
-    """A pyarrow string array of ``values`` built from its buffers (``pyarrow.array``'s first call imports
-    pandas, half a second of a command's start-up)."""
-    import array
-    import itertools
-
-    import pyarrow as pa
-
-    encoded = [b"" if v is None else v.encode("utf-8") for v in values]
-    data = b"".join(encoded)
-    large = len(data) >= 2**31 - 1
-    offsets = array.array("q" if large else "i", [0])
-    offsets.extend(itertools.accumulate(len(e) for e in encoded))
-    nulls = sum(1 for v in values if v is None)
-    validity = None
-    if nulls:
-        bits = bytearray((len(values) + 7) // 8)
-        for i, v in enumerate(values):
-            if v is not None:
-                bits[i >> 3] |= 1 << (i & 7)
-        validity = pa.py_buffer(bytes(bits))
-    return pa.Array.from_buffers(pa.large_string() if large else pa.string(), len(values),
-                                 [validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data)], null_count=nulls)
 
 
 def _string_array(values: list[str | None]) -> Array:
@@ -230,7 +207,7 @@ def _fix_columns(names: Sequence[str], declared: Sequence[str], fields: Sequence
 def batch_records(batches: Iterable[RecordBatch | list[Mapping[str, object]]]) -> Iterator[Mapping[str, object]]:
     """The rows of ``batches`` as dicts (the per-record renderer's input); a list in the stream is records."""
     for batch in batches:
-        yield from batch if isinstance(batch, list) else batch.to_pylist()
+        yield from batch if isinstance(batch, list) else batch_rows(batch)
 
 
 def _limited(batches: Iterable[RecordBatch], limit: int) -> Iterator[RecordBatch]:
@@ -293,6 +270,8 @@ def _write_text(batches: Iterable[RecordBatch | list[Mapping[str, object]]], fmt
             keys = [json.dumps(c, ensure_ascii=False).encode("utf-8") for c in dict.fromkeys(chosen)]
             if fmt != "jsonl" and not options.no_header:
                 sink.write(_csv_text([chosen], delimiter))
+        if not isinstance(batch, list) and json_columns(batch):
+            batch = batch_rows(batch)  # values no Arrow column holds exactly: written record by record
         if isinstance(batch, list):  # records no batch holds exactly: rendered as the per-record renderer does
             sink.write_text(_records_text(batch, chosen, fmt, projected=bool(options.fields or declared)))
         elif fmt == "jsonl":  # a record is a dict: a column named twice is one key
@@ -455,11 +434,10 @@ def _rechunked(batches: Iterable[RecordBatch], rows: int) -> Iterator[list[Recor
 def _write_parquet(batches: Iterable[RecordBatch], columns: Sequence[str], stream: IO[str]) -> int:
     """The rows of ``batches`` as the per-record renderer writes them to Parquet, byte for byte: runs of
     10,000 rows, each column typed as ``Table.from_pylist`` types its values, the writer's schema the first
-    run's. A stream with a column of a type not in :data:`_PYLIST_TYPE` goes through that renderer."""
+    run's. A run with a column of a type not in :data:`_PYLIST_TYPE` (or of JSON text) is typed by
+    ``Table.from_pylist`` itself, from its records."""
     import pyarrow as pa
     import pyarrow.parquet as pq
-
-    from ccrawl.output import write_parquet_records as write_records
 
     isatty = getattr(stream, "isatty", None)
     if isatty is not None and isatty():
@@ -469,19 +447,20 @@ def _write_parquet(batches: Iterable[RecordBatch], columns: Sequence[str], strea
     if first is None:
         return 0
     names = list(dict.fromkeys(columns or first[0].schema.names))  # a dict per row: a name once
-    if any(str(_column(first[0], n).type) not in _PYLIST_TYPE for n in names):
-        return write_records(batch_records(b for run in itertools.chain([first], runs) for b in run), columns, stream)
     target = getattr(stream, "buffer", stream)
     writer: ParquetWriter | None = None
     count = 0
     try:
         for run in itertools.chain([first], runs):
-            arrays = []
-            for name in names:
-                pieces = [_column(b, name) for b in run]
-                joined = pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
-                arrays.append(_pylist_array(joined))
-            table = pa.Table.from_arrays(arrays, names=names)
+            if any(json_columns(b) or any(str(_column(b, n).type) not in _PYLIST_TYPE for n in names) for b in run):
+                table = pa.Table.from_pylist([{c: r.get(c) for c in names} for r in batch_records(run)])
+            else:
+                arrays = []
+                for name in names:
+                    pieces = [_column(b, name) for b in run]
+                    joined = pieces[0] if len(pieces) == 1 else pa.concat_arrays(pieces)
+                    arrays.append(_pylist_array(joined))
+                table = pa.Table.from_arrays(arrays, names=names)
             if writer is None:
                 writer = pq.ParquetWriter(target, table.schema, compression="zstd")
             writer.write_table(table.cast(writer.schema))
@@ -494,9 +473,13 @@ def _write_parquet(batches: Iterable[RecordBatch], columns: Sequence[str], strea
 
 def batch_jsonl(batch: RecordBatch) -> bytes:
     """A record batch as the JSON lines ``to_json`` writes for its rows (every column, nulls left out)."""
+    if not batch.num_rows:
+        return b""
+    if json_columns(batch):  # values no Arrow column holds exactly: a record at a time
+        return "".join(to_json(row) + "\n" for row in batch_rows(batch)).encode("utf-8")
     names = list(dict.fromkeys(batch.schema.names))
     keys = [json.dumps(n, ensure_ascii=False).encode("utf-8") for n in names]
-    return jsonl_rows(keys, [_json_column(_column(batch, n)) for n in names]) if batch.num_rows else b""
+    return jsonl_rows(keys, [_json_column(_column(batch, n)) for n in names])
 
 
 def emit_any(items: Iterable[Mapping[str, object] | RecordBatch], options: OutputOptions, *,

@@ -191,8 +191,10 @@ def batch_operation(
             raise ValueError(f"operation {name!r} is registered twice")
 
         def rows(**kwargs: object) -> Iterator[Record]:
+            from ccrawl.rowbatch import batch_rows
+
             for batch in func(**kwargs):
-                yield from batch.to_pylist()
+                yield from batch_rows(batch)
 
         REGISTRY[name] = Operation(name, rows, summary, tuple(columns), writes, _declared(name, func), func)
         return func
