@@ -45,14 +45,12 @@ def parse(
 
     op = ops.get("warc.parse")
     content = tuple(k for k, on in (("text", text), ("markdown", markdown), ("links", links), ("meta", meta)) if on)
-    records = op(
+    batches = op.batches(
         files=files, format=fmt, types=types, status=status, mime=mime, lang=lang, url=url, content=content,
         skip_bad_records=skip_bad_records, verify_digests=verify_digests, notice=echo_err,
     )
-    from ccrawl.cli.columnar import emit_rows
-
-    emit_rows(run, records, columns=parse_columns(op.columns, content=content, lang=lang,
-                                                  wet=fmt == "wet" or any(detect_format(f) == "wet" for f in files)))
+    run.emit_batches(batches, columns=parse_columns(op.columns, content=content, lang=lang,
+                                                    wet=fmt == "wet" or any(detect_format(f) == "wet" for f in files)))
 
 
 def parse_columns(base: tuple[str, ...], *, content: tuple[str, ...], lang: str | None, wet: bool) -> tuple[str, ...]:

@@ -35,13 +35,17 @@ import fnmatch
 import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 from urllib.parse import urljoin
 
 from ccrawl.errors import NothingMatched, UsageError
-from ccrawl.ops import operation
+from ccrawl.ops import batch_operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, ReadPath, Value
+from ccrawl.rowbatch import chunked, rows_of
 from ccrawl.warc.reader import Record, decode_body, iter_records
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Row = dict[str, Any]
 
@@ -227,8 +231,18 @@ def _row(record: Record, fmt: str, kinds: Sequence[str], lang_of: str | None) ->
     return row
 
 
-@operation("warc.parse", summary="Records of local WARC/WAT/WET files (or stdin)", columns=COLUMNS)
-def warc_parse(
+#: the declared fields of ``warc.parse``'s record batches, in the order a record's keys come
+FIELDS = (
+    ("file", "string"), ("offset", "int64"), ("length", "int64"), ("type", "string"), ("url", "string"),
+    ("date", "string"), ("status", "int64"), ("mime", "string"), ("record_id", "string"), ("info", "string"),
+    ("content_language", "string"), ("text", "string"), ("title", "string"), ("markdown", "string"),
+    ("links", "list<string>"), ("description", "string"), ("canonical", "string"),
+    ("declared_language", "string"), ("note", "string"),
+)
+
+
+@batch_operation("warc.parse", summary="Records of local WARC/WAT/WET files (or stdin)", columns=COLUMNS)
+def warc_parse_batches(
     files: ReadPath[Sequence[str]],
     format: Value[str | None] = None,
     types: Value[Sequence[str]] = (),
@@ -240,8 +254,19 @@ def warc_parse(
     skip_bad_records: Value[bool] = False,
     verify_digests: Value[bool] = False,
     notice: Injected[Callable[[str], None] | None] = None,
+) -> Iterator[pa.RecordBatch]:
+    """Every record of ``files`` (``-`` is stdin) passing the filters, with the content asked for, as record
+    batches of :data:`FIELDS` (a chunk of records at a time)."""
+    return chunked(_rows(files, format=format, types=types, status=status, mime=mime, lang=lang, url=url,
+                         content=content, skip_bad_records=skip_bad_records, verify_digests=verify_digests,
+                         notice=notice), FIELDS)
+
+
+def _rows(
+    files: Sequence[str], *, format: str | None, types: Sequence[str], status: int | None, mime: str | None,
+    lang: str | None, url: str | None, content: Sequence[str] | None, skip_bad_records: bool, verify_digests: bool,
+    notice: Callable[[str], None] | None,
 ) -> Iterator[Row]:
-    """Every record of ``files`` (``-`` is stdin) passing the filters, with the content asked for."""
     if format is not None and format not in FORMATS:
         raise UsageError(f"--format {format!r}: use warc, wat or wet")
     kinds = content_kinds(content)
@@ -277,6 +302,9 @@ def warc_parse(
                              else "parse: the input holds no records")
 
 
+#: ``warc.parse`` a dict a row, for a library caller
+warc_parse = rows_of(warc_parse_batches)
+
 #: the columns each content flag adds to every output format; ``note`` says when the payload was cut
 #: at the decoding cap (a compression bomb)
 CONTENT_COLUMNS = {
@@ -287,6 +315,6 @@ CONTENT_COLUMNS = {
 }
 
 __all__ = [
-    "COLUMNS", "CONTENT_COLUMNS", "CONTENT_KINDS", "FORMATS", "content_kinds", "detect_format", "warc_parse",
-    "warcinfo_summary",
+    "COLUMNS", "CONTENT_COLUMNS", "CONTENT_KINDS", "FIELDS", "FORMATS", "content_kinds", "detect_format", "warc_parse",
+    "warc_parse_batches", "warcinfo_summary",
 ]
