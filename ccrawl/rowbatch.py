@@ -261,10 +261,13 @@ def rows_of(func: Callable[P, Iterable[RecordBatch]]) -> Callable[P, Iterator[di
     return rows
 
 
-def chunked(rows: Iterable[Mapping[str, object]], fields: Sequence[Field], size: int = CHUNK,
-            seconds: float = CHUNK_SECONDS) -> Iterator[RecordBatch]:
-    """``rows`` as record batches of ``size`` records, or fewer when the chunk is ``seconds`` old as the next
-    record comes; the records before an error are yielded before it is raised."""
+def chunked(rows: Iterable[Mapping[str, object]], fields: Sequence[Field], size: int = 0,
+            seconds: float = 0.0) -> Iterator[RecordBatch]:
+    """``rows`` as record batches of ``size`` records (0: :data:`CHUNK`), or fewer when the chunk is ``seconds``
+    (0: :data:`CHUNK_SECONDS`) old as the next record comes; the records before an error are yielded before it
+    is raised."""
+    size = size or CHUNK
+    seconds = seconds or CHUNK_SECONDS
     chunk: list[Mapping[str, object]] = []
     started = 0.0
     try:

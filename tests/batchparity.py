@@ -46,12 +46,19 @@ def assert_same_output(records: Callable[[], Iterable[Mapping[str, object]]],
     return count
 
 
-def assert_same_ndjson(records: Iterable[Mapping[str, object]], batches: Iterable[RecordBatch]) -> bytes:
-    """serve's NDJSON from the batches is the bytes it wrote a record at a time; returns them."""
+def assert_same_ndjson(records: Iterable[Mapping[str, object]], batches: Iterable[RecordBatch]) -> bytes | str:
+    """serve's NDJSON from the batches is the bytes it wrote a record at a time (or the same error: text
+    UTF-8 cannot encode is an error frame either way); returns them (or the error's name)."""
     from ccrawl.output import to_json
     from ccrawl.serve.worker import wire_line, wire_lines
 
-    want = b"".join(wire_line(to_json(r)) for r in records)
-    got = b"".join(wire_lines(batchout.batch_jsonl(b)) for b in batches)
+    def outcome(write: Callable[[], bytes]) -> bytes | str:
+        try:
+            return write()
+        except Exception as exc:
+            return type(exc).__name__
+
+    want = outcome(lambda: b"".join(wire_line(to_json(r)) for r in records))
+    got = outcome(lambda: b"".join(wire_lines(batchout.batch_jsonl(b)) for b in batches))
     assert got == want
     return got

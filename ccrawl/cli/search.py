@@ -81,7 +81,7 @@ def _search(run: Run, url: str, **flags: Any) -> None:
         return
     op = ops.get("cc.search")
     locations = bool(flags["locations"])
-    records = op(
+    batches = op.batches(
         url=url,
         crawl=crawl,
         match=flags["match"],
@@ -106,10 +106,9 @@ def _search(run: Run, url: str, **flags: Any) -> None:
         workers=max(1, min(int(run.settings.workers or 2), 4)),
         ctx=ctx,
     )
-    from ccrawl.cli.columnar import emit_rows
     from ccrawl.commoncrawl.cdx import LOCATION_COLUMNS
 
-    emit_rows(run, records, columns=LOCATION_COLUMNS if locations else op.columns)
+    run.emit_batches(batches, columns=LOCATION_COLUMNS if locations else op.columns)
 
 
 @command("search", help=_HELP)

@@ -8,15 +8,25 @@ stream ends so the stderr summary lines come first.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from ccrawl.commoncrawl.cdx import COLUMNS, DEFAULT_MAX_BUFFER, LOCATION_COLUMNS, CdxQuery, SearchStats
 from ccrawl.errors import NothingMatched
-from ccrawl.ops import operation
+from ccrawl.ops import batch_operation, operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, Limit, Value
 from ccrawl.ops.context import OpContext, context
+from ccrawl.rowbatch import rows_of
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 Record = dict[str, Any]
+
+_NUMBERS = ("status", "offset", "length")
+#: the declared fields of ``cc.search``'s record batches (a status such as ``-``, or any value the index sends
+#: that its field's kind cannot hold, is carried exactly: :mod:`ccrawl.rowbatch`)
+SEARCH_FIELDS = tuple((name, "int64" if name in _NUMBERS else "string") for name in COLUMNS)
+LOCATION_FIELDS = tuple((name, "int64" if name in _NUMBERS else "string") for name in LOCATION_COLUMNS)
 
 
 def resolve_crawls(crawl: str, ctx: OpContext | None) -> list[str]:
@@ -60,8 +70,8 @@ def build_query(
     )
 
 
-@operation("cc.search", summary="Captures of a URL or pattern from the CDX index", columns=COLUMNS)
-def cc_search(
+@batch_operation("cc.search", summary="Captures of a URL or pattern from the CDX index", columns=COLUMNS)
+def cc_search_batches(
     url: Value[str],
     crawl: Value[str] = "latest",
     match: Value[str | None] = None,
@@ -85,9 +95,11 @@ def cc_search(
     limit: Annotated[int, Cap.VALUE, Bounds(0, 10**12)] = 0,
     workers: Limit[int] = 2,
     ctx: Injected[OpContext | None] = None,
-) -> Iterator[Record]:
-    """Every capture matching the query over the crawls ``crawl`` names; see :func:`ccrawl.commoncrawl.cdx.search`."""
+) -> Iterator[pa.RecordBatch]:
+    """Every capture matching the query over the crawls ``crawl`` names (see :func:`ccrawl.commoncrawl.cdx.search`),
+    as record batches of :data:`SEARCH_FIELDS` (:data:`LOCATION_FIELDS` with ``locations``)."""
     from ccrawl.commoncrawl.cdx import search
+    from ccrawl.rowbatch import chunked
 
     query = build_query(
         url, match=match, status=status, mime=mime, lang=lang, filters=filters, url_contains=url_contains,
@@ -97,16 +109,21 @@ def cc_search(
     crawls = resolve_crawls(crawl, c)
     stats = SearchStats()
     count = 0
-    for row in search(
+    rows = search(
         query, crawls, client_options=c.client.as_dict(), at=at, latest_only=latest_only, dedup=dedup, sort=sort,
         max_buffer=max_buffer, strict=strict, explain=explain, locations=locations, workers=workers,
         limit=limit, notice=c.notice, stats=stats,
-    ):
-        count += 1
-        yield row
+    )
+    for batch in chunked(rows, LOCATION_FIELDS if locations else SEARCH_FIELDS):
+        count += batch.num_rows
+        yield batch
     if count == 0:
         where = crawls[0] if len(crawls) == 1 else f"{len(crawls)} crawls"
         raise NothingMatched(f"search: no capture of {url} matched in {where}")
+
+
+#: ``cc.search`` a dict a row, for a library caller
+cc_search = rows_of(cc_search_batches)
 
 
 @operation(
@@ -128,4 +145,7 @@ def cc_estimate(
     yield from estimate(build_query(url, match=match), crawls, client_options=c.client.as_dict())
 
 
-__all__ = ["LOCATION_COLUMNS", "build_query", "cc_estimate", "cc_search", "resolve_crawls"]
+__all__ = [
+    "LOCATION_COLUMNS", "LOCATION_FIELDS", "SEARCH_FIELDS", "build_query", "cc_estimate", "cc_search",
+    "cc_search_batches", "resolve_crawls",
+]
