@@ -81,12 +81,10 @@ def news_search_cmd(run: Run, host: str, year: int, month: int, repo: str, hub: 
     from ccrawl import ops
 
     op = ops.get("news.search")
-    rows = op(host=host, year=year, month=month, repo=_repo(run, repo), hub=hub,
-              endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), no_index=no_index, limit=limit,
-              workers=workers, ctx=run.context())
-    from ccrawl.cli.columnar import emit_rows
-
-    emit_rows(run, rows, columns=op.columns)
+    batches = op.batches(host=host, year=year, month=month, repo=_repo(run, repo), hub=hub,
+                         endpoint=str(getattr(run.settings, "hf_endpoint", "") or ""), no_index=no_index,
+                         limit=limit, workers=workers, ctx=run.context())
+    run.emit_batches(batches, columns=op.columns)
 
 
 @command("publish", help="Build the missing CC-NEWS index and mirror it to a HuggingFace dataset.")

@@ -13,10 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from ccrawl.commoncrawl.news.monthpaths import month_paths
 from ccrawl.jsontypes import Record
+from ccrawl.rowbatch import rows_of
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from ccrawl.hub.repo import DatasetRepo, HubFile
-from ccrawl.ops import operation
+from ccrawl.ops import batch_operation, operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
 from ccrawl.ops.context import OpContext, context
 
@@ -84,9 +87,13 @@ def _open_read_repo(repo: str, hub: str, endpoint: str) -> DatasetRepo:
     return open_repo(repo, hub=where, endpoint=endpoint or None)
 
 
-@operation("news.search", summary="A host's CC-NEWS articles in a month, from the index or by scanning",
-           columns=SEARCH_COLUMNS)
-def news_search(
+#: the declared fields of ``news.search``'s record batches: CDX fields, all text
+SEARCH_FIELDS = tuple((name, "string") for name in SEARCH_COLUMNS)
+
+
+@batch_operation("news.search", summary="A host's CC-NEWS articles in a month, from the index or by scanning",
+                 columns=SEARCH_COLUMNS)
+def news_search_batches(
     host: Value[str],
     year: Annotated[int, Cap.VALUE, Bounds(1990, 2200)],
     month: Annotated[int, Cap.VALUE, Bounds(1, 12)],
@@ -98,15 +105,17 @@ def news_search(
     workers: Limit[int] = 0,
     ctx: Injected[OpContext | None] = None,
     report: Injected[Any] = None,
-) -> Iterator[Record]:
-    """CDX rows; says on ``notice`` which path it took and what it could not search."""
+) -> Iterator[pa.RecordBatch]:
+    """CDX rows as record batches of :data:`SEARCH_FIELDS` (a shard's matches from the index, chunks of the
+    scan's); says on ``notice`` which path it took and what it could not search."""
     import os
 
     from ccrawl.commoncrawl.news.months import check_month
-    from ccrawl.commoncrawl.news.search import SearchReport, normalize_host, scan_archives, search_index
+    from ccrawl.commoncrawl.news.search import SearchReport, normalize_host, scan_archives, search_index_batches
     from ccrawl.errors import CcrawlError
     from ccrawl.hub.repo import HubError
     from ccrawl.net.client import iterate
+    from ccrawl.rowbatch import chunked
 
     say = context(ctx).notice
     query = normalize_host(host)
@@ -135,7 +144,7 @@ def news_search(
             say(f"news search: {m} is partly indexed: {len(rep.missing)} of {len(paths)} archive(s) are not "
                 "published yet and were not searched; the answer covers the published part only "
                 "(--no-index scans them all)")
-        yield from search_index(target, m, query, files=files, limit=limit, workers=workers, report=rep)
+        yield from search_index_batches(target, m, query, files=files, limit=limit, workers=workers, report=rep)
         for bad in rep.unreadable:
             say(f"news search: skipped an unreadable shard, so the answer is partial: {bad}")
         pct = 100.0 * rep.bytes_read / rep.index_bytes if rep.index_bytes else 0.0
@@ -144,10 +153,15 @@ def news_search(
         return
     why = "--no-index" if no_index else f"{m} is not indexed in {repo}"
     say(f"news search: scanning {len(paths)} archive(s) of {m} ({why})")
-    yield from iterate(lambda cc: scan_archives(cc, paths, query, limit=limit, workers=workers, report=rep,
-                                                notice=say), context(ctx).client, warn=context(ctx).notice)
+    yield from chunked(iterate(lambda cc: scan_archives(cc, paths, query, limit=limit, workers=workers, report=rep,
+                                                        notice=say), context(ctx).client, warn=context(ctx).notice),
+                       SEARCH_FIELDS)
     say(f"news search: {rep.matches} match(es); scanned {rep.archives_scanned} archive(s), "
         f"{rep.bytes_read:,} bytes")
+
+
+#: ``news.search`` a dict a row, for a library caller
+news_search = rows_of(news_search_batches)
 
 
 def open_news_repo(repo_id: str, *, hub: str = "", endpoint: str = "", no_push: bool = False) -> DatasetRepo:

@@ -78,3 +78,26 @@ def cdx_row(row: dict[str, Any]) -> dict[str, Any]:
             value = str(value)
         out[cdx] = value
     return out
+
+
+def cdx_batch(table: pa.Table) -> pa.RecordBatch:
+    """Index rows as :func:`cdx_row` gives them, a column at a time: a record batch of :data:`CDX_COLUMNS`, all
+    text (the timestamp ``YYYYMMDDhhmmss`` in UTC, the numbers in decimal), a missing column null."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrays = []
+    for _, col in CDX_FIELDS:
+        if col not in table.column_names:
+            arrays.append(pa.nulls(table.num_rows, pa.string()))
+            continue
+        column = table.column(col).combine_chunks()
+        if pa.types.is_dictionary(column.type):
+            column = column.dictionary_decode()
+        if col == "fetch_time":
+            seconds = column.cast(pa.timestamp("s", tz=column.type.tz), safe=False)
+            column = pc.strftime(seconds, format="%Y%m%d%H%M%S")
+        elif not pa.types.is_string(column.type):
+            column = column.cast(pa.string())
+        arrays.append(column)
+    return pa.RecordBatch.from_arrays(arrays, names=list(CDX_COLUMNS))

@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 from ccrawl.commoncrawl.news.months import Month
 from ccrawl.commoncrawl.news.rows import response_host, row_of
-from ccrawl.commoncrawl.news.schema import cdx_row
+from ccrawl.commoncrawl.news.schema import cdx_batch, cdx_row
 from ccrawl.commoncrawl.news.stream import WarcStream
 from ccrawl.jsontypes import Record
 from ccrawl.net.rangefile import RangeFile
 
 if TYPE_CHECKING:
+    from pyarrow import RecordBatch
     from pyarrow.parquet import ColumnChunkMetaData
 
     from ccrawl.hub.repo import DatasetRepo, HubFile
@@ -84,18 +85,21 @@ def _open_shard(repo: DatasetRepo, path: str, size: int, counter: Callable[[int]
 
 def _search_shard(
     repo: DatasetRepo, path: str, size: int, query: str, counter: Callable[[int], None]
-) -> tuple[list[Record], bool]:
-    """The matching rows of one shard, and whether any row group had to be read whole."""
+) -> tuple[RecordBatch | None, bool]:
+    """The matching rows of one shard as CDX columns (:func:`cdx_batch`), sorted by archive and offset, and
+    whether any row group had to be read whole."""
+    import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     raw = _open_shard(repo, path, size, counter)
-    rows: list[Record] = []
+    tables: list[pa.Table] = []
     opened = False
     prefix = surt_prefix(query)
     # The reader reads Python bytes (the RangeFile): it is closed here, before the next shard, and reads
     # on this thread only (use_threads=False): an Arrow worker thread left holding a buffer of it when
     # the interpreter finalises aborts the process (docs/news.md, "Arrow readers over Python bytes").
+    # The CDX columns are computed (new buffers) before it closes.
     with raw, pq.ParquetFile(raw, metadata=raw.parquet_metadata()) as pf:
         key_col = pf.schema_arrow.get_field_index("url_surtkey")
         for rg in range(pf.metadata.num_row_groups):
@@ -107,9 +111,12 @@ def _search_shard(
             if not pc.any(mask).as_py():
                 continue
             opened = True
-            table = pf.read_row_group(rg, use_threads=False).filter(mask)
-            rows.extend(table.to_pylist())
-    return rows, opened
+            tables.append(pf.read_row_group(rg, use_threads=False).filter(mask))
+        if not tables:
+            return None, opened
+        table = pa.concat_tables(tables, promote_options="permissive") if len(tables) > 1 else tables[0]
+        order = pc.sort_indices(table, sort_keys=[("warc_filename", "ascending"), ("warc_record_offset", "ascending")])
+        return cdx_batch(table.take(order)), opened
 
 
 def surt_prefix(query: str) -> str | None:
@@ -135,18 +142,19 @@ def _may_hold(column: ColumnChunkMetaData, prefix: str) -> bool:
     return not (str(stats.max) < prefix or str(stats.min) > prefix + "\uffff")
 
 
-def search_index(
+def search_index_batches(
     repo: Any, month: Month, query: str, *, files: list[HubFile], limit: int = 0, workers: int = 4,
     report: SearchReport,
-) -> Iterator[Record]:
-    """CDX rows of ``query`` from the month's shards ``files`` (HubFile from one listing), in file order."""
+) -> Iterator[RecordBatch]:
+    """CDX rows of ``query`` from the month's shards ``files`` (HubFile from one listing), in file order, as
+    record batches of :data:`~ccrawl.commoncrawl.news.schema.CDX_COLUMNS` (text), one a shard that matched."""
     lock = threading.Lock()
 
     def count(n: int) -> None:
         with lock:
             report.bytes_read += n
 
-    def one(f: HubFile) -> tuple[list[Record], bool]:
+    def one(f: HubFile) -> tuple[RecordBatch | None, bool]:
         try:
             return _search_shard(repo, f.path, f.size, query, count)
         except Exception as exc:  # a broken shard is reported and skipped: the answer says it is partial
@@ -156,7 +164,7 @@ def search_index(
                 raise
             with lock:
                 report.unreadable.append(f"{f.path}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-            return [], False
+            return None, False
 
     report.path = "index"
     report.shards = len(files)
@@ -164,14 +172,26 @@ def search_index(
     emitted = 0
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = pool.map(one, sorted(files, key=lambda f: f.path))
-        for rows, opened in results:
+        for batch, opened in results:
             report.shards_opened += int(opened)
-            for row in sorted(rows, key=lambda r: (r["warc_filename"], r["warc_record_offset"])):
-                yield cdx_row(row)
-                emitted += 1
-                report.matches = emitted
-                if limit and emitted >= limit:
-                    return
+            if batch is None or not batch.num_rows:
+                continue
+            if limit and emitted + batch.num_rows >= limit:
+                batch = batch.slice(0, limit - emitted)
+            emitted += batch.num_rows
+            report.matches = emitted
+            yield batch
+            if limit and emitted >= limit:
+                return
+
+
+def search_index(
+    repo: Any, month: Month, query: str, *, files: list[HubFile], limit: int = 0, workers: int = 4,
+    report: SearchReport,
+) -> Iterator[Record]:
+    """The rows of :func:`search_index_batches`, a dict each."""
+    for batch in search_index_batches(repo, month, query, files=files, limit=limit, workers=workers, report=report):
+        yield from batch.to_pylist()
 
 
 async def scan_archives(
