@@ -148,6 +148,13 @@ def _parse_page(body: bytes) -> tuple[list[JSONObject], bool]:
     lines = body.split(b"\n")
     if complete:
         lines = lines[:-1]
+        whole = [line for line in lines if line.strip()]
+        try:  # the page at once: one parse, not one a line (a line that will not parse: line by line below)
+            parsed = json.loads(b"[" + b",".join(whole) + b"]")
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list) and len(parsed) == len(whole):
+            return parsed, True
     for i, line in enumerate(lines):
         if not line.strip():
             continue
@@ -215,7 +222,9 @@ async def _crawl_rows(
     strict: bool,
     stats: SearchStats,
     notice: Notice,
-) -> AsyncIterator[tuple[str, JSONObject]]:
+) -> AsyncIterator[tuple[str, list[JSONObject]]]:
+    """Each page's rows with the crawl they came from: a page an item, so the synchronous side steps the event
+    loop once a page, not once a row."""
     base_bytes, base_requests = client.stats.bytes_read, client.stats.requests
 
     def account() -> None:
@@ -247,26 +256,30 @@ async def _crawl_rows(
                     notice(f"search: {crawl}: CDX page {page}: {exc}, skipping the page")
                     continue
                 stats.pages_read += 1
+                stats.rows_received += len(rows)
                 account()
-                for row in rows:
-                    stats.rows_received += 1
-                    yield crawl, row
+                yield crawl, rows
         finally:
             for task in tasks.values():
                 task.cancel()
             account()
 
 
+_SHAPED = COLUMNS[:-1]
+
+
 def _shape(row: JSONObject, crawl: str) -> JSONObject:
-    out: JSONObject = {}
-    for name in COLUMNS[:-1]:
-        value = row.get(name)
-        if isinstance(value, str | int) and name in _INT_FIELDS and str(value).isdigit():
-            value = int(value)
-        out[name] = value
-    for name, value in row.items():
-        if name not in out:
-            out[name] = value
+    """The row in :data:`COLUMNS` order (its other keys after them, then ``crawl``), the numbers as integers."""
+    get = row.get
+    out: JSONObject = {name: get(name) for name in _SHAPED}
+    for name in _INT_FIELDS:
+        value = out[name]
+        if isinstance(value, str | int) and str(value).isdigit():
+            out[name] = int(value)
+    if not row.keys() <= out.keys():
+        for name, value in row.items():
+            if name not in out:
+                out[name] = value
     out["crawl"] = crawl
     return out
 
@@ -337,7 +350,7 @@ def search(
         for line in _explain_lines(query, crawls, endpoint, local):
             say(line)
 
-    def source(client: CCClient) -> AsyncIterator[tuple[str, JSONObject]]:
+    def source(client: CCClient) -> AsyncIterator[tuple[str, list[JSONObject]]]:
         return _crawl_rows(
             client, crawls, query, retries=retries, workers=workers, strict=strict, stats=stats, notice=say
         )
@@ -346,9 +359,9 @@ def search(
     store = RunStore(budget, tmpdir)
     digests = DigestFilter(budget, say) if dedup else None
     emitted = 0
-    raw = cast(Generator[tuple[str, JSONObject], None, None], iterate(source, **options))
+    raw = cast(Generator[tuple[str, list[JSONObject]], None, None], iterate(source, **options))
     try:
-        kept = (_shape(row, crawl) for crawl, row in raw if query.keeps(row))
+        kept = (_shape(row, crawl) for crawl, page in raw for row in page if query.keeps(row))
         rows: Iterator[JSONObject] = kept
         reducer: Reducer | None = closest_to(target) if target is not None else (latest if latest_only else None)
         if reducer is not None:
