@@ -153,9 +153,9 @@ def news_search_batches(
         return
     why = "--no-index" if no_index else f"{m} is not indexed in {repo}"
     say(f"news search: scanning {len(paths)} archive(s) of {m} ({why})")
-    yield from chunked(iterate(lambda cc: scan_archives(cc, paths, query, limit=limit, workers=workers, report=rep,
-                                                        notice=say), context(ctx).client, warn=context(ctx).notice),
-                       SEARCH_FIELDS)
+    archives = iterate(lambda cc: scan_archives(cc, paths, query, limit=limit, workers=workers, report=rep,
+                                                notice=say), context(ctx).client, warn=context(ctx).notice)
+    yield from chunked((row for rows in archives for row in rows), SEARCH_FIELDS)
     say(f"news search: {rep.matches} match(es); scanned {rep.archives_scanned} archive(s), "
         f"{rep.bytes_read:,} bytes")
 

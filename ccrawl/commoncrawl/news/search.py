@@ -197,8 +197,9 @@ def search_index(
 async def scan_archives(
     cc: CCClient, paths: list[str], query: str, *, limit: int = 0, workers: int = 4, report: SearchReport,
     notice: Callable[[str], None] | None = None,
-) -> AsyncIterator[Record]:
-    """CDX rows of ``query`` by streaming every archive in ``paths`` (``workers`` at once), in path order."""
+) -> AsyncIterator[list[Record]]:
+    """CDX rows of ``query`` by streaming every archive in ``paths`` (``workers`` at once), in path order: an
+    archive's rows an item (the synchronous side steps the event loop once an archive, not once a row)."""
     report.path = "scan"
     sem = asyncio.Semaphore(max(1, workers))
 
@@ -227,12 +228,14 @@ async def scan_archives(
     try:
         for task in tasks:
             rows = await task
-            for row in rows:
-                yield cdx_row(row)
-                emitted += 1
+            if limit:
+                rows = rows[: limit - emitted]
+            if rows:
+                emitted += len(rows)
                 report.matches = emitted
-                if limit and emitted >= limit:
-                    return
+                yield [cdx_row(row) for row in rows]
+            if limit and emitted >= limit:
+                return
     finally:
         for task in tasks:
             task.cancel()
