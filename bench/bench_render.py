@@ -32,6 +32,15 @@ one at a time (``ccrawl.output.emit``) and a chunk at a time (``ccrawl.batchout.
 ``search``, ``parse`` and ``news search`` use), the bytes asserted equal::
 
     python bench/bench_render.py --records 500000 --runs 3
+
+``--ops``: the batch operations as whole commands, output to a file, the bytes of ``--before`` asserted equal
+(issue 38 item 3): ``parse FILE --text -o jsonl`` over a WARC of ``--pages`` of the shared corpus's real pages
+(``html-eval``, ~140 KB each); ``news search HOST -o jsonl`` over a local hub of synthetic index shards where
+HOST has ``--hits`` rows (the month's manifest served on loopback); ``search '*.example.com' -o jsonl``
+against the fake CDX index on loopback (``ccrawl.testing.fakecc.cdx``, in this process) holding ``--hits``
+captures (capped at 100,000)::
+
+    python bench/bench_render.py --ops --pages 300 --hits 200000 --runs 3 --before /work/main
 """
 
 from __future__ import annotations
@@ -230,6 +239,139 @@ def records(n: int, runs: int) -> None:
         print(f"| {fmt} | {best['one']:.2f} | {best['chunk']:.2f} | {best['one'] / best['chunk']:.1f}x |")
 
 
+def _parse_warc(work: Path, pages: int) -> Path:
+    """A WARC of ``pages`` of the shared corpus's real pages, as responses."""
+    corpus = Path(os.environ.get("CCRAWL_CORPUS", REPO.parent / "shared" / "corpus")) / "html-eval" / "pages"
+    files = sorted(corpus.glob("*.html"))
+    path = work / "pages.warc"
+    with path.open("wb") as out:
+        for n in range(pages):
+            body = files[n % len(files)].read_bytes()
+            block = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: %d\r\n\r\n"
+                     % len(body) + body)
+            out.write(b"WARC/1.0\r\nWARC-Type: response\r\nWARC-Target-URI: https://site%d.test/p%d\r\n"
+                      b"WARC-Date: 2024-03-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:%032x>\r\n"
+                      b"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n"
+                      % (n % 50, n, n, len(block)) + block + b"\r\n\r\n")
+    return path
+
+
+def _news_hub(work: Path, hits: int) -> tuple[Path, Path]:
+    """A local hub of 8 synthetic index shards for 2026/07 where ``big.example`` has ``hits`` rows among others'
+    (and the month's manifest under a data root); returns (hub, data root)."""
+    import gzip
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from ccrawl.commoncrawl.news.months import source_name
+    from ccrawl.commoncrawl.news.schema import arrow_schema
+    from ccrawl.hub.localhub import LocalRepo
+    from ccrawl.hub.repo import Add
+
+    data = work / "data"
+    paths = [f"crawl-data/CC-NEWS/2026/07/CC-NEWS-20260701{k:06d}-{k:05d}.warc.gz" for k in range(8)]
+    (data / "crawl-data/CC-NEWS/2026/07").mkdir(parents=True)
+    (data / "crawl-data/CC-NEWS/2026/07/warc.paths.gz").write_bytes(gzip.compress("\n".join(paths).encode() + b"\n"))
+    hub = work / "hub"
+    repo = LocalRepo(hub, "bench/news")
+    repo.create()
+    schema = arrow_schema()
+    adds = []
+    per = -(-hits // len(paths))
+    for path in paths:
+        n = per * 2
+        i = pc.cast(pa.array(range(n)), pa.string())
+        big = pc.less(pa.array(range(n)), per)
+        host = pc.if_else(big, "big.example", pc.binary_join_element_wise("h", i, ".other.example", ""))
+        url = pc.binary_join_element_wise("https://", host, "/2026/07/article-", i, "?ref=\u00e9t\u00e9", "")
+        cols = {
+            "url_surtkey": pc.binary_join_element_wise("example,big)/2026/07/article-", i, ""),
+            "url": url, "url_host_name": host, "url_host_registered_domain": pa.array(["example"] * n),
+            "url_host_tld": pa.array(["example"] * n), "url_protocol": pa.array(["https"] * n),
+            "fetch_time": pa.array([1782000000_000000 + j * 1000_000 for j in range(n)], pa.timestamp("us", tz="UTC")),
+            "fetch_status": pa.array([200] * n, pa.int32()), "fetch_redirect": pa.nulls(n, pa.string()),
+            "content_digest": pc.binary_join_element_wise("SHA1DIGEST", i, ""),
+            "content_mime_type": pa.array(["text/html"] * n), "content_mime_detected": pa.array(["text/html"] * n),
+            "content_charset": pa.array(["UTF-8"] * n), "content_languages": pa.array(["eng"] * n),
+            "content_truncated": pa.nulls(n, pa.string()), "warc_filename": pa.array([path] * n),
+            "warc_record_offset": pa.array([j * 40_000 for j in range(n)], pa.int64()),
+            "warc_record_length": pa.array([30_000 + j % 9000 for j in range(n)], pa.int64()),
+            "content_language_confidence": pa.array([0.99] * n), "content_language_declared": pa.nulls(n, pa.string()),
+            "content_length": pa.array([90_000] * n, pa.int64()),
+            "warc_record_id": pc.binary_join_element_wise("<urn:uuid:", i, ">", ""),
+        }
+        table = pa.table({name: cols[name] for name in schema.names}).cast(schema)
+        out = work / f"{source_name(path)}.parquet"
+        pq.write_table(table, out, row_group_size=65536, compression="zstd")
+        adds.append(Add(f"data/2026/07/{out.name}", out))
+    repo.commit(adds, message="bench shards")
+    return hub, data
+
+
+def ops_bench(runs: int, trees: dict[str, Path], pages: int, hits: int) -> None:
+    """``parse --text``, ``news search`` and ``search`` as whole commands to JSONL, on every tree, interleaved."""
+    import functools
+    import http.server
+    import threading
+
+    sys.path.insert(0, str(REPO))
+    from ccrawl.testing.fakecc.cdx import CdxIndex, CdxServer
+
+    work = Path(tempfile.mkdtemp(prefix="ccrawl-render-ops-"))
+    warc = _parse_warc(work, pages)
+    hub, data = _news_hub(work, hits)
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(data))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    crawl = "CC-MAIN-2025-26"
+    n_cdx = min(hits, 100_000)
+    rows = [{"urlkey": f"com,example)/p{i:07d}", "timestamp": f"2025070{i % 9 + 1}120000",
+             "url": f"https://example.com/p{i:07d}?q=\u00e9", "mime": "text/html", "mime-detected": "text/html",
+             "status": "200", "digest": f"SHA1DIGEST{i:010d}", "length": str(1000 + i % 5000),
+             "offset": str(40_000 * i), "filename": f"crawl-data/{crawl}/segments/x/warc/f{i % 80:05d}.warc.gz",
+             "languages": "eng", "encoding": "UTF-8"} for i in range(n_cdx)]
+    with CdxServer(CdxIndex({crawl: rows})) as cdx:
+        os.environ.update({"CCRAWL_DATA_ENDPOINT": f"http://127.0.0.1:{httpd.server_address[1]}",
+                           "CCRAWL_CDX_ENDPOINT": cdx.url, "CCRAWL_GLOBAL_RATE": "0",
+                           "CCRAWL_DATA_DIR": str(work / "ccdata"), "CCRAWL_CONFIG_DIR": str(work / "config"),
+                           "CCRAWL_NO_CACHE": "1"})
+        commands = {
+            f"parse --text ({pages} pages)": ["parse", str(warc), "--text"],
+            f"news search ({hits:,} hits)": ["news", "search", "big.example", "--year", "2026", "--month", "7",
+                                             "--repo", "bench/news", "--hub", str(hub)],
+            f"search ({n_cdx:,} captures)": ["-c", crawl, "search", "*.example.com"],
+        }
+        cases = {f"{what}, {tree}": (path, [sys.executable, "-m", "ccrawl", "-q", "-o", "jsonl", *cmd])
+                 for what, cmd in commands.items() for tree, path in trees.items()}
+        figures: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+        sizes: dict[str, int] = {}
+        for run in range(runs):
+            for name, (path, cmd) in cases.items():
+                out = work / f"{name.replace(' ', '_').replace('/', '_')}.out"
+                figures[name].append(timed(cmd, Path(os.devnull), out, path))
+                if run == 0:
+                    sizes[name] = out.stat().st_size
+                    if name.endswith(", before"):
+                        ours = out.with_name(out.name.replace("before", "ours"))
+                        assert ours.read_bytes() == out.read_bytes(), f"{name}: output differs"
+    httpd.shutdown()
+    print(f"batch operations to -o jsonl, whole commands; load {os.getloadavg()[0]:.1f}")
+    print("| command | wall s (median; runs) | CPU s | x before (CPU) | bytes out |")
+    print("|---|---:|---:|---:|---:|")
+    for name, done in figures.items():
+        listed = ", ".join(f"{w:.2f}" for w, _ in done)
+        wall, cpu = statistics.median(w for w, _ in done), statistics.median(c for _, c in done)
+        before = name.rsplit(", ", 1)[0] + ", before"
+        ratio = f"{statistics.median(c for _, c in figures[before]) / cpu:.2f}x" if before in figures else ""
+        print(f"| `{name}` | {wall:.2f} ({listed}) | {cpu:.2f} | {ratio} | {sizes[name]:,} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--urls", type=int, default=1_000_000)
@@ -243,7 +385,15 @@ def main() -> None:
                         help="where --columnar-urls builds (once) its local index")
     parser.add_argument("--records", type=int, default=0, metavar="N",
                         help="time N records rendered one at a time against a chunk at a time, in-process, instead")
+    parser.add_argument("--ops", action="store_true",
+                        help="time parse --text, news search and search to JSONL as whole commands instead")
+    parser.add_argument("--pages", type=int, default=300, help="--ops: real pages in the parse WARC")
+    parser.add_argument("--hits", type=int, default=200_000, help="--ops: rows news search and search find")
     args = parser.parse_args()
+    if args.ops:
+        ops_bench(args.runs, {"ours": REPO} | ({"before": args.before.resolve()} if args.before else {}), args.pages,
+                  args.hits)
+        return
     if args.records:
         records(args.records, args.runs)
         return
