@@ -133,7 +133,7 @@ def news_search_batches(
         except (HubError, CcrawlError) as exc:
             say(f"news search: cannot read the index {repo} ({exc}); scanning the archives instead")
             files = []
-    if files:
+    if files and target is not None:
         published = {f.path.rsplit("/", 1)[1][: -len(".parquet")] for f in files}
         from ccrawl.commoncrawl.news.months import source_name
 

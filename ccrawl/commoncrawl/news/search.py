@@ -143,7 +143,7 @@ def _may_hold(column: ColumnChunkMetaData, prefix: str) -> bool:
 
 
 def search_index_batches(
-    repo: Any, month: Month, query: str, *, files: list[HubFile], limit: int = 0, workers: int = 4,
+    repo: DatasetRepo, month: Month, query: str, *, files: list[HubFile], limit: int = 0, workers: int = 4,
     report: SearchReport,
 ) -> Iterator[RecordBatch]:
     """CDX rows of ``query`` from the month's shards ``files`` (HubFile from one listing), in file order, as
