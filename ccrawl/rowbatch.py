@@ -39,7 +39,6 @@ KINDS = (TEXT, INT64, TEXTS)
 JSON_TAG = b"ccrawl.json"
 CHUNK = 4096  #: records per batch
 CHUNK_SECONDS = 0.25  #: a chunk this old is handed on when the next record comes (``serve`` streams)
-_INT64 = (-(2**63), 2**63 - 1)
 
 
 def arrow_type(kind: str) -> DataType:
@@ -86,7 +85,7 @@ def _validity(values: Sequence[object]) -> tuple[object, int]:
     """The validity bitmap of ``values`` (None where every value is set) and its null count."""
     import pyarrow as pa
 
-    nulls = sum(1 for v in values if v is None)
+    nulls = values.count(None)
     if not nulls:
         return None, 0
     bits = bytearray((len(values) + 7) // 8)
@@ -96,13 +95,16 @@ def _validity(values: Sequence[object]) -> tuple[object, int]:
     return pa.py_buffer(bytes(bits)), nulls
 
 
+_NONE = type(None)
+
+
 def _text_array(values: list[object]) -> Array | None:
     """A string array of ``values``, or None unless each is exactly a str UTF-8 can encode, or None."""
     surt = accel.native("surt")
     if surt is not None:
         built: Array | None = surt.as_string_array(values)
         return built
-    if not all(v is None or type(v) is str for v in values):
+    if not set(map(type, values)) <= {str, _NONE}:
         return None
     try:
         return string_array_py(values)  # type: ignore[arg-type]
@@ -116,10 +118,14 @@ def _int_array(values: list[object]) -> Array | None:
 
     import pyarrow as pa
 
-    lo, hi = _INT64
-    if not all(v is None or (type(v) is int and lo <= v <= hi) for v in values):
+    kinds = set(map(type, values))
+    if not kinds <= {int, _NONE}:
         return None
-    data = array.array("q", cast("list[int]", [0 if v is None else v for v in values]))
+    try:
+        data = array.array("q", cast("list[int]", [0 if v is None else v for v in values] if _NONE in kinds
+                                     else values))
+    except OverflowError:  # past int64
+        return None
     validity, nulls = _validity(values)
     return pa.Array.from_buffers(pa.int64(), len(values), [validity, pa.py_buffer(data.tobytes())],
                                  null_count=nulls)
@@ -139,7 +145,7 @@ def _texts_array(values: list[object]) -> Array | None:
                 return None
             flat.extend(v)
         offsets.append(len(flat))
-    if len(flat) >= 2**31 - 1 or any(type(x) is not str for x in flat):
+    if len(flat) >= 2**31 - 1 or not set(map(type, flat)) <= {str}:
         return None
     child = _text_array(flat)
     if child is None:
