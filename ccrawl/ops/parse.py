@@ -257,16 +257,17 @@ def warc_parse_batches(
 ) -> Iterator[pa.RecordBatch]:
     """Every record of ``files`` (``-`` is stdin) passing the filters, with the content asked for, as record
     batches of :data:`FIELDS` (a chunk of records at a time)."""
-    return chunked(_rows(files, format=format, types=types, status=status, mime=mime, lang=lang, url=url,
+    return chunked(parse_rows(files, format=format, types=types, status=status, mime=mime, lang=lang, url=url,
                          content=content, skip_bad_records=skip_bad_records, verify_digests=verify_digests,
                          notice=notice), FIELDS)
 
 
-def _rows(
+def parse_rows(
     files: Sequence[str], *, format: str | None, types: Sequence[str], status: int | None, mime: str | None,
     lang: str | None, url: str | None, content: Sequence[str] | None, skip_bad_records: bool, verify_digests: bool,
     notice: Callable[[str], None] | None,
 ) -> Iterator[Row]:
+    """The records of :func:`warc_parse_batches`, a dict each, as the reader gives them (what a chunk is made of)."""
     if format is not None and format not in FORMATS:
         raise UsageError(f"--format {format!r}: use warc, wat or wet")
     kinds = content_kinds(content)
@@ -315,6 +316,6 @@ CONTENT_COLUMNS = {
 }
 
 __all__ = [
-    "COLUMNS", "CONTENT_COLUMNS", "CONTENT_KINDS", "FIELDS", "FORMATS", "content_kinds", "detect_format", "warc_parse",
-    "warc_parse_batches", "warcinfo_summary",
+    "COLUMNS", "CONTENT_COLUMNS", "CONTENT_KINDS", "FIELDS", "FORMATS", "content_kinds", "detect_format", "parse_rows",
+    "warc_parse", "warc_parse_batches", "warcinfo_summary",
 ]

@@ -13,13 +13,13 @@ from aiohttp import web
 from ccrawl import ops
 from ccrawl.commoncrawl.cdx import CdxQuery, search
 from ccrawl.ops.context import OpContext
-from ccrawl.ops.parse import _rows
+from ccrawl.ops.parse import parse_rows
 from ccrawl.output import to_json
 from ccrawl.serve import ops_http
 from ccrawl.serve.worker import Runner, wire_line
 from ccrawl.testing.fakecc.cdx import CdxIndex, CdxServer
 from ccrawl.testing.nginx import free_port
-from tests.warc.test_parse_batches import HOSTILE_PAGE, _record, _response
+from tests.warc.test_parse_batches import HOSTILE_PAGE, warc_record, warc_response
 
 CRAWL = "CC-MAIN-2025-26"
 
@@ -56,10 +56,10 @@ def _cdx_rows() -> list[dict[str, Any]]:
 
 def test_batch_operations_stream_the_ndjson_of_their_records(tmp_path: Path) -> None:
     warc = tmp_path / "hostile.warc"
-    warc.write_bytes(_record("warcinfo", b"", b"software: t\r\n", b"WARC-Filename: hostile.warc\r\n", 1)
-                     + _response("https://example.com/é?q=a,b\"c\td".encode(), HOSTILE_PAGE.encode(), 2)
-                     + _response(b"https://example.com/huge", b"<p>x</p>", 3, status=b"99999999999999999999999")
-                     + _record("request", b"https://example.com/", b"GET / HTTP/1.1\r\n\r\n", b"", 4))
+    warc.write_bytes(warc_record("warcinfo", b"", b"software: t\r\n", b"WARC-Filename: hostile.warc\r\n", 1)
+                     + warc_response("https://example.com/é?q=a,b\"c\td".encode(), HOSTILE_PAGE.encode(), 2)
+                     + warc_response(b"https://example.com/huge", b"<p>x</p>", 3, status=b"99999999999999999999999")
+                     + warc_record("request", b"https://example.com/", b"GET / HTTP/1.1\r\n\r\n", b"", 4))
     with CdxServer(CdxIndex({CRAWL: _cdx_rows()}, lines_per_block=5)) as cdx:
         options = {"cdx_endpoint": cdx.url, "global_rate": 0, "backoff": 0.001, "backoff_max": 0.01, "retries": 2}
         app = ops_http.make_app(ops.load_all(), root=tmp_path, runner=Runner(start_method="fork"),
@@ -71,7 +71,7 @@ def test_batch_operations_stream_the_ndjson_of_their_records(tmp_path: Path) -> 
             ("cc.search", {"url": "*.example.com", "crawl": CRAWL}),
             ("cc.search", {"url": "nothing.example.invalid/", "crawl": CRAWL}),
         ]))
-        want = _rows([str(warc)], format=None, types=(), status=None, mime=None, lang=None, url=None,
+        want = parse_rows([str(warc)], format=None, types=(), status=None, mime=None, lang=None, url=None,
                      content=("text", "links"), skip_bad_records=False, verify_digests=False, notice=None)
         assert status == 200 and body == b"".join(wire_line(to_json(r)) for r in want)
         assert body.count(b"\n") == 4 and b"99999999999999999999999" in body

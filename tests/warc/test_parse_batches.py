@@ -11,21 +11,21 @@ import pytest
 from ccrawl import ops
 from ccrawl.cli.main import main
 from ccrawl.errors import InputError
-from ccrawl.ops.parse import COLUMNS, CONTENT_COLUMNS, _rows, warc_parse, warc_parse_batches
+from ccrawl.ops.parse import COLUMNS, CONTENT_COLUMNS, parse_rows, warc_parse, warc_parse_batches
 from tests.batchparity import assert_same_ndjson, assert_same_output
 
 
-def _record(wtype: str, url: bytes, block: bytes, extra: bytes = b"", n: int = 0) -> bytes:
+def warc_record(wtype: str, url: bytes, block: bytes, extra: bytes = b"", n: int = 0) -> bytes:
     head = (b"WARC/1.0\r\nWARC-Type: " + wtype.encode() + b"\r\nWARC-Target-URI: " + url
             + b"\r\nWARC-Date: 2024-03-01T00:00:00Z\r\nWARC-Record-ID: <urn:uuid:%032x>\r\n" % n + extra
             + b"Content-Length: %d\r\n\r\n" % len(block))
     return head + block + b"\r\n\r\n"
 
 
-def _response(url: bytes, body: bytes, n: int, *, status: bytes = b"200", mime: bytes = b"text/html; charset=utf-8"
+def warc_response(url: bytes, body: bytes, n: int, *, status: bytes = b"200", mime: bytes = b"text/html; charset=utf-8"
               ) -> bytes:
     http = b"HTTP/1.1 " + status + b" OK\r\nContent-Type: " + mime + b"\r\nContent-Length: %d\r\n\r\n" % len(body)
-    return _record("response", url, http + body, b"Content-Type: application/http; msgtype=response\r\n", n)
+    return warc_record("response", url, http + body, b"Content-Type: application/http; msgtype=response\r\n", n)
 
 
 HOSTILE_PAGE = ('<html lang="fr"><head><title>Tab\there, "quoted", a,comma — é 中文 😀</title>'
@@ -39,13 +39,14 @@ def hostile_warc(tmp_path: Path) -> Path:
     info = b"software: test\r\nformat: WARC File Format 1.0\r\nisPartOf: t,est\r\n"
     path = tmp_path / "hostile.warc"
     path.write_bytes(
-        _record("warcinfo", b"", info, b"WARC-Filename: hostile.warc\r\nContent-Type: application/warc-fields\r\n", 1)
-        + _response("https://example.com/é?q=a,b\"c\td".encode(), HOSTILE_PAGE.encode(), 2)
-        + _response(b"https://example.com/huge", b"<p>huge status</p>", 3, status=b"99999999999999999999999")
-        + _response(b"https://example.com/plain", b"a\tb\nc", 4, mime=b"text/plain")
-        + _response(b"https://example.com/empty", b"", 5)
-        + _response(b"https://example.com/bad\xff\xfeurl", b"<title>x</title><p>y</p>", 6)
-        + _record("request", b"https://example.com/", b"GET / HTTP/1.1\r\n\r\n", b"", 7)
+        warc_record("warcinfo", b"", info,
+                    b"WARC-Filename: hostile.warc\r\nContent-Type: application/warc-fields\r\n", 1)
+        + warc_response("https://example.com/é?q=a,b\"c\td".encode(), HOSTILE_PAGE.encode(), 2)
+        + warc_response(b"https://example.com/huge", b"<p>huge status</p>", 3, status=b"99999999999999999999999")
+        + warc_response(b"https://example.com/plain", b"a\tb\nc", 4, mime=b"text/plain")
+        + warc_response(b"https://example.com/empty", b"", 5)
+        + warc_response(b"https://example.com/bad\xff\xfeurl", b"<title>x</title><p>y</p>", 6)
+        + warc_record("request", b"https://example.com/", b"GET / HTTP/1.1\r\n\r\n", b"", 7)
     )
     return path
 
@@ -57,7 +58,7 @@ def pages_warc(tmp_path: Path, corpus_dir: Path) -> Path:
     path = tmp_path / "pages.warc"
     with path.open("wb") as out:
         for n, page in enumerate(pages):
-            out.write(_response(f"https://site{n % 7}.test/{page.stem}".encode(), page.read_bytes(), n))
+            out.write(warc_response(f"https://site{n % 7}.test/{page.stem}".encode(), page.read_bytes(), n))
     return path
 
 
@@ -75,7 +76,7 @@ def test_every_format_of_hostile_records_is_the_per_record_renderers(hostile_war
                                                                      ) -> None:
     kw = {"format": None, "types": (), "status": None, "mime": None, "lang": None, "url": None, "content": content,
           "skip_bad_records": False, "verify_digests": False, "notice": lambda _m: None}
-    records = lambda: _rows([str(hostile_warc)], **kw)  # noqa: E731
+    records = lambda: parse_rows([str(hostile_warc)], **kw)  # noqa: E731
     batches = lambda: warc_parse_batches([str(hostile_warc)], **kw)  # noqa: E731
     columns = _columns(content)
     n = assert_same_output(records, batches, columns, fields=((), ("url", "status", "info"), ("status", "url")))
@@ -89,7 +90,7 @@ def test_every_format_of_hostile_records_is_the_per_record_renderers(hostile_war
 def test_every_format_of_real_pages_is_the_per_record_renderers(pages_warc: Path, content: tuple[str, ...]) -> None:
     kw = {"format": None, "types": (), "status": None, "mime": None, "lang": None, "url": None, "content": content,
           "skip_bad_records": False, "verify_digests": False, "notice": lambda _m: None}
-    records = lambda: _rows([str(pages_warc)], **kw)  # noqa: E731
+    records = lambda: parse_rows([str(pages_warc)], **kw)  # noqa: E731
     batches = lambda: warc_parse_batches([str(pages_warc)], **kw)  # noqa: E731
     assert assert_same_output(records, batches, _columns(content)) == 40
     assert_same_ndjson(records(), batches())
@@ -109,7 +110,7 @@ def test_records_cut_by_a_broken_file_are_written_before_the_error(corpus_dir: P
 def test_a_plain_call_gives_the_records(hostile_warc: Path) -> None:
     kw = {"format": None, "types": (), "status": None, "mime": None, "lang": None, "url": None, "content": ("meta",),
           "skip_bad_records": False, "verify_digests": False, "notice": None}
-    want = list(_rows([str(hostile_warc)], **kw))
+    want = list(parse_rows([str(hostile_warc)], **kw))
     for got in (list(warc_parse([str(hostile_warc)], content=("meta",))),
                 list(ops.get("warc.parse")(files=[str(hostile_warc)], content=("meta",)))):
         assert len(got) == len(want)
@@ -131,7 +132,7 @@ def test_the_cli_writes_the_per_record_renderers_bytes(hostile_warc: Path, pages
         import io
 
         want = io.StringIO()
-        emit(_rows([str(path)], **kw), OutputOptions(fmt=fmt), columns=_columns(("text", "links")), stream=want)
+        emit(parse_rows([str(path)], **kw), OutputOptions(fmt=fmt), columns=_columns(("text", "links")), stream=want)
         assert got == want.getvalue().encode("utf-8", "surrogateescape")
         if fmt == "jsonl" and path == pages_warc:
             assert len(got.splitlines()) == 40 and "links" in json.loads(got.splitlines()[0])
