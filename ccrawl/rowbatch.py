@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, ParamSpec, cast
 from ccrawl import accel
 
 if TYPE_CHECKING:
-    from pyarrow import Array, DataType, RecordBatch
+    from pyarrow import Array, RecordBatch
 
 P = ParamSpec("P")
 
@@ -39,18 +39,6 @@ KINDS = (TEXT, INT64, TEXTS)
 JSON_TAG = b"ccrawl.json"
 CHUNK = 4096  #: records per batch
 CHUNK_SECONDS = 0.25  #: a chunk this old is handed on when the next record comes (``serve`` streams)
-
-
-def arrow_type(kind: str) -> DataType:
-    import pyarrow as pa
-
-    if kind == TEXT:
-        return pa.string()
-    if kind == INT64:
-        return pa.int64()
-    if kind == TEXTS:
-        return pa.list_(pa.string())
-    raise ValueError(f"unknown field kind {kind!r}; use one of {', '.join(KINDS)}")
 
 
 # --------------------------------------------------------------------------------------------------
