@@ -7,12 +7,13 @@ Parsing and rendering only: the work is in :mod:`ccrawl.ops.news` (and below it
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ccrawl.cli.common import Run, command
+from ccrawl.cli.common import Run, command, op_type
 
 _DURATION = "a duration such as 30s, 5m or a number of seconds"
 
@@ -27,11 +28,17 @@ def _seconds(flag: str, value: str) -> float:
         raise UsageError(f"{flag} {value!r}: {exc}; give {_DURATION}") from exc
 
 
-def _month_options(func: Any) -> Any:
-    today = dt.datetime.now(dt.UTC).date()
-    func = click.option("--month", type=int, default=today.month, show_default="this month",
-                        help="CC-NEWS month (1-12)")(func)
-    return click.option("--year", type=int, default=today.year, show_default="this year", help="CC-NEWS year")(func)
+def _month_options(op_name: str) -> Callable[[Any], Any]:
+    """--month and --year, held to the operation's bounds, defaulting to this month (the operation has none)."""
+
+    def decorate(func: Any) -> Any:
+        today = dt.datetime.now(dt.UTC).date()
+        func = click.option("--month", type=op_type(op_name, "month"), default=today.month, show_default="this month",
+                            help="CC-NEWS month (1-12)")(func)
+        return click.option("--year", type=op_type(op_name, "year"), default=today.year, show_default="this year",
+                            help="CC-NEWS year")(func)
+
+    return decorate
 
 
 def _repo(run: Run, repo: str) -> str:
@@ -44,8 +51,9 @@ def news() -> None:
 
 
 @command("list", help="List CC-NEWS files for --year/--month (from the month's warc.paths.gz).")
-@_month_options
-@click.option("--files", type=int, default=0, help="Only the first N files of the month (0 lists them all)")
+@_month_options("news.list")
+@click.option("--files", type=op_type("news.list", "files"), default=0,
+              help="Only the first N files of the month (0 lists them all)")
 def news_list_cmd(run: Run, year: int, month: int, files: int) -> None:
     from ccrawl import ops
 
@@ -54,9 +62,10 @@ def news_list_cmd(run: Run, year: int, month: int, files: int) -> None:
 
 
 @command("download", help="Download CC-NEWS files of --year/--month (resumable, checksummed as they stream).")
-@_month_options
+@_month_options("news.download")
 @click.option("--out-dir", default=".", show_default=True, help="Directory to download into")
-@click.option("--files", type=int, default=0, help="Only the first N files of the month (0 downloads them all)")
+@click.option("--files", type=op_type("news.download", "files"), default=0,
+              help="Only the first N files of the month (0 downloads them all)")
 @click.option("--flat", is_flag=True, help="Keep only the file name, not the bucket's folder tree")
 def news_download_cmd(run: Run, year: int, month: int, out_dir: str, files: int, flat: bool) -> None:
     from ccrawl import ops
@@ -69,12 +78,12 @@ def news_download_cmd(run: Run, year: int, month: int, out_dir: str, files: int,
 
 @command("search", help="Find a publisher's articles in a month, from the index or by scanning the archives.")
 @click.argument("host")
-@_month_options
+@_month_options("news.search")
 @click.option("--repo", default="", help="Dataset repo to read the index from (default open-index/ccrawl-news, "
                                          "or CCRAWL_NEWS_REPO)")
 @click.option("--hub", default="", help="A directory to read a local hub from (default $CCRAWL_HUB, else the Hub)")
 @click.option("--no-index", is_flag=True, help="Skip the index and scan the archives (the old behaviour)")
-@click.option("--limit", type=int, default=0, help="Stop after this many matches (0: all)")
+@click.option("--limit", type=op_type("news.search", "limit"), default=0, help="Stop after this many matches (0: all)")
 @click.option("--workers", type=int, default=0, help="Concurrent readers (0 picks a default from the CPU count)")
 def news_search_cmd(run: Run, host: str, year: int, month: int, repo: str, hub: str, no_index: bool, limit: int,
                     workers: int) -> None:
@@ -91,7 +100,8 @@ def news_search_cmd(run: Run, host: str, year: int, month: int, repo: str, hub: 
 @click.option("--months", required=True, help="Comma list of months to index, as YYYY/MM")
 @click.option("--repo", default="", help="HuggingFace dataset repo (default open-index/ccrawl-news, or "
                                          "CCRAWL_NEWS_REPO)")
-@click.option("--files", type=int, default=0, help="Index only the first N WARC files of each month (0: the month)")
+@click.option("--files", type=op_type("news.publish", "files"), default=0,
+              help="Index only the first N WARC files of each month (0: the month)")
 @click.option("--commit-every", type=int, default=8, show_default=True, help="Shards per HuggingFace commit")
 @click.option("--workers", type=int, default=0, help="Stream-and-index workers (0 picks a default from CPU count)")
 @click.option("--private", is_flag=True, help="Create the dataset repo private")

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import click
 
-from ccrawl.cli.common import Run, command, echo_err
+from ccrawl.cli.common import Run, command, echo_err, op_type
 
 
 @command("parse", help="Decode a local WARC/WAT/WET file (or - for stdin) into records.")
 @click.argument("files", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["warc", "wat", "wet"]), help="Force the format")
 @click.option("--type", "types", multiple=True, help="WARC-Type to keep, e.g. response (repeatable, or a comma list)")
-@click.option("--status", type=int, help="HTTP status to keep")
+@click.option("--status", type=op_type("warc.parse", "status"), help="HTTP status to keep")
 @click.option("--mime", help="Media type prefix to keep, e.g. text/html")
 @click.option("--lang", help="ISO 639-3 language to keep, e.g. eng")
 @click.option("--url", help="Keep target URIs containing this (a glob when it has *)")

@@ -15,7 +15,7 @@ bag, through the leaf's local assignments and its helpers' parameters) must agre
 
 A flag the leaf turns into the parameter's value some other way (an unset flag filled from a setting,
 two flags combined) is "derived" and left out of the comparison. Differences kept on
-purpose are in :data:`DELIBERATE` with their reason; drifts in files another helper owns, in :data:`ELSEWHERE`.
+purpose are in :data:`DELIBERATE` with their reason.
 """
 
 from __future__ import annotations
@@ -395,20 +395,7 @@ DELIBERATE: dict[str, set[str]] = {
 #: drifts in files another helper owns this session (cli/news.py, cli/parse.py: batchops): number flags that take
 #: values their operation's Bounds refuse (give them ``op_option``/``op_type``); checked to still be there, so an
 #: entry goes once it is fixed
-ELSEWHERE: dict[str, set[str]] = {
-    "news download": {"--files -> news.download(files): the flag takes .., the parameter 0..1e+06",
-                      "--month -> news.download(month): the flag takes .., the parameter 1..12",
-                      "--year -> news.download(year): the flag takes .., the parameter 1990..2200"},
-    "news list": {"--files -> news.list(files): the flag takes .., the parameter 0..1e+06",
-                  "--month -> news.list(month): the flag takes .., the parameter 1..12",
-                  "--year -> news.list(year): the flag takes .., the parameter 1990..2200"},
-    "news publish": {"--files -> news.publish(files): the flag takes .., the parameter 0..1e+06"},
-    "news search": {"--limit -> news.search(limit): the flag takes .., the parameter 0..1e+12",
-                    "--month -> news.search(month): the flag takes .., the parameter 1..12",
-                    "--year -> news.search(year): the flag takes .., the parameter 1990..2200"},
-    "parse": {"--status -> warc.parse(status): the flag takes .., the parameter 0..999"},
-}
-KNOWN = {path: DELIBERATE.get(path, set()) | ELSEWHERE.get(path, set()) for path in {*DELIBERATE, *ELSEWHERE}}
+KNOWN = DELIBERATE
 
 
 def test_every_flag_agrees_with_the_parameter_it_feeds() -> None:
@@ -419,7 +406,7 @@ def test_every_flag_agrees_with_the_parameter_it_feeds() -> None:
         f"  {path}: {line}" for path, lines in new.items() for line in lines)
     gone = {path: sorted(lines - set(found.get(path, []))) for path, lines in KNOWN.items()
             if lines - set(found.get(path, []))}
-    assert gone == {}, f"fixed: drop these from DELIBERATE or ELSEWHERE: {gone}"
+    assert gone == {}, f"fixed: drop these from DELIBERATE: {gone}"
 
 
 def test_the_walk_reaches_the_flags_of_the_leaves() -> None:
