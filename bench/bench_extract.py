@@ -20,8 +20,8 @@ order is reversed on every other page, since an engine that runs second on a pag
 run stops at ``--max-seconds`` and reports the pages done; all engines have seen the same ones.
 Timings are CPU time per call (``time.process_time``), single process, single thread:
 "pages/s per core", and steadier than wall time on a machine shared with other work. The F1 is the
-quality gate's scorer (``ccrawl.extract.evaluate``); with ``--corpus2`` the pages are the second
-corpus's (``ccrawl.extract.articles``, fetched first if need be) and F1, precision and recall are
+quality gate's scorer (``ccrawl.testing.extracteval.evaluate``); with ``--corpus2`` the pages are the second
+corpus's (``ccrawl.testing.extracteval.articles``, fetched first if need be) and F1, precision and recall are
 its token scores, micro-averaged, with the mean of the per-page F1 beside them. For h2m it also
 reports the slowest pages and how often the detected language matches ``<html lang>`` on pages of 200+ words.
 """
@@ -40,10 +40,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ccrawl.extract.articles import TokenScore, corpus_digest, fetch, load_articles, score_text
 from ccrawl.extract.engines import get_extractor
-from ccrawl.extract.evaluate import Score, load_pages, sample, score_page
 from ccrawl.extract.lang import to_iso639_3
+from ccrawl.testing.extracteval.articles import TokenScore, corpus_digest, fetch, load_articles, score_text
+from ccrawl.testing.extracteval.evaluate import Score, load_pages, sample, score_page
 
 TextFn = Callable[[bytes, str], str]
 

@@ -20,7 +20,7 @@ Renderings, all of one ``h2m`` extraction per page (what ``ccrawl parse --text -
 and ``trafilatura`` (``extract(html, url=url, include_comments=False, include_tables=True)``, its
 text), interleaved page by page (order reversed every other page), CPU time per call.
 
-Scoring (``ccrawl.extract.articles.score_text``): a bag of lower-cased word tokens (``\\w`` runs, one
+Scoring (``ccrawl.testing.extracteval.articles.score_text``): a bag of lower-cased word tokens (``\\w`` runs, one
 per character in scripts written without spaces); precision = shared / extracted, recall = shared /
 expected. ``F1``, ``P``, ``R`` are micro (token counts summed over the corpus's pages); ``mean`` is
 the mean of per-page F1, the figure the Web Content Extraction Benchmark (Bevendorff et al. 2023)
@@ -55,10 +55,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ccrawl.extract.articles import TokenScore, score_text, tokens
-from ccrawl.extract.corpora import BY_NAME, HELD_OUT, TUNABLE, CorporaUnavailable, Page, corpus_digest, load
 from ccrawl.extract.engines import get_extractor
-from ccrawl.extract.evaluate import markdown_words
+from ccrawl.testing.extracteval.articles import TokenScore, score_text, tokens
+from ccrawl.testing.extracteval.corpora import BY_NAME, HELD_OUT, TUNABLE, CorporaUnavailable, Page, corpus_digest, load
+from ccrawl.testing.extracteval.evaluate import markdown_words
 
 RENDERINGS = ("text", "markdown", "md-read")
 _TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)")

@@ -7,7 +7,7 @@ one punctuation mark: a stand-in for a BPE tokenizer, whose vocabulary cannot be
 the html-eval gate's F1 scored on the Markdown as a raw string, on the Markdown as a CommonMark
 parser reads it (``markdown_words``: syntax, link targets and alt texts out) and on the text,
 and the CPU seconds of the extraction. Then the same three F1 on the second corpus (token F1,
-``ccrawl.extract.articles``), unless it cannot be fetched or ``--no-corpus2``.
+``ccrawl.testing.extracteval.articles``), unless it cannot be fetched or ``--no-corpus2``.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ccrawl.extract.articles import CorpusUnavailable, TokenScore, fetch, load_articles, score_text
 from ccrawl.extract.engines import get_extractor
-from ccrawl.extract.evaluate import Score, load_pages, markdown_words, score_page
+from ccrawl.testing.extracteval.articles import CorpusUnavailable, TokenScore, fetch, load_articles, score_text
+from ccrawl.testing.extracteval.evaluate import Score, load_pages, markdown_words, score_page
 
 PIECE = re.compile(r"\w+|[^\w\s]")
 

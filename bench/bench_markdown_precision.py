@@ -4,11 +4,11 @@
     python bench/bench_markdown_precision.py --worst 10 --json out.json
 
 h2m renders both columns from the same blocks, so any word the Markdown string has beyond the
-text is markup that spells words; ``ccrawl.extract.mdclasses.extra_tokens`` names each one's
+text is markup that spells words; ``ccrawl.testing.extracteval.mdclasses.extra_tokens`` names each one's
 kind (link destinations, image alt and source, list numbers, code fence info, escapes, words
-split by inline markup, and ``selection``, which should be zero). With ``ccrawl.extract.corpora``
-present and fetched (``scripts/fetch_corpora.py``), its tunable corpora are measured too; the
-held-out one never is. Tokens are the second corpus's
+split by inline markup, and ``selection``, which should be zero). The public corpora
+(``ccrawl.testing.extracteval.corpora``) that are fetched (``scripts/fetch_corpora.py``) are
+measured too, each skipped with its reason when absent; the held-out one never is. Tokens are the second corpus's
 (``articles.tokens``: lower-cased ``\\w`` runs, one per character in unspaced scripts).
 
 For each corpus and link mode (``keep``, the default, and ``text``: ``h2m+textlinks``) it prints
@@ -34,10 +34,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ccrawl.extract.articles import TokenScore, fetch, load_articles, score_text, tokens
 from ccrawl.extract.engines import HtmlExtractor
-from ccrawl.extract.evaluate import load_pages
-from ccrawl.extract.mdclasses import KINDS, extra_tokens, strip_markup_words
+from ccrawl.testing.extracteval import corpora  # the public corpora (scripts/fetch_corpora.py)
+from ccrawl.testing.extracteval.articles import TokenScore, fetch, load_articles, score_text, tokens
+from ccrawl.testing.extracteval.evaluate import load_pages
+from ccrawl.testing.extracteval.mdclasses import KINDS, extra_tokens, strip_markup_words
 
 _IMAGE = re.compile(r"(?<!\\)!\[(?:\\.|[^\]\\])*\]\((?:\\.|[^\s()\\])*\)")
 
@@ -52,10 +53,6 @@ def _pages(corpus: Path) -> list[tuple[str, str, str, bytes, str | None]]:
     else:
         print(f"html-eval not found at {corpus}: skipped", file=sys.stderr)
     out += [("corpus2", a.stem, a.url, a.html.read_bytes(), a.expected) for a in load_articles(fetch())]
-    try:  # the public corpora (scripts/fetch_corpora.py), when this tree has them: never the held-out one
-        from ccrawl.extract import corpora  # type: ignore[attr-defined,unused-ignore]
-    except ImportError:
-        return out
     for name in corpora.TUNABLE:
         try:
             out += [(name, p.id, p.url, p.html, p.gold) for p in corpora.load(name)]

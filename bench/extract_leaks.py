@@ -11,7 +11,7 @@ the way up (itself included) that has a class or id, or failing that a sectionin
 ``tag.class#id``, and by where it stands against the container h2m rendered (``in`` the chosen
 container, ``body`` when h2m fell back to the whole body or a scored region). The table groups
 the snippets by the carrier's tag and class/id words, so a cause shared by many pages shows as
-one row. Analysis only: the gate's scoring is ``ccrawl.extract.evaluate``.
+one row. Analysis only: the gate's scoring is ``ccrawl.testing.extracteval.evaluate``.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from selectolax.lexbor import LexborHTMLParser
 
 from ccrawl.extract.engines import _fallback_roots, get_extractor
-from ccrawl.extract.evaluate import load_pages, sample
 from ccrawl.extract.mainsel import select_main
+from ccrawl.testing.extracteval.evaluate import load_pages, sample
 
 _SECTIONING = frozenset({"article", "main", "aside", "nav", "header", "footer", "section", "form", "table", "ul", "ol"})
 

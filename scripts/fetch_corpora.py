@@ -5,9 +5,10 @@
     python scripts/fetch_corpora.py --snapshot j-szulc/html-cleaning-dataset-merged=/path/to/snapshot
     CCRAWL_CORPORA_SNAPSHOTS=/work/.mirror python scripts/fetch_corpora.py   # snapshots named <owner>+<name>
     python scripts/fetch_corpora.py --list                   # the corpora, their kind, source and state
-    python scripts/fetch_corpora.py --pin --snapshot ...     # rewrite ccrawl/extract/corpora.sha256 (maintainers)
+    python scripts/fetch_corpora.py --pin --snapshot ...     # rewrite the pins (maintainers):
+                                                             # ccrawl/testing/extracteval/corpora.sha256
 
-The files come from public GitHub repositories at pinned commits (``ccrawl/extract/corpora.py``):
+The files come from public GitHub repositories at pinned commits (``ccrawl/testing/extracteval/corpora.py``):
 from a local snapshot when one is given (a git directory or a checkout; read at the pinned commit),
 else from the commit's tarball over HTTPS. Where neither works (this sandbox reaches PyPI but not
 GitHub, so here only a snapshot does) the corpus is skipped and the reason printed. Nothing is
@@ -25,7 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ccrawl.extract.corpora import (
+from ccrawl.testing.extracteval.corpora import (
     BY_NAME,
     CORPORA,
     MANIFEST,
@@ -100,7 +101,7 @@ def _pin(chosen: list, snaps: dict[str, Path]) -> int:  # type: ignore[type-arg]
             continue
         old[c.name] = pin_from_snapshot(c, snap)
         print(f"{c.name}: {len(old[c.name])} files pinned from {snap}")
-    lines = ["# sha256  <corpus>/<path in its repository at the pinned commit> (ccrawl/extract/corpora.py)"]
+    lines = ["# sha256  <corpus>/<path in its repository at the pinned commit> (ccrawl/testing/extracteval/corpora.py)"]
     for c in CORPORA:
         lines += [f"{d}  {c.name}/{p}" for p, d in sorted(old.get(c.name, {}).items())]
     MANIFEST.write_text("\n".join(lines) + "\n", encoding="utf-8")

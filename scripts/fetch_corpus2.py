@@ -13,7 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ccrawl.extract.articles import CorpusUnavailable, fetch, load_articles
+from ccrawl.testing.extracteval.articles import CorpusUnavailable, fetch, load_articles
 
 
 def main() -> int:

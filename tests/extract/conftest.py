@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ccrawl.extract import engines, render
-from ccrawl.extract.articles import Article, CorpusUnavailable, fetch, load_articles
+from ccrawl.testing.extracteval.articles import Article, CorpusUnavailable, fetch, load_articles
 from tests.conftest import native_or_skip
 from tests.extract.walkers import URL, renderer_as
 

@@ -23,9 +23,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from ccrawl.extract.articles import TokenScore, score_text  # noqa: E402
-from ccrawl.extract.corpora import CORPORA, CorporaUnavailable, Page, corpus_digest, load  # noqa: E402
 from ccrawl.extract.engines import get_extractor  # noqa: E402
+from ccrawl.testing.extracteval.articles import TokenScore, score_text  # noqa: E402
+from ccrawl.testing.extracteval.corpora import CORPORA, CorporaUnavailable, Page, corpus_digest, load  # noqa: E402
 
 BASELINE = HERE / "corpora_baseline.json"
 TEXT_METRICS = ("f1", "precision", "recall", "mean_f1")

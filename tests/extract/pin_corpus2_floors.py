@@ -20,8 +20,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
-from ccrawl.extract.articles import Article, TokenScore, corpus_digest, fetch, load_articles, score_text  # noqa: E402
 from ccrawl.extract.engines import get_extractor  # noqa: E402
+from ccrawl.testing.extracteval.articles import Article, TokenScore, corpus_digest, fetch, load_articles, score_text  # noqa: E402
 
 BASELINE = HERE / "corpus2_baseline.json"
 METRICS = ("f1", "precision", "recall", "mean_page_f1")

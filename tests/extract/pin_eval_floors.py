@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent.parent))
 
 from ccrawl.extract.engines import get_extractor  # noqa: E402
-from ccrawl.extract.evaluate import Score, corpus_digest, load_pages, sample, score_pages  # noqa: E402
+from ccrawl.testing.extracteval.evaluate import Score, corpus_digest, load_pages, sample, score_pages  # noqa: E402
 
 BASELINE = HERE / "eval_baseline.json"
 METRICS = ("f1", "recall", "precision")

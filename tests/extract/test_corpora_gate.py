@@ -1,6 +1,6 @@
 """Quality gate on the public labelled corpora (issue 40): h2m's word F1 per corpus, never below its floors.
 
-The corpora (``ccrawl/extract/corpora.py``: news, blogs and forums, non-English, documentation and
+The corpora (``ccrawl/testing/extracteval/corpora.py``: news, blogs and forums, non-English, documentation and
 product pages, and the held-out ``aeb``) are fetched by ``python scripts/fetch_corpora.py`` into
 ``~/.cache/ccrawl/corpora``; a corpus that is not there is skipped, saying why. The floors in
 ``corpora_baseline.json`` were pinned by ``python tests/extract/pin_corpora_floors.py`` from what
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ccrawl.extract.corpora import (
+from ccrawl.testing.extracteval.corpora import (
     BY_NAME,
     CORPORA,
     HELD_OUT,
@@ -105,7 +105,7 @@ def test_fetch_copies_from_a_snapshot_and_refuses_a_file_that_is_not_the_pinned_
         pages = load(name)
     except CorporaUnavailable as exc:
         pytest.skip(f"corpus {name} unavailable (the test builds its snapshot from it): {exc}")
-    from ccrawl.extract.corpora import cache_dir
+    from ccrawl.testing.extracteval.corpora import cache_dir
 
     src = cache_dir() / name
     pins = manifest()[name]
@@ -154,7 +154,7 @@ def test_fetch_falls_back_to_the_commit_tarball_and_reads_it_once_for_its_corpor
     import tarfile
     import threading
 
-    from ccrawl.extract.corpora import cache_dir, fetch_corpora
+    from ccrawl.testing.extracteval.corpora import cache_dir, fetch_corpora
 
     name = "htmltotext"
     c = BY_NAME[name]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ccrawl.extract.articles import Article, corpus_digest, score_text, tokens
+from ccrawl.testing.extracteval.articles import Article, corpus_digest, score_text, tokens
 from tests.extract.pin_corpus2_floors import METRICS, measure, text_fn
 
 BASELINE = json.loads((Path(__file__).parent / "corpus2_baseline.json").read_text())
@@ -70,9 +70,9 @@ def test_token_scorer_counts_multisets_and_splits_unspaced_scripts() -> None:
 @pytest.mark.parametrize("links", ["keep", "text"])
 def test_markdown_scores_within_001_of_the_text(corpus2: list[Article], links: str) -> None:
     pytest.importorskip("markdown_it", reason="markdown-it-py (the dev extra) reads the Markdown back")
-    from ccrawl.extract.articles import TokenScore
     from ccrawl.extract.engines import get_extractor
-    from ccrawl.extract.evaluate import markdown_words
+    from ccrawl.testing.extracteval.articles import TokenScore
+    from ccrawl.testing.extracteval.evaluate import markdown_words
 
     engine = get_extractor("h2m", links=links)
     text, parsed, raw = TokenScore(), TokenScore(), TokenScore()

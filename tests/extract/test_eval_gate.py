@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from ccrawl.extract.engines import get_extractor
-from ccrawl.extract.evaluate import Score, corpus_digest, load_pages, sample, score_pages
+from ccrawl.testing.extracteval.evaluate import Score, corpus_digest, load_pages, sample, score_pages
 
 BASELINE = json.loads((Path(__file__).parent / "eval_baseline.json").read_text())
 METRICS = ("f1", "recall", "precision")
@@ -57,7 +57,7 @@ def test_floors_were_never_lowered_without_a_recorded_reason() -> None:
 
 
 def test_scorer_counts_snippets_as_trafilatura_does() -> None:
-    from ccrawl.extract.evaluate import EvalPage, score_page
+    from ccrawl.testing.extracteval.evaluate import EvalPage, score_page
 
     page = EvalPage("u", "f", ("kept  text", "missing"), ("Impressum", "absent"))
     s = score_page("some kept\ntext and Impressum", page)

@@ -90,7 +90,7 @@ def test_any_markup_reads_back_as_the_same_text(fragment: str) -> None:
 # "+textlinks": images leave a placeholder through the pruning, then go with the lines they emptied.
 @pytest.mark.parametrize("engine", ["h2m", "raw", "h2m+textlinks", "raw+textlinks"])
 def test_real_pages_read_back_as_their_text(corpus_dir: Path, engine: str) -> None:
-    from ccrawl.extract.evaluate import load_pages, sample
+    from ccrawl.testing.extracteval.evaluate import load_pages, sample
 
     corpus = corpus_dir / "html-eval"
     extractor = get_extractor(engine)

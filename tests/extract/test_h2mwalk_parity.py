@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from ccrawl.extract import engines, render
-from ccrawl.extract.evaluate import load_pages
 from ccrawl.extract.model import DEFAULT_BUDGET, Budget
 from ccrawl.extract.urls import Resolver
+from ccrawl.testing.extracteval.evaluate import load_pages
 from tests.conftest import native_or_skip
 from tests.extract.walkers import renderer_as as _renderer
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from ccrawl.extract import engines, mainsel, readability, tree
-from ccrawl.extract.evaluate import load_pages
+from ccrawl.testing.extracteval.evaluate import load_pages
 from tests.conftest import native_or_skip
 
 URL = "https://example.com/news/2024/story.html"

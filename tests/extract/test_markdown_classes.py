@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from ccrawl.extract import engines, render
-from ccrawl.extract.articles import Article, tokens
-from ccrawl.extract.evaluate import load_pages, sample
-from ccrawl.extract.mdclasses import KINDS, extra_tokens, strip_markup_words
+from ccrawl.testing.extracteval.articles import Article, tokens
+from ccrawl.testing.extracteval.evaluate import load_pages, sample
+from ccrawl.testing.extracteval.mdclasses import KINDS, extra_tokens, strip_markup_words
 from tests.conftest import native_or_skip
 from tests.extract.walkers import renderer_as as _renderer
 
@@ -127,7 +127,7 @@ def test_markdown_selects_nothing_the_text_does_not_on_html_eval(html_eval: Path
 
 
 def test_text_links_markdown_is_as_precise_as_the_text_on_corpus2(corpus2: list[Article]) -> None:
-    from ccrawl.extract.articles import TokenScore, score_text
+    from ccrawl.testing.extracteval.articles import TokenScore, score_text
 
     text, md = TokenScore(), TokenScore()
     for a in corpus2:

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from selectolax.lexbor import LexborHTMLParser
 
 from ccrawl.extract import engines, escape, render, simhash
-from ccrawl.extract.evaluate import load_pages
+from ccrawl.testing.extracteval.evaluate import load_pages
 from tests.conftest import native_or_skip
 
 _SPACES = "".join(chr(cp) for cp in range(sys.maxunicode + 1) if chr(cp).isspace())

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ccrawl.extract.articles import tokens
+from ccrawl.testing.extracteval.articles import tokens
 
 KINDS = (
     *("link_destination", "image_alt", "image_source", "list_number"),

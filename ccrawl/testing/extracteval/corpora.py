@@ -421,7 +421,7 @@ MIN_GOLD_TOKENS = 10
 
 def _load(corpus: Corpus, base: Path) -> list[Page]:
     """Every pair, less those whose gold text has under ``MIN_GOLD_TOKENS`` tokens (nothing to score)."""
-    from ccrawl.extract.articles import tokens
+    from ccrawl.testing.extracteval.articles import tokens
 
     return [p for p in _load_all(corpus, base) if sum(tokens(p.gold).values()) >= MIN_GOLD_TOKENS]
 
