@@ -19,6 +19,7 @@ cdef int _HIDDEN_KIND = HIDDEN
 cdef int _KEEP_KIND = KEEP
 cdef int _FURNITURE_KIND = _bp.FURNITURE
 cdef int _CAPTION_KIND = _bp.CAPTION
+cdef int _COMMENTS_KIND = _bp.COMMENTS
 cdef Py_ssize_t _CAPTION_MAX_CHARS = _bp.CAPTION_MAX_CHARS
 
 

@@ -409,6 +409,9 @@ cdef class Renderer:
             return False
         if kind == _CAPTION_KIND:  # short, or it is no caption (see boilerplate.CAPTION_MAX_CHARS)
             return self._small(node) and len(_deep_text(node, "", 0)) < _CAPTION_MAX_CHARS
+        if kind == _COMMENTS_KIND and self.chars - self.link_chars >= _COMMENTS_AFTER:
+            # A comment thread after the article's text, however long: unless the article is in it.
+            return not _has_content_marker(node)
         return kind == _HIDDEN_KIND or self._small(node)
 
     cdef bint _small(self, lxb_dom_node_t *node) except -1:
@@ -672,6 +675,7 @@ cdef class Renderer:
 
 # Bound from render.py's constants at import (see _bind_twin).
 cdef Py_ssize_t _TEASER_AFTER = 0
+cdef Py_ssize_t _COMMENTS_AFTER = 0
 cdef Py_ssize_t _TEASER_TEXT = 0
 cdef Py_ssize_t _METADATA_MAX = 0
 cdef Py_ssize_t _LINK_LIST_LINKS = 0

@@ -43,6 +43,9 @@ _CUE_ALL = re.compile(rf"(?<![^-_ ])(?:{_WORDS})(?![^-_ ])")
 #: or a slideshow whose text sits in its captions.
 _SMALL_PART_WORDS = frozenset({"caption"})
 CAPTION_MAX_CHARS = 500
+#: Cue words that name a comment thread: furniture whatever its size once the article's text
+#: has been rendered (a thread of 200 comments is most of a page's text, and not its content).
+_THREAD_WORDS = frozenset({"comment", "comments", "commentlist", "disqus"})
 # Class tokens that describe state or taxonomy, not a part of the page: WordPress puts
 # "category-newsletter" and "tag-social" on the article itself, themes put "has-sidebar" on <body>.
 _STATE_TOKENS = re.compile(
@@ -99,7 +102,7 @@ def has_boilerplate_role(attrs: dict[str, str | None]) -> bool:
     return bool(role) and role.lower() in BOILERPLATE_ROLES  # type: ignore[union-attr]
 
 
-KEEP, HIDDEN, FURNITURE, CAPTION = 0, 1, 2, 3
+KEEP, HIDDEN, FURNITURE, CAPTION, COMMENTS = 0, 1, 2, 3, 4
 
 
 def verdict(attrs: dict[str, str | None], use_cues: bool = True) -> int:
@@ -138,7 +141,7 @@ def names_furniture(attrs: dict[str, str | None]) -> bool:
     ``h2m`` does not take such an element as its main-content container, whatever its size: a
     ``div.post.comments-width`` holding a long comment thread is the comments, not the post.
     """
-    return verdict(attrs) == FURNITURE
+    return verdict(attrs) in (FURNITURE, COMMENTS)
 
 
 # A page repeats its class names (every teaser, every menu item), and so do the pages of one
@@ -161,4 +164,6 @@ def _names_furniture(words: str) -> int:
     if _CUE.search(words) is None or _CONTENT.search(words) is not None:
         return KEEP
     found = frozenset(_CUE_ALL.findall(words))
-    return CAPTION if found and found <= _SMALL_PART_WORDS else FURNITURE
+    if found and found <= _SMALL_PART_WORDS:
+        return CAPTION
+    return COMMENTS if found & _THREAD_WORDS else FURNITURE

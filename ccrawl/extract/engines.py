@@ -40,8 +40,9 @@ from ccrawl.extract.urls import Resolver
 #: 4: with links="text" images are dropped too (they were their alt words alone, which the text lacks).
 #: 5: a post wrapper whose classes name its author is no longer a byline. 6 (issue 40): escaped
 #: markup in <noscript> parsed, containers named as furniture not chosen, long "captions" kept,
-#: a forum thread's posts kept together, long link lists dropped.
-ENGINE_VERSION = "6"
+#: a forum thread's posts kept together, long link lists dropped. 7 (issue 40): a comment thread
+#: after the article pruned however long.
+ENGINE_VERSION = "7"
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
 _STRIP = ["script", "style", "template", "svg"]

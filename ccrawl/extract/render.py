@@ -44,7 +44,7 @@ from ccrawl.extract.blocks import (
     only_titles_left,
     table_rows,
 )
-from ccrawl.extract.boilerplate import BOILERPLATE_TAGS, CAPTION, CAPTION_MAX_CHARS, HIDDEN, KEEP, verdict
+from ccrawl.extract.boilerplate import BOILERPLATE_TAGS, CAPTION, CAPTION_MAX_CHARS, COMMENTS, HIDDEN, KEEP, verdict
 from ccrawl.extract.escape import (
     code_fence,
     code_span,
@@ -140,6 +140,9 @@ _LINE_START_CHARS = frozenset("#>+=-0123456789")
 _CONTAINERS = frozenset({"article", "main", "body"})
 _CONTENT_MARKERS = 'main, h1, [itemprop="articleBody"], [role="main"]'
 _PRECHECK_TAGS = frozenset({"ul", "ol", "nav", "menu"})
+# The text (not link text) rendered before a block named as comments, from which the block is
+# a thread after the article and pruned whatever its size.
+_COMMENTS_AFTER = 150
 # A teaser card (a linked heading over a line or two of summary) once the article has begun:
 # the non-link characters rendered before it, and those it may hold per linked heading.
 _TEASER_AFTER = 1000
@@ -472,6 +475,9 @@ class Renderer:
             return False
         if kind == CAPTION:  # short, or it is no caption (a story inside an unclosed caption span)
             return self._small(node) and len(node.text(deep=True)) < CAPTION_MAX_CHARS
+        if kind == COMMENTS and self.chars - self.link_chars >= _COMMENTS_AFTER:
+            # A comment thread after the article's text, however long: unless the article is in it.
+            return node.css_first(_CONTENT_MARKERS) is None
         return kind == HIDDEN or self._small(node)
 
     def _small(self, node: Node) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ccrawl.extract.boilerplate import FURNITURE, HIDDEN, KEEP, verdict
+from ccrawl.extract.boilerplate import COMMENTS, FURNITURE, HIDDEN, KEEP, names_furniture, verdict
 
 
 @pytest.mark.parametrize(
@@ -14,13 +14,21 @@ from ccrawl.extract.boilerplate import FURNITURE, HIDDEN, KEEP, verdict
         {"id": "main-nav"},
         {"class": "share_buttons"},
         {"class": "wp_rp related_post"},
-        {"class": "comments-area"},
         {"role": "navigation"},
         {"class": "author-box"},
     ],
 )
 def test_furniture_words_and_roles_are_recognised(attrs: dict[str, str]) -> None:
     assert verdict(attrs) == FURNITURE
+
+
+@pytest.mark.parametrize(
+    "attrs", [{"class": "comments-area"}, {"id": "comments"}, {"class": "commentlist"}, {"id": "disqus_thread"}]
+)
+def test_comment_threads_are_furniture_of_their_own_kind(attrs: dict[str, str]) -> None:
+    # COMMENTS: pruned however long once the article's text is rendered (render._COMMENTS_AFTER).
+    assert verdict(attrs) == COMMENTS
+    assert names_furniture(attrs)
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,7 @@ def test_h2m_fills_the_row() -> None:
     assert x.declared_language == "de"
     assert not x.truncated and x.notes == []
     record = x.as_record()
-    assert record["markdown_length"] == len(x.markdown.encode()) and record["extractor"] == "h2m@6"
+    assert record["markdown_length"] == len(x.markdown.encode()) and record["extractor"] == "h2m@7"
 
 
 def test_outlinks_are_absolute_deduplicated_and_unfragmented() -> None:

@@ -179,3 +179,38 @@ def test_a_paragraph_with_many_links_in_its_prose_stays(text_of: Any) -> None:
     prose = " ".join(f"The <a href='/q{i}'>quay</a> plan, part {i}, was read in the council." for i in range(12))
     text = text_of(f"<article><h1>Port to double its capacity</h1><p>{PARA}</p><p>{prose}</p></article>")
     assert "part 11, was read in the council." in text
+
+
+# -- comment threads longer than the article -------------------------------------------------------
+
+COMMENT = (
+    "I have lived by that harbour all my life and I will believe the jobs when I see them; the last "
+    "scheme promised as much and left us a car park, two empty units and a roundabout nobody needed. "
+)
+
+
+def _thread(n: int) -> str:
+    # A 2008 blog layout: no container names itself, the thread is one div named "comments".
+    posts = "".join(
+        f'<div class="individualcomment"><div class="commentsleft"><span class="byline">reader{i}</span>'
+        f'</div><div class="commentsright"><p>{COMMENT}</p><p>{COMMENT}</p></div></div>'
+        for i in range(n)
+    )
+    return f'<div id="comments"><div class="commentheader"><h3>Comments</h3></div>{posts}</div>'
+
+
+def test_a_comment_thread_after_the_article_is_pruned_however_long(text_of: Any) -> None:
+    text = text_of(f"<div><h2>Port to double its capacity</h2><p>{PARA}</p><p>{PARA2}</p></div>{_thread(20)}")
+    assert PARA.strip() in text and PARA2.strip() in text
+    assert "car park" not in text and "reader3" not in text
+
+
+def test_a_page_that_is_only_a_comment_thread_keeps_it(text_of: Any) -> None:
+    # Nothing rendered before it: the thread is the page, not furniture after an article.
+    text = text_of(_thread(5))
+    assert "car park" in text
+
+
+def test_a_comments_element_holding_the_headline_is_kept(text_of: Any) -> None:
+    body = f'<p>{PARA}</p><div class="comments-wrap"><h1>Port to double its capacity</h1><p>{PARA2}</p></div>'
+    assert PARA2.strip() in text_of(body)
