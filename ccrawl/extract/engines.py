@@ -41,11 +41,13 @@ from ccrawl.extract.urls import Resolver
 #: 5: a post wrapper whose classes name its author is no longer a byline. 6 (issue 40): escaped
 #: markup in <noscript> parsed, containers named as furniture not chosen, long "captions" kept,
 #: a forum thread's posts kept together, long link lists dropped. 7 (issue 40): a comment thread
-#: after the article pruned however long.
+#: after the article pruned however long, <select> menus removed before selection.
 ENGINE_VERSION = "7"
 _FALLBACK_SHARE = 0.15
-# <noscript> stays: some blogs (Blogger) put the whole post there for crawlers.
-_STRIP = ["script", "style", "template", "svg"]
+# <noscript> stays: some blogs (Blogger) put the whole post there for crawlers. A <select> is a
+# form's menu: its options' text (a "jump to" list of 300 page titles) is never content, and
+# counted as text it made the container around it look like the article.
+_STRIP = ["script", "style", "template", "svg", "select"]
 # A <noscript> whose markup was escaped into text (``<noscript>&lt;div&gt;&lt;a href=...``: a DOM
 # serialised with scripting on, saved pages, some CMSs) would show that markup as words.
 _ESCAPED_NOSCRIPT = re.compile(r"<noscript\b[^>]*>\s*&lt;", re.IGNORECASE)

@@ -214,3 +214,20 @@ def test_a_page_that_is_only_a_comment_thread_keeps_it(text_of: Any) -> None:
 def test_a_comments_element_holding_the_headline_is_kept(text_of: Any) -> None:
     body = f'<p>{PARA}</p><div class="comments-wrap"><h1>Port to double its capacity</h1><p>{PARA2}</p></div>'
     assert PARA2.strip() in text_of(body)
+
+
+# -- <select> menus -----------------------------------------------------------------------------------
+
+
+def test_a_jump_menu_does_not_make_its_container_the_article(text_of: Any) -> None:
+    # A "jump to" <select> of page titles inside div.content beside the post: its options were
+    # counted as text, the menu's container was chosen, and the post (elsewhere) was lost.
+    options = "".join(f"<option value='/list/{i}'>The best cheap eats and late night cafes, list {i}</option>"
+                      for i in range(200))
+    body = (
+        f'<div class="content"><div class="links"><form><select>{options}</select></form></div></div>'
+        f'<div class="blog"><h2>Port to double its capacity</h2><p>{PARA}</p><p>{PARA2}</p></div>'
+    )
+    text = text_of(body)
+    assert PARA.strip() in text and PARA2.strip() in text
+    assert "late night cafes" not in text
