@@ -412,12 +412,14 @@ include "h2mwalk_probe.pxi"
 
 cdef int _bind_twin(object module) except -1:
     global _twin, _LANG_CLASS, _EDGE_PUNCT, is_metadata_line, _ends_with_bare, _TEASER_AFTER, _TEASER_TEXT, _METADATA_MAX
-    global _LINK_LIST_LINKS, _LINK_LIST_DENSITY, _COMMENTS_AFTER
+    global _LINK_LIST_LINKS, _LINK_LIST_DENSITY, _COMMENTS_AFTER, _THREAD_AFTER, _COMMENTS_HEADING
     _twin = module
     _LINK_LIST_LINKS = module._LINK_LIST_LINKS
     _LINK_LIST_DENSITY = module._LINK_LIST_DENSITY
     _TEASER_AFTER = module._TEASER_AFTER
     _COMMENTS_AFTER = module._COMMENTS_AFTER
+    _THREAD_AFTER = module._THREAD_AFTER
+    _COMMENTS_HEADING = module._COMMENTS_HEADING
     _TEASER_TEXT = module._TEASER_TEXT
     _METADATA_MAX = module._METADATA_MAX
     _LANG_CLASS = module._LANG_CLASS

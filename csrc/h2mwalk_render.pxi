@@ -510,6 +510,9 @@ cdef class Renderer:
             self.linked_headings += 1
         md = _one_line(blocks)
         tx = " ".join([b[1].replace("\n", " ") for b in blocks]).strip()
+        if self.prune and chars - link_chars >= _THREAD_AFTER and _COMMENTS_HEADING.fullmatch(tx) is not None:
+            self.stopped = True  # the comments begin: the article has ended (see render._THREAD_AFTER)
+            return 0
         if md:
             if md.endswith("#") or md.endswith("\n"):
                 md = escape_heading_end(md)
@@ -676,6 +679,8 @@ cdef class Renderer:
 # Bound from render.py's constants at import (see _bind_twin).
 cdef Py_ssize_t _TEASER_AFTER = 0
 cdef Py_ssize_t _COMMENTS_AFTER = 0
+cdef Py_ssize_t _THREAD_AFTER = 0
+cdef object _COMMENTS_HEADING = None
 cdef Py_ssize_t _TEASER_TEXT = 0
 cdef Py_ssize_t _METADATA_MAX = 0
 cdef Py_ssize_t _LINK_LIST_LINKS = 0

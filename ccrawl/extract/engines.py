@@ -41,7 +41,8 @@ from ccrawl.extract.urls import Resolver
 #: 5: a post wrapper whose classes name its author is no longer a byline. 6 (issue 40): escaped
 #: markup in <noscript> parsed, containers named as furniture not chosen, long "captions" kept,
 #: a forum thread's posts kept together, long link lists dropped. 7 (issue 40): a comment thread
-#: after the article pruned however long, <select> menus removed before selection.
+#: after the article pruned however long, a "Comments" heading after the story ends the walk,
+#: <select> menus removed before selection.
 ENGINE_VERSION = "7"
 _FALLBACK_SHARE = 0.15
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers. A <select> is a

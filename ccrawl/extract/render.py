@@ -143,6 +143,14 @@ _PRECHECK_TAGS = frozenset({"ul", "ol", "nav", "menu"})
 # The text (not link text) rendered before a block named as comments, from which the block is
 # a thread after the article and pruned whatever its size.
 _COMMENTS_AFTER = 150
+# A heading that says the comments begin ("Comments", "12 Comments", "Comments (26)", "Leave a
+# reply") after this much non-link text ends the walk: the thread below it is often unnamed
+# (``div.commentText``, bare paragraphs) and nothing of the article follows it.
+_THREAD_AFTER = 500
+_COMMENTS_HEADING = re.compile(
+    r"(?i)(?:\d+\s+)?(?:reader\s+|user\s+|your\s+)?comments(?:\s*\(\d+\)|\s*:)?"
+    r"|leave a (?:comment|reply)|kommentare|commentaires|comentarios"
+)
 # A teaser card (a linked heading over a line or two of summary) once the article has begun:
 # the non-link characters rendered before it, and those it may hold per linked heading.
 _TEASER_AFTER = 1000
@@ -599,6 +607,9 @@ class Renderer:
             self.linked_headings += 1  # "### [Title](url)": a teaser's headline (see _teasers)
         md = one_line(blocks)
         tx = " ".join(b[1].replace("\n", " ") for b in blocks).strip()
+        if self.prune and chars - link_chars >= _THREAD_AFTER and _COMMENTS_HEADING.fullmatch(tx):
+            self.stopped = True  # the comments begin: the article has ended
+            return
         if md:
             ctx.blocks.append(("#" * level + " " + escape_heading_end(md), tx, "h"))
 

@@ -231,3 +231,36 @@ def test_a_jump_menu_does_not_make_its_container_the_article(text_of: Any) -> No
     text = text_of(body)
     assert PARA.strip() in text and PARA2.strip() in text
     assert "late night cafes" not in text
+
+
+# -- a "Comments" heading ends the article ----------------------------------------------------------
+
+
+def _unnamed_thread(heading: str) -> str:
+    # A 2008 blog: the comments are siblings of the story's paragraphs, in classes the cue words
+    # do not name (camelCase "commentText"), under a heading.
+    posts = "".join(
+        f'<div class="commentText"><p>{COMMENT}</p></div><p class="posted">Posted by: reader{i} | January 14, 2008</p>'
+        for i in range(12)
+    )
+    return f'<div class="sectionhed"><h3>{heading}</h3></div>{posts}'
+
+
+def test_a_comments_heading_after_the_story_ends_it(text_of: Any) -> None:
+    for heading in ("Comments", "12 Comments", "Comments (26)", "Leave a Reply"):
+        text = text_of(f'<div class="story"><h1>Port to double its capacity</h1><p>{PARA}</p><p>{PARA2}</p>'
+                       f"<p>{PARA2}</p>{_unnamed_thread(heading)}</div>")
+        assert PARA.strip() in text and PARA2.strip() in text, heading
+        assert "car park" not in text and heading not in text, heading
+
+
+def test_a_comments_heading_before_any_story_ends_nothing(text_of: Any) -> None:
+    # Under 500 characters of text before it: a page about comments, or a thread page.
+    text = text_of(f"<div><h1>Port</h1>{_unnamed_thread('Comments')}</div>")
+    assert "car park" in text
+
+
+def test_a_section_merely_mentioning_comments_is_kept(text_of: Any) -> None:
+    text = text_of(f"<div><h1>Port</h1><p>{PARA}</p><p>{PARA2}</p><h2>Response</h2><p>{COMMENT}</p>"
+                   f"<h2>Comments on the plan from the council</h2><p>{COMMENT}</p></div>")
+    assert text.count("car park") == 2
