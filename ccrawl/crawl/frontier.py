@@ -30,7 +30,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ccrawl.crawl.keys import join_lines, keys_hosts, pair_keys, string_array
-from ccrawl.crawl.seen import crash_point
+from ccrawl.crawl.seen import crash_point, unique
 from ccrawl.crawl.state import SEG_BITS, SEG_MAX, StateFile, decode_segment, encode_body
 from ccrawl.errors import InputError
 from ccrawl.url.canon import canonical_array, canonicalize
@@ -576,7 +576,7 @@ class Frontier:
             hdom = np.array([dom_ids.setdefault(self._domain(h), len(dom_ids)) for h in names], dtype=np.int64)
             voted = np.flatnonzero(is_raw & keep & (sid >= 0))
             if len(voted):
-                pairs = np.unique(sid[voted] * len(names) + codes[voted])
+                pairs = unique(sid[voted] * len(names) + codes[voted])
                 e_s, e_h = pairs // len(names), pairs % len(names)
                 src_dom = np.array([dom_ids.get(src, -1) for src in sources], dtype=np.int64)
                 other = src_dom[e_s] != hdom[e_h]
@@ -596,8 +596,8 @@ class Frontier:
                     more_h.append(code)
                 sources = list(src_code)
                 hdom = np.concatenate((hdom, np.array(extra, dtype=np.int64)))
-                pairs = np.unique(np.concatenate((e_s * len(names) + e_h,
-                                                  np.array(more_s, dtype=np.int64) * len(names) + more_h)))
+                more = np.array(more_s, dtype=np.int64) * len(names) + np.array(more_h, dtype=np.int64)
+                pairs = unique(np.concatenate((e_s * len(names) + e_h, more)))
                 e_s, e_h = pairs // len(names), pairs % len(names)
                 self._edges.clear()
             doms = list(dom_ids)
@@ -607,7 +607,7 @@ class Frontier:
             never = np.iinfo(np.int64).max
             first = np.full(len(names), never, dtype=np.int64)
             np.minimum.at(first, codes[seeded], pos[seeded])
-            for code in np.unique(codes[seeded]).tolist():
+            for code in unique(codes[seeded]).tolist():
                 if not known[code]:
                     self._seed_hosts.add(names[code])
                     self.state.db.execute("INSERT OR IGNORE INTO seed_hosts VALUES(?)", (names[code],))
@@ -661,8 +661,8 @@ class Frontier:
         if cfg.host_budget:
             edge_h = batch.e_h[enew[:e]]  # hosts with a new linking domain
             edge_d = batch.hdom[batch.e_h[enew[e:]]]  # domains with a new linking domain
-            touched_h = np.unique(np.concatenate((hc, edge_h)))
-            touched_d = np.unique(np.concatenate((batch.hdom[touched_h], edge_d)))
+            touched_h = unique(np.concatenate((hc, edge_h)))
+            touched_d = unique(np.concatenate((batch.hdom[touched_h], edge_d)))
             h_adm, h_deg = self._budget_of(db, "hosts", "host", names, touched_h, self._host_budgets)
             d_adm, d_deg = self._budget_of(db, "domains", "domain", doms, touched_d, self._domain_budgets)
             np.add.at(h_deg, edge_h, 1)
@@ -694,7 +694,7 @@ class Frontier:
             cut = np.flatnonzero((sc[1:] != sc[:-1]) | (sp[1:] != sp[:-1])) + 1
             bounds = np.concatenate(([0], cut, [t])).astype(np.int64)
             if np.diff(bounds).max() > SEG_MAX:  # a group longer than SEG_MAX is cut into segments of SEG_MAX
-                bounds = np.unique(np.concatenate([np.arange(a, b, SEG_MAX) for a, b in
+                bounds = unique(np.concatenate([np.arange(a, b, SEG_MAX) for a, b in
                                                    zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
                                                   + [np.array([t])])).astype(np.int64)
             bodies = join_lines(batch.urls, taken[by].astype(np.int64), bounds, batch.hops)
@@ -707,7 +707,7 @@ class Frontier:
             rank[admitted_codes] = first_at + self._seq + 1
             self._seq += t
         if cfg.host_budget:
-            rows = np.union1d(touched_h, admitted_codes).tolist()
+            rows = unique(np.concatenate((touched_h, admitted_codes))).tolist()
             db.executemany("INSERT INTO hosts(host, pending, rank, admitted, indeg) VALUES(?, ?, ?, ?, ?) "
                            "ON CONFLICT(host) DO UPDATE SET pending = pending + excluded.pending, "
                            "admitted=excluded.admitted, indeg=excluded.indeg",

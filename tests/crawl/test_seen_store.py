@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from ccrawl.crawl.frontier import Frontier, FrontierConfig, url_key
-from ccrawl.crawl.seen import PAGE_KEYS, SeenStore, url_keys
+from ccrawl.crawl.seen import PAGE_KEYS, SeenStore, merge_unique, unique, url_keys
 from ccrawl.crawl.state import SCHEMA, StateFile
 from ccrawl.errors import UsageError
 from ccrawl.url.canon import canonicalize
@@ -152,6 +152,23 @@ def test_a_run_answers_as_a_set_does_at_page_edges(
     ]))
     assert run.contains(probe).tolist() == np.isin(probe, keys).tolist()
     run.close()
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 1000, 70_000])
+def test_unique_and_merge_unique_give_what_np_unique_gives(n: int) -> None:
+    """The sort-based distinct values (numpy >= 2.3's np.unique hashes, 40-120x slower here) give the same
+    sorted distinct values, for uint64 keys with repeats and int64 codes; merge_unique of sorted parts too."""
+    gen = np.random.default_rng(n)
+    keys = gen.integers(0, 2**64, n, dtype=np.uint64)
+    keys = np.concatenate((keys, keys[: n // 3]))
+    codes = gen.integers(-5, 50, n, dtype=np.int64)
+    for arr in (keys, codes):
+        got = unique(arr)
+        assert got.dtype == arr.dtype
+        assert np.array_equal(got, np.unique(arr))
+    parts = [np.sort(keys[i::3]) for i in range(3)]
+    assert np.array_equal(merge_unique(parts), np.unique(keys))
+    assert np.array_equal(merge_unique(parts[:1]), np.unique(parts[0]))
 
 
 def test_url_keys_are_the_frontier_keys() -> None:
