@@ -42,6 +42,16 @@ def _url(i: int, hosts: int) -> str:
     return f"http://www.site{i % hosts}.com/page/{i}?q={i * 7919 % 100003}"
 
 
+def _commit() -> str:
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "-C", str(Path(__file__).resolve().parent), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return ""
+
+
 def _rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
@@ -55,6 +65,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--max-urls", type=int, default=2_000_000, help="seed URLs to load (URLs held at the end)")
     parser.add_argument("--step", type=int, default=500_000)
+    parser.add_argument("--points", default="",
+                        help="more URLs-held marks to stop at besides every --step, comma-separated (1000000,2000000)")
     parser.add_argument("--hosts", type=int, default=10_000)
     parser.add_argument("--links", type=int, default=200_000, help="links admitted after each step")
     parser.add_argument("--out", type=Path, required=True)
@@ -84,10 +96,13 @@ def main() -> None:
     steps = []
     loaded = 0
     link_no = 0
+    marks = sorted({*range(args.step, args.max_urls, args.step), args.max_urls,
+                    *(int(p) for p in args.points.split(",") if p.strip() and int(p) < args.max_urls)})
+    commit = _commit()
     with open(seeds) as f:
         lines = (line.rstrip("\n") for line in f)
         while loaded < args.max_urls:
-            n_step = min(args.step, args.max_urls - loaded)
+            n_step = next(m for m in marks if m > loaded) - loaded
             start = time.perf_counter()
             cpu = time.process_time()
             load_seeds([frontier], itertools.islice(lines, n_step))
@@ -123,6 +138,9 @@ def main() -> None:
                 "rss_mb": round(_rss_mb()), "peak_rss_mb": round(_peak_mb()),
                 "state_mb": round(path.stat().st_size / 1e6, 1),
                 "seen_mb": round(frontier.seen.disk_bytes / 1e6, 1), "runs": len(frontier.seen.runs),
+                "seed_cpu_s": round(seed_cpu, 2), "seed_wall_s": round(seed_s, 2),
+                "link_cpu_s": round(link_cpu, 2), "link_wall_s": round(link_s, 2),
+                "load": round(os.getloadavg()[0], 1), "utc": time.strftime("%H:%M:%S", time.gmtime()),
             })
             print(json.dumps(steps[-1]), file=sys.stderr, flush=True)
     frontier.flush()
@@ -133,7 +151,7 @@ def main() -> None:
     held = frontier.seen.count
     state.close()
     result = {
-        "max_urls": args.max_urls, "hosts": args.hosts, "steps": steps,
+        "max_urls": args.max_urls, "hosts": args.hosts, "commit": commit, "steps": steps,
         "queued": queued, "bytes_per_queued_url_state_file": round(with_queue / max(1, queued), 1),
         "bytes_per_seen_url_runs": round(seen_bytes / max(1, held), 2),
         "peak_rss_mb": round(_peak_mb()),
