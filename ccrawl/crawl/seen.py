@@ -44,12 +44,15 @@ import os
 import signal
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
+
+from ccrawl.errors import CcrawlError
 
 Keys = npt.NDArray[np.uint64]
 
@@ -68,10 +71,22 @@ RATIO = 4
 
 
 
+MERGE_STALL_S = 120.0
+"""Seconds a merge may go without finishing a window before it is called stuck (``CCRAWL_MERGE_STALL_S``):
+a window is 16 MB a run, so a healthy merge finishes one every second or so even on a busy machine."""
+
+
+class MergeStuck(CcrawlError):
+    """A seen-set merge made no progress for the stall deadline (its thread hangs): named, not waited on."""
+
+
 def crash_point(name: str) -> None:
     """SIGKILL this process at the named point when ``CCRAWL_CRASH_AT`` names it (kill tests).
 
-    ``CCRAWL_CRASH_AT=name`` kills at the first pass, ``name:N`` at the N-th."""
+    ``CCRAWL_CRASH_AT=name`` kills at the first pass, ``name:N`` at the N-th. ``CCRAWL_HANG_AT=name``
+    (tests of the stall deadline) blocks the thread passing there for good instead."""
+    if os.environ.get("CCRAWL_HANG_AT") == name:
+        threading.Event().wait()
     want = os.environ.get("CCRAWL_CRASH_AT")
     if not want:
         return
@@ -208,6 +223,10 @@ class SeenStore:
         self._merging: tuple[list[_Run], str] | None = None  # (inputs, output name) of the merge under way
         self._merge_done = threading.Event()
         self._merge_error: BaseException | None = None
+        self._merge_stage = ""  # what the merge thread does now, for the stall message
+        self._merge_beat = 0.0  # time.monotonic() of its last progress
+        self._merge_started = 0.0
+        self.stall_s = float(os.environ.get("CCRAWL_MERGE_STALL_S") or MERGE_STALL_S)
         self.mem_keys = max(1, mem_keys)
         self.ratio = max(2, ratio)
         self.dir.mkdir(exist_ok=True)
@@ -339,6 +358,8 @@ class SeenStore:
         self._merging = (inputs, name)
         self._merge_error = None
         self._merge_done.clear()
+        self._merge_started = self._merge_beat = time.monotonic()
+        self._merge_stage = "starting"
         if not self.background:  # the suffix rule leaves nothing more to merge after this one
             self._merge_body(inputs, name)
             self._adopt(wait=True)
@@ -352,6 +373,8 @@ class SeenStore:
             fences: list[Keys] = []
             written = [0]
 
+            total = sum(r.count for r in runs)
+
             def body(out: object) -> None:
                 pos = [0] * len(runs)
                 bufs: list[Keys] = [np.zeros(0, dtype=np.uint64) for _ in runs]
@@ -359,6 +382,7 @@ class SeenStore:
                     for i, run in enumerate(runs):
                         if len(bufs[i]) < WINDOW_KEYS // 2 and pos[i] < run.count:
                             n = min(WINDOW_KEYS, run.count - pos[i])
+                            self._stage_now(f"reading {run.name} at key {pos[i]:,} of {run.count:,}")
                             bufs[i] = np.concatenate((bufs[i], run.read(pos[i], n)))
                             pos[i] += n
                     live = [i for i in range(len(runs)) if len(bufs[i])]
@@ -372,22 +396,27 @@ class SeenStore:
                         k = len(bufs[i]) if cut is None else int(np.searchsorted(bufs[i], cut, side="right"))
                         take.append(bufs[i][:k])
                         bufs[i] = bufs[i][k:]
+                    self._stage_now(f"merging a window ({written[0]:,} of at most {total:,} keys written)")
                     merged = merge_unique(take)
                     start = written[0]
                     # fences: the first key of every page of the output
                     offs = (-start) % PAGE_KEYS
                     fences.append(merged[offs::PAGE_KEYS])
+                    self._stage_now(f"writing {name}.u64.tmp ({written[0]:,} of at most {total:,} keys written)")
                     out.write(merged.astype("<u8").tobytes())  # type: ignore[attr-defined]
                     written[0] += len(merged)
                     crash_point("seen-merge-writing")
 
             self._write(name, body, None)
+            self._stage_now(f"writing {name}.fence")
             # the fences are known only once the body is written (the run is still unnamed by the manifest)
             tmp = self.dir / f"{name}.fence.tmp"
             with open(tmp, "wb") as out:
                 out.write(np.concatenate(fences).astype("<u8").tobytes() if fences else b"")
             os.replace(tmp, self.dir / f"{name}.fence")
+            self._stage_now(f"finishing {name} (written, not handed over yet)")
             crash_point("seen-merge-written")
+            self._stage_now("done")
         except BaseException as exc:  # handed to the owning thread at adoption
             self._merge_error = exc
         finally:
@@ -416,6 +445,34 @@ class SeenStore:
             (self.dir / f"{run.name}.fence").unlink()
             crash_point("seen-merge-unlinking")
         self.runs = [*self.runs[:at], _Run(self.dir, name), *[r for r in self.runs[at:] if r not in runs]]
+
+    def _stage_now(self, stage: str) -> None:
+        self._merge_stage = stage
+        self._merge_beat = time.monotonic()
+
+    def stalled(self, *, now: float | None = None) -> str | None:
+        """A one-line account of the merge under way when it has made no progress for ``stall_s``
+        seconds (its thread hangs: a disk that stopped answering, a bug), else None."""
+        if self._merging is None or self._merge_done.is_set():
+            return None
+        now = time.monotonic() if now is None else now
+        quiet = now - self._merge_beat
+        if quiet < self.stall_s:
+            return None
+        runs, name = self._merging
+        return (f"the {self.table.removesuffix('_log')} set's merge of {len(runs)} runs "
+                f"({', '.join(r.name for r in runs)}: {sum(r.count for r in runs):,} keys) into {name} in {self.dir} "
+                f"has made no progress for {quiet:.0f} s (stuck {self._merge_stage}; started "
+                f"{now - self._merge_started:.0f} s ago)")
+
+    def _wait_merge(self) -> None:
+        """Wait for the merge under way while it makes progress; a stall past ``stall_s`` is :class:`MergeStuck`
+        (the state is safe: the manifest still names the inputs, and the next open deletes the partial run)."""
+        while self._merging is not None and not self._merge_done.wait(min(1.0, self.stall_s / 4)):
+            stuck = self.stalled()
+            if stuck is not None:
+                raise MergeStuck(f"{stuck}; the state file is safe: rerun the same command to resume "
+                                 "(the merge starts over)")
 
     def _new_name(self) -> str:
         name = f"run-{self._next:08d}"
@@ -458,8 +515,10 @@ class SeenStore:
         self.runs += [_Run(self.dir, n) for n in names]
 
     def close(self) -> None:
-        """Finish a merge under way (and adopt it), then close the runs."""
+        """Finish a merge under way (and adopt it), then close the runs. A merge stalled past ``stall_s``
+        is not waited on: :class:`MergeStuck` names it (its inputs stay the truth)."""
         try:
+            self._wait_merge()
             self._adopt(wait=True)
         finally:
             for run in self.runs:

@@ -291,12 +291,21 @@ class StateFile:
         }
 
     def close(self) -> None:
-        try:
-            self.seen.close()
-            self.edges.close()
-            self.db.close()
-        finally:
-            os.close(self._lock_fd)
+        """Close both stores, the database and the lock, each whatever the others did (a stuck merge is
+        :class:`ccrawl.crawl.seen.MergeStuck`, raised once everything else is closed)."""
+        error: BaseException | None = None
+        for step in (self.seen.close, self.edges.close, self.db.close):
+            try:
+                step()
+            except BaseException as exc:  # re-raised below, after the rest is closed
+                error = error or exc
+        os.close(self._lock_fd)
+        if error is not None:
+            raise error
+
+    def stalled(self) -> str | None:
+        """A stuck merge of either store, named (:meth:`ccrawl.crawl.seen.SeenStore.stalled`), else None."""
+        return self.seen.stalled() or self.edges.stalled()
 
 
 def frontier_status(path: Path | str, *, now: float | None = None) -> dict[str, object]:

@@ -9,6 +9,7 @@ import random
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -210,6 +211,7 @@ def test_a_state_file_from_a_newer_layout_is_refused(tmp_path: Path) -> None:
 
 _CHILD = r"""
 import sys
+import time
 from ccrawl.crawl.frontier import Frontier, FrontierConfig
 from ccrawl.crawl.state import StateFile
 f = Frontier(StateFile(sys.argv[1]), FrontierConfig(host_budget=0, flush_every=97))
@@ -259,5 +261,43 @@ def test_a_sigkill_at_every_phase_of_a_spill_and_a_merge_loses_and_repeats_nothi
         assert st.seen.count == len(queued)
         names = {p.name for p in st.seen.dir.iterdir()}
         assert names == {f"{r.name}{s}" for r in st.seen.runs for s in (".u64", ".fence")}  # no orphan left
+    finally:
+        st.close()
+
+
+@pytest.mark.parametrize("point", ["seen-merge-writing", "seen-merge-written"])
+def test_a_merge_that_hangs_is_named_at_close_within_the_stall_deadline(tmp_path: Path, point: str) -> None:
+    """A merge thread that stops (CCRAWL_HANG_AT blocks it for good) is not waited on forever: closing the
+    state raises MergeStuck naming the merge, its runs and the stage it stopped at, once it has made no
+    progress for CCRAWL_MERGE_STALL_S; the state is whole (each URL queued once, seen once) and the next run
+    ends it."""
+    rng = random.Random(point)
+    urls = [f"http://h{rng.randrange(50)}.example/p/{i}" for i in range(3000)]
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("\n".join(urls))
+    state = tmp_path / "state.db"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "CCRAWL_SEEN_MEM_KEYS": "150", "CCRAWL_HANG_AT": point,
+           "CCRAWL_MERGE_STALL_S": "1.5"}
+    child = _CHILD.replace("f.state.close()", "import time; t = time.monotonic(); f.state.close()")
+    child = child.replace('f.state.put("done", 1)', 'f.state.put("done", 1)\n'
+                          'import atexit; atexit.register(lambda: print(f"waited {time.monotonic() - t:.1f}"))')
+    started = time.monotonic()
+    hung = subprocess.run([sys.executable, "-c", child, str(state), str(seeds)], env=env, capture_output=True,
+                          timeout=120)
+    err = hung.stderr.decode()
+    assert hung.returncode == 1 and "MergeStuck" in err, err[-2000:]
+    line = next(x for x in err.splitlines() if x.startswith("ccrawl.crawl.seen.MergeStuck"))
+    stage = "writing run-" if point == "seen-merge-writing" else "finishing run-"
+    assert "seen set's merge of " in line and " into run-" in line and f"stuck {stage}" in line, line
+    assert "has made no progress for " in line and "rerun the same command" in line
+    waited = float(hung.stdout.decode().split()[-1])
+    assert 1.0 <= waited < 10.0 and time.monotonic() - started < 100  # the deadline, not forever
+    env.pop("CCRAWL_HANG_AT")
+    subprocess.run([sys.executable, "-c", _CHILD, str(state), str(seeds)], env=env, check=True, timeout=120)
+    st = StateFile(state)
+    try:
+        queued = [u for _, u, _, _ in st.waiting()]
+        assert sorted(queued) == sorted({canonicalize(u) for u in urls}) and st.seen.count == len(queued)
+        assert not [p for p in st.seen.dir.iterdir() if p.suffix == ".tmp"]
     finally:
         st.close()
