@@ -175,8 +175,10 @@ def owners(urls: list[str], shards: int, parts: int) -> npt.NDArray[np.int64]:
     return result
 
 
-Routed = tuple[int, int, str, int, int]
-"""An outbox row: (id, owner partition, canonical URL, depth, redirect hops)."""
+Routed = tuple[int, int, str, int, int, str | None]
+"""An outbox row: (id, owner partition, canonical URL, depth, redirect hops, source): ``source`` is the
+registered domain of the page that linked to it ("" for a seed, None for no vote: a redirect target), so
+the owner counts the link in its host's trap-budget in-degree as the finder would have."""
 
 
 def _host_of(canonical: str) -> str:
@@ -222,7 +224,8 @@ class Frontier:
         self._seed_hosts: set[str] = {r[0] for r in state.db.execute("SELECT host FROM seed_hosts")}
         self._fill_at = 0.0
         # links owned by another partition go out through the outbox (a table, so a kill keeps them)
-        self._routed: list[tuple[int, str, int, int]] = []  # (owner, canonical, depth, hops) not yet in the outbox
+        # (owner, canonical, depth, hops, source) not yet in the outbox
+        self._routed: list[tuple[int, str, int, int, str | None]] = []
         self._oseq = int(state.get("oseq", "0"))
         self._sent_upto: dict[int, int] = {}  # owner -> highest outbox id written for it
         self._acked: dict[int, int] = {}  # owner -> highest id it has committed
@@ -260,7 +263,7 @@ class Frontier:
                 self.dropped["shard"] += 1
                 return False
             if part != cfg.part:
-                self._routed.append((part, canonical, depth, hops))
+                self._routed.append((part, canonical, depth, hops, "" if seed else source))
                 self.routed += 1
                 self._maybe_flush()
                 return True
@@ -288,8 +291,17 @@ class Frontier:
             dom = self._domains[host] = shard_key(host)
         return dom
 
-    def admit(self, canonical: str, depth: int, *, host: str = "", seed: bool = False, hops: int = 0) -> bool:
-        """Queue a canonical URL this partition owns (links routed here by another one come in here)."""
+    def admit(self, canonical: str, depth: int, *, host: str = "", seed: bool = False, hops: int = 0,
+              source: str | None = None) -> bool:
+        """Queue a canonical URL this partition owns (links routed here by another one come in here).
+
+        ``source``: the registered domain of the page that linked to it ("" for a seed), counted in the trap
+        budgets' in-degree as :meth:`add` counts it (a link routed from another partition carries it)."""
+        if source is not None and self.config.host_budget:
+            host = host or _host_of(canonical)
+            domain = self._domain(host)
+            if source != domain:
+                self._edges.add((source, host, domain))
         if self.config.same_host:
             host = host or _host_of(canonical)
             if seed and host not in self._seed_hosts:
@@ -464,11 +476,11 @@ class Frontier:
         db.execute("BEGIN IMMEDIATE")
         batch = self._resolve()
         written: list[Routed] = []
-        for owner, canonical, depth, hops in self._routed:
+        for owner, canonical, depth, hops, source in self._routed:
             self._oseq += 1
-            db.execute("INSERT INTO outbox(id, part, url, depth, hops) VALUES(?,?,?,?,?)",
-                       (self._oseq, owner, canonical, depth, hops))
-            written.append((self._oseq, owner, canonical, depth, hops))
+            db.execute("INSERT INTO outbox(id, part, url, depth, hops, source) VALUES(?,?,?,?,?,?)",
+                       (self._oseq, owner, canonical, depth, hops, source))
+            written.append((self._oseq, owner, canonical, depth, hops, source))
             self._sent_upto[owner] = self._oseq
         for owner, upto in self._acked.items():
             db.execute("DELETE FROM outbox WHERE part=? AND id<=?", (owner, upto))
@@ -565,7 +577,8 @@ class Frontier:
                 rows = rows[np.argsort(pos[rows], kind="stable")]
                 urls = canon.take(_indices(rows)).to_pylist()
                 owners = placed[codes[rows], 1].tolist()
-                self._routed.extend(zip(owners, urls, depth[rows].tolist(), hops[rows].tolist(), strict=True))
+                voter = [sources[i] if i >= 0 else None for i in sid[rows].tolist()]
+                self._routed.extend(zip(owners, urls, depth[rows].tolist(), hops[rows].tolist(), voter, strict=True))
                 self.routed += len(rows)
                 keep &= ~away
         doms: list[str] = []
@@ -788,8 +801,8 @@ class Frontier:
 
     def outbox(self) -> list[Routed]:
         """Every outbox row on disk (sent again after a restart: the owner's seen set drops repeats)."""
-        rows = self.state.db.execute("SELECT id, part, url, depth, hops FROM outbox ORDER BY id").fetchall()
-        return [(int(i), int(p), str(u), int(d), int(h)) for i, p, u, d, h in rows]
+        rows = self.state.db.execute("SELECT id, part, url, depth, hops, source FROM outbox ORDER BY id").fetchall()
+        return [(int(i), int(p), str(u), int(d), int(h), None if v is None else str(v)) for i, p, u, d, h, v in rows]
 
     def sealed(self, file: str) -> int:
         """The WARC file ``file`` is sealed: forget its URLs for good. Call after :meth:`flush`."""

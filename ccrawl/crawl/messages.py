@@ -36,8 +36,9 @@ class LinkBatch:
     """The sending partition."""
     upto: int
     """The highest outbox id of the sender among these links (the ack names it)."""
-    links: list[tuple[str, int, int]] = field(default_factory=list)
-    """(canonical URL, depth, redirect hops)."""
+    links: list[tuple[str, int, int, str | None]] = field(default_factory=list)
+    """(canonical URL, depth, redirect hops, the linking page's registered domain: "" for a seed, None for
+    no vote), so the owner counts the link in its trap budgets' in-degree."""
 
 
 @dataclass(slots=True, frozen=True)

@@ -178,7 +178,7 @@ class Mailbox:
         for owner, mine in by_owner.items():
             for i in range(0, len(mine), BATCH_LINKS):
                 chunk = mine[i:i + BATCH_LINKS]
-                links = [(url, depth, hops) for _, _, url, depth, hops in chunk]
+                links = [(url, depth, hops, source) for _, _, url, depth, hops, source in chunk]
                 self.inboxes[owner].put(LinkBatch(self.part, chunk[-1][0], links))
         for source, upto in owed.items():
             self.inboxes[source].put(LinkAck(self.part, upto))
@@ -189,8 +189,8 @@ class Mailbox:
         frontier = crawl.frontier
         match msg:
             case LinkBatch(source=source, upto=upto, links=links):
-                for url, depth, hops in links:
-                    frontier.admit(url, depth, hops=hops)
+                for url, depth, hops, vote in links:  # vote: the linking page's registered domain
+                    frontier.admit(url, depth, hops=hops, source=vote)
                 frontier.took_batch(source, upto)
                 crawl.activity += 1
                 crawl.wake()

@@ -18,8 +18,9 @@ Tables (``docs/crawl.md`` has the same)::
         partial index on (next_at, rank) where pending > 0
     domains(domain PK, admitted, indeg)  the same trap-budget counts per registered domain
     seed_hosts(host PK)               the hosts the seeds named (for --same-host)
-    outbox(id PK, part, url, depth, hops)  links this partition found for another (``--fetchers`` > 1),
-        kept until the owner says it committed them; a restart sends them all again
+    outbox(id PK, part, url, depth, hops, source)  links this partition found for another (``--fetchers`` > 1),
+        with the linking page's registered domain (its trap-budget vote), kept until the owner says it
+        committed them; a restart sends them all again
 
 A row leaves ``queue`` when its fetch failed (nothing to archive) or when the WARC file holding
 its page is sealed, so the queue holds only URLs not yet safely on disk, and the seen set is what
@@ -58,11 +59,11 @@ CREATE TABLE IF NOT EXISTS domains(domain TEXT PRIMARY KEY, admitted INTEGER NOT
     indeg INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS seed_hosts(host TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY, part INTEGER NOT NULL, url TEXT NOT NULL,
-    depth INTEGER NOT NULL, hops INTEGER NOT NULL DEFAULT 0);
+    depth INTEGER NOT NULL, hops INTEGER NOT NULL DEFAULT 0, source TEXT);
 """
 
 #: columns added since a table was first written: a state file from an older ccrawl gets them on open
-ADDED_COLUMNS = (("outbox", "hops", "INTEGER NOT NULL DEFAULT 0"),
+ADDED_COLUMNS = (("outbox", "hops", "INTEGER NOT NULL DEFAULT 0"), ("outbox", "source", "TEXT"),
                  ("hosts", "admitted", "INTEGER NOT NULL DEFAULT 0"), ("hosts", "indeg", "INTEGER NOT NULL DEFAULT 0"))
 
 SEEN_FORMAT = 3

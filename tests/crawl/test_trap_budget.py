@@ -101,6 +101,30 @@ def test_a_calendar_trap_gets_its_budget_and_the_crawl_ends(trap: TrapSite, tmp_
     assert sum(n for h, n in trap.hits.items() if h.endswith(".spread.test")) == 30
 
 
+def test_links_routed_between_fetch_processes_carry_their_vote(trap: TrapSite, tmp_path: Path) -> None:
+    """With --fetchers 2, b.test's partition is not popular.test's (place() below): b.test's link to it goes
+    through the outbox with b.test as its source, so popular.test's in-degree counts three linking domains,
+    as with one process. (How many of its URLs that buys depends on when the vote lands: a URL refused
+    while it had two votes is not asked again unless a later page links to it.)"""
+    from ccrawl.crawl.frontier import place
+
+    assert place("b.test", 1, 2)[1] != place("popular.test", 1, 2)[1]  # the vote has to travel
+    seeds = [trap.url("trap.test", "/cal/0"), trap.url("a.test"), trap.url("b.test"), trap.url("c.test"),
+             trap.url("sub0.spread.test")]
+    opts = CrawlOptions(state=tmp_path / "state.db", out=None, delay=0.0, max_depth=10_000, workers=8, fetchers=2,
+                        resolve={"*.test": "127.0.0.1"}, robots=False, host_budget=10, domain_budget=15)
+    summary = crawl_run(opts, seeds)
+    assert summary.finished
+    hosts = {**_admitted(tmp_path / "state.db", "hosts", "host"),
+             **_admitted(tmp_path / "state.db.part1", "hosts", "host")}
+    domains = {**_admitted(tmp_path / "state.db", "domains", "domain"),
+               **_admitted(tmp_path / "state.db.part1", "domains", "domain")}
+    assert hosts["popular.test"][1] == 3 and domains["popular.test"][1] == 3  # a.test, c.test, b.test's routed
+    assert hosts["a.test"][1] == 3  # the seed, c.test here and b.test from the other process
+    assert 30 <= hosts["popular.test"][0] <= 40
+    assert hosts["trap.test"] == (20, 1) and domains["spread.test"] == (30, 1)
+
+
 def test_budgets_off_lets_the_trap_run_to_the_page_limit(trap: TrapSite, tmp_path: Path) -> None:
     opts = CrawlOptions(state=tmp_path / "state.db", out=None, delay=0.0, max_depth=10_000, workers=8,
                         resolve={"*.test": "127.0.0.1"}, robots=False, host_budget=0, max_pages=150)
