@@ -477,6 +477,7 @@ async def crawl_loop(options: CrawlOptions, seeds: Iterable[str], notice: Notice
         started = time.perf_counter()
         session = None
         ticking: asyncio.Task[None] | None = None
+        watching: asyncio.Task[None] | None = None
         try:
             if options.robots:
                 # the pages' rules for robots.txt too: names resolving to private space, and IP literals
@@ -490,12 +491,15 @@ async def crawl_loop(options: CrawlOptions, seeds: Iterable[str], notice: Notice
                 crawl.agent = crawl.robots.agent
             extra = [hooks.attach(crawl)] if hooks is not None else []
             ticking = loop.create_task(_tick(ticker, crawl)) if ticker is not None else None
+            watching = loop.create_task(_watch_merges(state, crawl))
             async with Fetcher(config) as fetcher:
                 await asyncio.gather(crawl.dispatch(workers), *(crawl.worker(fetcher) for _ in range(workers)),
                                      *extra)
         finally:
             if ticking is not None:
                 ticking.cancel()
+            if watching is not None:
+                watching.cancel()
             if session is not None:
                 await session.close()
             if hooks is None:
@@ -524,6 +528,21 @@ async def crawl_loop(options: CrawlOptions, seeds: Iterable[str], notice: Notice
         if ticker is not None:
             ticker.close()
         state.close()
+
+
+async def _watch_merges(state: StateFile, crawl: Crawl) -> None:
+    """Say once, in one line, when a seen-set merge has made no progress for its stall deadline (the crawl
+    goes on: checks read the merge's inputs; closing the state at the end names it again and exits 1)."""
+    every = max(0.2, min(5.0, min(state.seen.stall_s, state.edges.stall_s) / 4))
+    said: set[str] = set()
+    while True:
+        await asyncio.sleep(every)
+        stuck = state.stalled()
+        if stuck is not None:
+            merge = stuck.split(" has made no progress", 1)[0]
+            if merge not in said:
+                said.add(merge)
+                crawl.notice(f"crawl run: {stuck}")
 
 
 async def _tick(ticker: Ticker, crawl: Crawl) -> None:

@@ -188,3 +188,37 @@ def test_a_crawl_killed_inside_a_seen_store_spill_or_merge_resumes_exactly_once(
     assert set(sealed) == expected
     runs = tmp_path / "state.db.seen"
     assert not [p for p in runs.iterdir() if p.suffix == ".tmp"]
+
+
+def test_a_merge_that_hangs_is_named_during_the_run_and_at_its_end(big_web: SynthWeb, tmp_path: Path) -> None:
+    """The seen set's merge thread blocks for good (CCRAWL_HANG_AT) early in a real crawl: the run says so in
+    one line naming the merge and its stage once it has made no progress for CCRAWL_MERGE_STALL_S, keeps
+    crawling, and at its end exits 1 with the same account instead of waiting for ever; the rerun finishes
+    with every page once in the sealed WARC files."""
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text(big_web.url("site0.test") + "\n")
+    reference = crawl_run(CrawlOptions(state=tmp_path / "ref.db", out=tmp_path / "ref", delay=0.0, max_depth=50,
+                                       workers=16, resolve=big_web.resolve), [big_web.url("site0.test")])
+    expected = set(warc_targets(tmp_path / "ref"))
+    assert reference.finished and len(expected) > 300
+    env = {**os.environ, "CCRAWL_SEEN_MEM_KEYS": "40", "CCRAWL_HANG_AT": "seen-merge-writing",
+           "CCRAWL_MERGE_STALL_S": "1.5"}
+    started = time.monotonic()
+    hung = subprocess.run(_cmd(big_web, tmp_path, seeds), capture_output=True, text=True, timeout=300, env=env)
+    took = time.monotonic() - started
+    lines = hung.stderr.splitlines()
+    assert hung.returncode == 1, hung.stderr[-2000:]
+    during = [x for x in lines if x.startswith("crawl run: the seen set's merge of ")]
+    final = [x for x in lines if x.startswith("ccrawl: the seen set's merge of ")]
+    assert len(during) == 1 and len(final) == 1, hung.stderr[-2000:]  # once while crawling, once at the end
+    for line in during + final:
+        assert " into run-" in line and "has made no progress for " in line and "stuck writing run-" in line, line
+    assert "rerun the same command to resume" in final[0]
+    assert took < 200  # 30 hosts x 30 pages at 200 ms: seconds of crawling, not a wait for ever
+    env.pop("CCRAWL_HANG_AT")
+    rerun = subprocess.run(_cmd(big_web, tmp_path, seeds), capture_output=True, text=True, timeout=300, env=env)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    assert json.loads(rerun.stdout)["finished"] is True
+    sealed = Counter(warc_targets(tmp_path / "warc"))
+    assert [u for u, n in sealed.items() if n > 1] == [] and set(sealed) == expected
+    assert not [p for p in (tmp_path / "state.db.seen").iterdir() if p.suffix == ".tmp"]
