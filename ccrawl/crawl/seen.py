@@ -165,9 +165,10 @@ class _Run:
         """For sorted unique ``q``: which keys the run holds.
 
         The fences name the page each key would be on; the pages needed are gathered from a read-only
-        mapping of the run in one vectorised step (a page per distinct page named, in order, so the gathered
-        keys stay sorted) and searched at once. The mapping lives for this call only: the pages it touched
-        leave the process with it, so memory stays the fences and the gathered pages, whatever the run size.
+        mapping of the run (64 MB of it at a time) in one vectorised step (a page per distinct page named,
+        in order, so the gathered keys stay sorted) and the keys of that window searched in them at once.
+        The mapping lives for one window only: the pages it touched leave the process with it, so memory
+        stays the fences and one window's gathered pages, whatever the run and batch sizes.
         """
         found = np.zeros(len(q), dtype=bool)
         if not self.count or not len(q):
@@ -180,26 +181,28 @@ class _Run:
         need = unique(page)
         full = self.count // PAGE_KEYS
         span = MAP_KEYS // PAGE_KEYS  # pages a mapping covers (a multiple of the OS page: MAP_KEYS is)
-        parts = []
         at_page = 0
         while at_page < len(need):
             first = int(need[at_page]) // span * span  # the window holding the next page needed
             upto = int(np.searchsorted(need, first + span))
             pages = need[at_page:upto] - first
+            k0, k1 = (int(x) for x in np.searchsorted(page, (first, first + span)))  # the keys of this window
             keys_in = min(self.count - first * PAGE_KEYS, span * PAGE_KEYS)
             with mmap.mmap(self.fd, keys_in * 8, prot=mmap.PROT_READ, offset=first * PAGE_KEYS * 8) as mm:
                 keys = np.frombuffer(mm, dtype="<u8")
                 whole_in = min(span, full - first)
                 whole = pages[pages < whole_in]
-                parts.append(keys[: whole_in * PAGE_KEYS].reshape(whole_in, PAGE_KEYS)[whole].reshape(-1))
+                have = keys[: whole_in * PAGE_KEYS].reshape(whole_in, PAGE_KEYS)[whole].reshape(-1)
                 if len(whole) < len(pages):  # the run's last, partial page
-                    parts.append(keys[whole_in * PAGE_KEYS :].copy())
+                    have = np.concatenate((have, keys[whole_in * PAGE_KEYS :]))
                 del keys
+            have = have.astype(np.uint64, copy=False)
+            want = sub[k0:k1]
+            at = np.searchsorted(have, want)
+            at[at >= len(have)] = len(have) - 1
+            found[lo + k0 : lo + k1] = have[at] == want
+            del have
             at_page = upto
-        have = (parts[0] if len(parts) == 1 else np.concatenate(parts)).astype(np.uint64, copy=False)
-        at = np.searchsorted(have, sub)
-        at[at >= len(have)] = len(have) - 1
-        found[lo:] = have[at] == sub
         return found
 
     def close(self) -> None:
