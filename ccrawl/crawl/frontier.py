@@ -420,9 +420,7 @@ class Frontier:
         want = self.config.window
         offset = 0
         while want > 0:
-            rows = self.state.db.execute(
-                "SELECT id, prio, n, done, data FROM qseg WHERE host=? ORDER BY prio, id LIMIT 16 OFFSET ?",
-                (host.name, offset)).fetchall()
+            rows = self.state.segments(host.name, offset)
             if not rows:
                 break
             offset += len(rows)
@@ -495,10 +493,10 @@ class Frontier:
             less[item.host] = less.get(item.host, 0) + 1
         db.executemany("INSERT INTO unsealed(host, prio, url, depth, hops, file) VALUES(?,?,?,?,?,?)", fetched_rows)
         db.executemany("UPDATE qseg SET done = done + ? WHERE id=?", [(k, seg) for seg, k in done.items()])
-        seg_host = {m.seq >> SEG_BITS: m.host for _, m in self._marks}
+        seg_host = {m.seq >> SEG_BITS: (m.host, m.prio) for _, m in self._marks}
         for seg in done:
-            if db.execute("DELETE FROM qseg WHERE id=? AND done >= n", (seg,)).rowcount:
-                known = self._hosts.get(seg_host[seg])
+            if self.state.drop_segment(*seg_host[seg], seg):
+                known = self._hosts.get(seg_host[seg][0])
                 if known is not None:  # every URL of it is done: the host's cursor for it is no use now
                     known.loaded.pop(seg, None)
         db.executemany("UPDATE hosts SET pending = pending - ? WHERE host=?", [(k, h) for h, k in less.items()])
@@ -712,9 +710,8 @@ class Frontier:
                                                   + [np.array([t])])).astype(np.int64)
             bodies = join_lines(batch.urls, taken[by].astype(np.int64), bounds, batch.hops)
             starts = bounds[:-1]
-            db.executemany("INSERT INTO qseg(host, prio, n, data) VALUES(?,?,?,?)",
-                           zip([names[c] for c in sc[starts].tolist()], sp[starts].tolist(),
-                               np.diff(bounds).tolist(), map(encode_body, bodies), strict=True))
+            self.state.add_segments(list(zip([names[c] for c in sc[starts].tolist()], sp[starts].tolist(),
+                                             np.diff(bounds).tolist(), map(encode_body, bodies), strict=True)))
             admitted_codes, first_at, per_host = np.unique(tc, return_index=True, return_counts=True)
             pending[admitted_codes] = per_host
             rank[admitted_codes] = first_at + self._seq + 1

@@ -46,7 +46,10 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS qseg(id INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL,
     n INTEGER NOT NULL, done INTEGER NOT NULL DEFAULT 0, data BLOB NOT NULL);
-CREATE INDEX IF NOT EXISTS qseg_host ON qseg(host, prio, id);
+CREATE TABLE IF NOT EXISTS qidx(host TEXT NOT NULL, prio INTEGER NOT NULL, id INTEGER NOT NULL,
+    PRIMARY KEY(host, prio, id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS qnew(host TEXT NOT NULL, prio INTEGER NOT NULL, id INTEGER NOT NULL,
+    PRIMARY KEY(host, prio, id)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS unsealed(id INTEGER PRIMARY KEY, host TEXT NOT NULL, prio INTEGER NOT NULL,
     url TEXT NOT NULL, depth INTEGER NOT NULL, hops INTEGER NOT NULL DEFAULT 0, file TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS unsealed_file ON unsealed(file);
@@ -66,11 +69,17 @@ CREATE TABLE IF NOT EXISTS outbox(id INTEGER PRIMARY KEY, part INTEGER NOT NULL,
 ADDED_COLUMNS = (("outbox", "hops", "INTEGER NOT NULL DEFAULT 0"), ("outbox", "source", "TEXT"),
                  ("hosts", "admitted", "INTEGER NOT NULL DEFAULT 0"), ("hosts", "indeg", "INTEGER NOT NULL DEFAULT 0"))
 
-SEEN_FORMAT = 3
+SEEN_FORMAT = 4
 """The state's layout: 1 was a ``seen`` table of 10-byte keys and a ``queue`` table of one row per URL,
+4 finds a host's segments through ``qidx`` and ``qnew`` instead of an index on ``qseg`` (a file of
+format 2 or 3 gets them from its index on open, and the index goes),
 2 the sorted runs of :mod:`ccrawl.crawl.seen` and the queue in zlib segments, 3 the same with zstd
 segments (a file of format 1 is migrated on open, one of format 2 is read as it is; an older ccrawl
-refuses format 3 with a clear message instead of failing on a zstd segment)."""
+refuses format 3 with a clear message instead of failing on a zstd segment, and one from before
+format 4 refuses a file whose ``qseg`` index it would recreate without keeping ``qidx`` up to date)."""
+
+QNEW_MAX = 1 << 18
+"""Segments found through ``qnew`` before they are folded into ``qidx`` in one sorted pass (~10 MB)."""
 
 SEG_BITS = 16
 """An item's ``seq`` is its segment's id shifted by this, plus its index in the segment."""
@@ -179,10 +188,12 @@ class StateFile:
                                  f"reads {SEEN_FORMAT}); finish the crawl with that version")
             # CCRAWL_SEEN_MEM_KEYS: keys kept in memory before a spill (tests make it small to spill and merge often)
             mem = int(os.environ.get("CCRAWL_SEEN_MEM_KEYS") or 0) or MEM_KEYS
+            self._qnew = 0
             self.seen = SeenStore(self.db, Path(str(self.path) + ".seen"), mem_keys=mem)
             self.edges = SeenStore(self.db, Path(str(self.path) + ".edges"), mem_keys=1 << 20, name="edges")
             if fmt < SEEN_FORMAT:
                 self._migrate_seen()
+            self._qnew = int(self.db.execute("SELECT count(*) FROM qnew").fetchone()[0])
         except sqlite3.DatabaseError as exc:
             os.close(self._lock_fd)
             raise UsageError(f"--state {self.path}: not a crawl state file ({exc})") from None
@@ -202,6 +213,9 @@ class StateFile:
         else:
             db.execute("BEGIN IMMEDIATE")
         db.execute("DROP TABLE IF EXISTS seen")
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type='index' AND name='qseg_host'").fetchone():  # 2, 3
+            db.execute("INSERT OR IGNORE INTO qidx(host, prio, id) SELECT host, prio, id FROM qseg")
+            db.execute("DROP INDEX qseg_host")
         if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='queue'").fetchone():
             cols = {str(r[1]) for r in db.execute("PRAGMA table_info(queue)")}
             hops = "hops" if "hops" in cols else "0"
@@ -246,7 +260,10 @@ class StateFile:
             db.execute("DELETE FROM unsealed WHERE file=?", (name,))
         if back:
             db.execute("UPDATE meta SET v = CAST(max(0, CAST(v AS INTEGER) - ?) AS TEXT) WHERE k='fetched'", (back,))
-        db.execute("UPDATE hosts SET pending=coalesce((SELECT sum(n - done) FROM qseg q WHERE q.host=hosts.host), 0)")
+        # (qseg has no index on host: one pass grouped by host, not a search per host)
+        waiting = db.execute("SELECT host, sum(n - done) FROM qseg GROUP BY host").fetchall()
+        db.execute("UPDATE hosts SET pending=0 WHERE pending != 0")
+        db.executemany("UPDATE hosts SET pending=? WHERE host=?", [(int(p), str(h)) for h, p in waiting])
         db.execute("COMMIT")
         return done, back
 
@@ -258,10 +275,8 @@ class StateFile:
 
         def out() -> None:
             if key is not None and group:
-                for i in range(0, len(group), SEG_MAX):
-                    part = group[i:i + SEG_MAX]
-                    self.db.execute("INSERT INTO qseg(host, prio, n, data) VALUES(?,?,?,?)",
-                                    (key[0], key[1], len(part), encode_segment(part)))
+                self.add_segments([(key[0], key[1], len(group[i:i + SEG_MAX]), encode_segment(group[i:i + SEG_MAX]))
+                                   for i in range(0, len(group), SEG_MAX)])
 
         for host, prio, url, hops in rows:
             if (host, prio) != key:
@@ -271,6 +286,42 @@ class StateFile:
             total += 1
         out()
         return total
+
+    def add_segments(self, rows: list[tuple[str, int, int, bytes]]) -> None:
+        """Queue segments (host, prio, n, data), inside the caller's transaction: the rows go to ``qseg``
+        (ids in order, after the largest), and (host, prio, id) to ``qnew``, a small table a host's lookup
+        reads beside ``qidx``. Past :data:`QNEW_MAX` rows ``qnew`` is folded into ``qidx`` in one sorted pass,
+        so the big index is written a page at a time in order, not a random page per segment (the B-tree
+        index on ``qseg(host, ...)`` this replaces cost a page write per segment once it outgrew the cache)."""
+        if not rows:
+            return
+        base = int(self.db.execute("SELECT coalesce(max(id), 0) FROM qseg").fetchone()[0])
+        ids = range(base + 1, base + 1 + len(rows))
+        self.db.executemany("INSERT INTO qseg(id, host, prio, n, data) VALUES(?,?,?,?,?)",
+                            [(i, h, p, n, d) for i, (h, p, n, d) in zip(ids, rows, strict=True)])
+        self.db.executemany("INSERT INTO qnew(host, prio, id) VALUES(?,?,?)",
+                            sorted((h, p, i) for i, (h, p, _, _) in zip(ids, rows, strict=True)))
+        self._qnew += len(rows)
+        if self._qnew > QNEW_MAX:
+            self.db.execute("INSERT INTO qidx(host, prio, id) SELECT host, prio, id FROM qnew")
+            self.db.execute("DELETE FROM qnew")
+            self._qnew = 0
+
+    def drop_segment(self, host: str, prio: int, seg: int) -> bool:
+        """Delete segment ``seg`` of ``host`` when every URL of it is done (inside the caller's transaction)."""
+        if not self.db.execute("DELETE FROM qseg WHERE id=? AND done >= n", (seg,)).rowcount:
+            return False
+        for table in ("qnew", "qidx"):
+            self.db.execute(f"DELETE FROM {table} WHERE host=? AND prio=? AND id=?", (host, prio, seg))
+        return True
+
+    def segments(self, host: str, offset: int, limit: int = 16) -> list[tuple[int, int, int, int, bytes]]:
+        """A host's segments as (id, prio, n, done, data), by prio then id, ``limit`` from ``offset``."""
+        rows = self.db.execute(
+            "SELECT q.id, q.prio, q.n, q.done, q.data FROM (SELECT prio, id FROM qidx WHERE host=?1 UNION ALL "
+            "SELECT prio, id FROM qnew WHERE host=?1) AS i JOIN qseg q ON q.id = i.id ORDER BY i.prio, i.id "
+            "LIMIT ?2 OFFSET ?3", (host, limit, offset)).fetchall()
+        return [(int(i), int(p), int(n), int(d), bytes(b)) for i, p, n, d, b in rows]
 
     def waiting(self) -> list[tuple[str, str, int, int]]:
         """Every waiting URL as (host, url, depth, hops), by host, depth and admission (tests, tools)."""

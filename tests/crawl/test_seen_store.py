@@ -198,6 +198,45 @@ def test_a_state_file_with_the_old_seen_table_is_migrated(tmp_path: Path) -> Non
     f.state.close()
 
 
+def test_a_layout_3_file_gets_its_segment_lookup_from_the_old_index_and_the_index_goes(tmp_path: Path) -> None:
+    """Layout 3 found a host's segments through an index on qseg(host, prio, id); layout 4 through qidx and
+    qnew. Opening a layout 3 file fills qidx from qseg and drops the index, in one transaction; every URL
+    is then handed out once, by host, depth and admission, and new admissions join them."""
+    from ccrawl.crawl.state import encode_segment
+
+    path = tmp_path / "state.db"
+    db = sqlite3.connect(path)
+    db.executescript(SCHEMA + "CREATE INDEX qseg_host ON qseg(host, prio, id);")
+    db.execute("INSERT INTO meta VALUES('seen_format', '3')")
+    urls = {f"h{h}.example": [f"http://h{h}.example/p{i}" for i in range(7)] for h in range(5)}
+    for host, group in urls.items():
+        for prio, part in ((1, group[:4]), (2, group[4:])):
+            db.execute("INSERT INTO qseg(host, prio, n, data) VALUES(?,?,?,?)",
+                       (host, prio, len(part), encode_segment([(u, 0) for u in part])))
+        db.execute("INSERT INTO hosts(host, pending) VALUES(?, 7)", (host,))
+    db.commit()
+    db.close()
+    st = StateFile(path)
+    assert st.get("seen_format") == "4"
+    assert st.db.execute("SELECT 1 FROM sqlite_master WHERE name='qseg_host'").fetchone() is None
+    assert st.db.execute("SELECT count(*) FROM qidx").fetchone()[0] == 10
+    f = Frontier(st, FrontierConfig(host_budget=0, delay=0.0, max_depth=3))
+    f.add("http://h0.example/new", 1)
+    f.flush()
+    got: dict[str, list[str]] = {}
+    while (item := f.take(now=0.0)) is not None:
+        assert not isinstance(item, float)
+        got.setdefault(item.host, []).append(item.url)
+        f.done(item, started=0.0, file="w.warc.gz")
+    assert got["h0.example"] == [*urls["h0.example"][:4], "http://h0.example/new", *urls["h0.example"][4:]]
+    assert {h: v for h, v in got.items() if h != "h0.example"} == {h: v for h, v in urls.items() if h != "h0.example"}
+    f.flush()
+    assert st.db.execute("SELECT count(*) FROM qseg").fetchone()[0] == 0
+    assert st.db.execute("SELECT count(*) FROM qidx").fetchone()[0] == 0
+    assert st.db.execute("SELECT count(*) FROM qnew").fetchone()[0] == 0
+    st.close()
+
+
 def test_a_state_file_from_a_newer_layout_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     StateFile(path).close()
@@ -301,3 +340,33 @@ def test_a_merge_that_hangs_is_named_at_close_within_the_stall_deadline(tmp_path
         assert not [p for p in st.seen.dir.iterdir() if p.suffix == ".tmp"]
     finally:
         st.close()
+
+
+def test_segments_folded_from_qnew_into_qidx_are_still_found_in_order(tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """With qnew folded into qidx every few segments, a host's URLs still come out once each, by depth then
+    admission, across folds, and a done segment leaves both tables."""
+    import ccrawl.crawl.state as state_mod
+
+    monkeypatch.setattr(state_mod, "QNEW_MAX", 3)
+    st = StateFile(tmp_path / "state.db")
+    f = Frontier(st, FrontierConfig(host_budget=0, delay=0.0, max_depth=3, flush_every=10_000))
+    want: dict[str, list[tuple[int, str]]] = {}
+    for batch in range(6):
+        for h in range(4):
+            for i in range(3):
+                url = f"http://h{h}.example/b{batch}/{i}"
+                depth = 1 + (batch + i) % 3
+                f.add(url, depth)
+                want.setdefault(f"h{h}.example", []).append((depth, url))
+        f.flush()
+    assert st.db.execute("SELECT count(*) FROM qidx").fetchone()[0] > 0
+    got: dict[str, list[str]] = {}
+    while (item := f.take(now=0.0)) is not None:
+        assert not isinstance(item, float)
+        got.setdefault(item.host, []).append(item.url)
+        f.done(item, started=0.0, file="w.warc.gz")
+    f.flush()
+    assert got == {h: [u for _, u in sorted(v, key=lambda x: x[0])] for h, v in want.items()}
+    assert [st.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("qseg", "qidx", "qnew")] == [0, 0, 0]
+    st.close()
