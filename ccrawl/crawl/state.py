@@ -8,10 +8,11 @@ Tables (``docs/crawl.md`` has the same)::
                                       (:mod:`ccrawl.crawl.seen`; the runs are in ``<state>.seen/``)
     edges_log(id PK, keys BLOB)       the same for the (linking domain, target) pairs of the trap
                                       budgets (runs in ``<state>.edges/``)
-    queue(seq PK, host, prio, url, depth, state, file, hops)  appended in admission order; a partial
-        index (host, prio, seq) WHERE state = 0 is each host's waiting line
-        state 0: waiting; state 1: fetched into WARC file ``file``, which is not sealed yet
-        hops: redirects followed to reach the URL (0 unless it is a redirect target; ``--max-redirects``)
+    qseg(id PK, host, prio, n, done, data)  a host's waiting URLs of one depth admitted in one flush
+        (``url`` or ``url<TAB>hops`` lines, zstd when smaller); ``done`` is the cursor of those fetched
+    qidx(host, prio, id), qnew(host, prio, id)  WITHOUT ROWID: how a host's segments are found; new
+        entries go to the small ``qnew``, folded into ``qidx`` in one sorted pass past ``QNEW_MAX``
+    unsealed(id PK, host, prio, url, depth, hops, file)  fetched into WARC file ``file``, not sealed yet
     hosts(host PK, next_at, delay, pending, rank, admitted, indeg)  politeness clock (unix seconds), robots
         Crawl-delay, count of waiting URLs, admission order of the host's first URL (a seed list in
         rank order keeps that order), URLs admitted and linking registered domains (trap budget);
@@ -22,7 +23,7 @@ Tables (``docs/crawl.md`` has the same)::
         with the linking page's registered domain (its trap-budget vote), kept until the owner says it
         committed them; a restart sends them all again
 
-A row leaves ``queue`` when its fetch failed (nothing to archive) or when the WARC file holding
+A URL leaves the queue when its fetch failed (nothing to archive) or when the WARC file holding
 its page is sealed, so the queue holds only URLs not yet safely on disk, and the seen set is what
 grows with the crawl: 8 bytes per URL in sorted runs beside the file (:mod:`ccrawl.crawl.seen`). Only one
 process may open a state file (``flock`` on ``<state>.lock``).
