@@ -23,6 +23,7 @@ from ccrawl import accel
 from ccrawl.errors import UsageError
 from ccrawl.output import OutputOptions, cell, emit, json_default, resolve_format, to_json
 from ccrawl.rowbatch import batch_rows, json_columns
+from ccrawl.rowbatch import string_array as _string_array
 from ccrawl.rowbatch import string_array_py as string_array_py  # the twin the URL commands use too
 
 if TYPE_CHECKING:
@@ -89,15 +90,6 @@ jsonl_rows = _native.jsonl_rows if _native is not None else jsonl_rows_py
 
 # --------------------------------------------------------------------------------------------------
 # columns of a batch as the writers take them
-
-
-def _string_array(values: list[str | None]) -> Array:
-    surt = accel.native("surt")
-    if surt is not None:
-        built = surt.as_string_array(values)
-        if built is not None:
-            return built
-    return string_array_py(values)
 
 
 def _column(batch: RecordBatch, name: str) -> Array:

@@ -57,14 +57,7 @@ def string_array_py(values: list[str | None]) -> Array:
     large = len(data) >= 2**31 - 1
     offsets = array.array("q" if large else "i", [0])
     offsets.extend(itertools.accumulate(len(e) for e in encoded))
-    nulls = sum(1 for v in values if v is None)
-    validity = None
-    if nulls:
-        bits = bytearray((len(values) + 7) // 8)
-        for i, v in enumerate(values):
-            if v is not None:
-                bits[i >> 3] |= 1 << (i & 7)
-        validity = pa.py_buffer(bytes(bits))
+    validity, nulls = _validity(values)
     return pa.Array.from_buffers(pa.large_string() if large else pa.string(), len(values),
                                  [validity, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data)], null_count=nulls)
 
@@ -81,6 +74,14 @@ def _validity(values: Sequence[object]) -> tuple[object, int]:
         if v is not None:
             bits[i >> 3] |= 1 << (i & 7)
     return pa.py_buffer(bytes(bits)), nulls
+
+
+def string_array(values: list[str | None]) -> Array:
+    """An Arrow string array of ``values``: the compiled builder where it can (not for a lone surrogate), else
+    :func:`string_array_py`."""
+    surt = accel.native("surt")
+    built: Array | None = surt.as_string_array(values) if surt is not None else None
+    return built if built is not None else string_array_py(values)
 
 
 _NONE = type(None)

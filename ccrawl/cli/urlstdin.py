@@ -58,15 +58,6 @@ def _blocks(stream: IO[bytes], size: int) -> Iterator[bytes]:
         raise exc.cause from None
 
 
-def _string_array(values: list[str | None]) -> pa.StringArray:
-    """An Arrow string array of ``values``: the compiled builder where it can, else pyarrow's."""
-    from ccrawl.batchout import string_array_py
-
-    native = accel.native("surt")
-    built = native.as_string_array(values) if native is not None else None
-    return built if built is not None else string_array_py(values)
-
-
 class _Block:
     """One block's answer: its rows (a record batch), and in input order the lines that were not values
     and the URLs that failed (with their reasons)."""
@@ -112,7 +103,9 @@ def _values(
                 continue
         values.append(item)
         lines.append(number)
-    return _string_array(values), lines, bad
+    from ccrawl.rowbatch import string_array
+
+    return string_array(values), lines, bad
 
 
 def _answer(

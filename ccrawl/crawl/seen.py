@@ -119,13 +119,7 @@ def unique(values: npt.NDArray[Scalar]) -> npt.NDArray[Scalar]:
     from a hash table, 40-120x slower than this on 20 000 - 4M random 64-bit keys (0.7-2 us a key
     against 0.015-0.03 on this machine): the cause of the frontier's rate falling with the URLs held
     (bench/README.md, "Frontier to 100M"). Every distinct-values step of the crawl goes through here."""
-    out = np.sort(values)
-    if len(out) > 1:
-        keep = np.empty(len(out), dtype=bool)
-        keep[0] = True
-        np.not_equal(out[1:], out[:-1], out=keep[1:])
-        out = out[keep]
-    return out
+    return _drop_repeats(np.sort(values))
 
 
 def merge_unique(parts: Sequence[Keys]) -> Keys:
@@ -133,17 +127,17 @@ def merge_unique(parts: Sequence[Keys]) -> Keys:
     if not parts:
         return np.zeros(0, dtype=np.uint64)
     whole = np.concatenate(parts) if len(parts) > 1 else parts[0]
-    out = np.sort(whole, kind="stable")
+    return _drop_repeats(np.sort(whole, kind="stable"))
+
+
+def _drop_repeats(out: npt.NDArray[Scalar]) -> npt.NDArray[Scalar]:
+    """A sorted array without its repeated values (one comparison pass)."""
     if len(out) > 1:
         keep = np.empty(len(out), dtype=bool)
         keep[0] = True
         np.not_equal(out[1:], out[:-1], out=keep[1:])
         out = out[keep]
     return out
-
-
-def _sorted_unique(keys: Keys) -> Keys:
-    return unique(keys)
 
 
 class _Run:
@@ -249,7 +243,7 @@ class SeenStore:
         rows = db.execute(f"SELECT id, keys FROM {self.table} ORDER BY id").fetchall()
         if rows:
             self._log_hi = int(rows[-1][0])
-            self._push(_sorted_unique(np.frombuffer(b"".join(r[1] for r in rows), dtype="<u8").astype(np.uint64)))
+            self._push(unique(np.frombuffer(b"".join(r[1] for r in rows), dtype="<u8").astype(np.uint64)))
 
     # -- the manifest ----------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ import inspect
 import pkgutil
 import types
 import typing
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -190,12 +190,9 @@ def batch_operation(
         if name in REGISTRY and REGISTRY[name].batch_func is not func:
             raise ValueError(f"operation {name!r} is registered twice")
 
-        def rows(**kwargs: object) -> Iterator[Record]:
-            from ccrawl.rowbatch import batch_rows
+        from ccrawl.rowbatch import rows_of
 
-            for batch in func(**kwargs):
-                yield from batch_rows(batch)
-
+        rows = rows_of(func)
         REGISTRY[name] = Operation(name, rows, summary, tuple(columns), writes, _declared(name, func), func)
         return func
 
