@@ -51,3 +51,38 @@ def test_meta_operations_are_registered() -> None:
     registry = ops.load_all()
     assert {"version", "native", "cache.show", "cache.clear"} <= set(registry)
     assert registry["cache.clear"].writes and not registry["cache.show"].writes
+
+
+def test_the_homes_index_names_the_module_of_every_operation() -> None:
+    from ccrawl.ops.homes import HOMES
+
+    registry = ops.load_all()
+    actual = {
+        name: (op.batch_func or op.func).__module__.rsplit(".", 1)[1]
+        for name, op in registry.items()
+        if (op.batch_func or op.func).__module__.startswith("ccrawl.ops.")
+    }
+    missing = [f'    "{name}": "{home}",' for name, home in sorted(actual.items()) if HOMES.get(name) != home]
+    assert not missing, "add to ccrawl/ops/homes.py:\n" + "\n".join(missing)
+    assert set(HOMES) <= set(actual), f"operations that no longer exist: {sorted(set(HOMES) - set(actual))}"
+
+
+@pytest.mark.parametrize(
+    "name", ["cc.search", "host.degrees", "rank.domain", "sched.assign", "urls.publish", "warc.parse"]
+)
+def test_get_imports_only_the_operations_home_module(name: str) -> None:
+    """A name whose prefix is no module (``cc.search`` lives in ``ops/search.py``) must not import every module."""
+    import subprocess
+    import sys
+
+    from ccrawl.ops.homes import HOMES
+
+    code = (
+        "import sys\nfrom ccrawl import ops\n"
+        f"ops.get({name!r})\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('ccrawl.ops.'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    operation_modules = set(out) - {"ccrawl.ops.caps", "ccrawl.ops.context", "ccrawl.ops.homes"}
+    assert f"ccrawl.ops.{HOMES[name]}" in operation_modules
+    assert len(operation_modules) <= 3, f"get({name!r}) imported {sorted(operation_modules)}"

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import builtins
 import importlib
-import importlib.util
 import inspect
 import pkgutil
 import types
@@ -201,10 +200,11 @@ def batch_operation(
 
 def get(name: str) -> Operation:
     """The operation called ``name``; KeyError names the ones that exist."""
-    if name not in REGISTRY:  # its own module first (``url.surt`` in ``ops/url.py``): a command imports only that
-        home = f"{__name__}.{name.split('.')[0]}"
-        if importlib.util.find_spec(home) is not None:
-            importlib.import_module(home)
+    if name not in REGISTRY:  # its own module first (``ops/homes.py``): a command imports only that one
+        from ccrawl.ops.homes import HOMES
+
+        if name in HOMES:
+            importlib.import_module(f"{__name__}.{HOMES[name]}")
     if name not in REGISTRY:
         load_all()
     try:
