@@ -187,15 +187,18 @@ class Run:
 
     def context(self, notice: Notice | None = None) -> OpContext:
         """What this invocation injects into an operation: the Common Crawl client's options from the
-        resolved settings (with ``--no-cache`` and ``-v``), notices on stderr (or ``notice``), the
-        command line, the Hub endpoint and the chosen ``--progress``."""
+        resolved settings (with ``--no-cache`` and ``-v``), notices on stderr (or ``notice``), progress and
+        summary lines to :meth:`info` (silenced by ``-q``), the command line, the Hub endpoint and the chosen
+        ``--progress``."""
         from ccrawl.net.options import ClientOptions
         from ccrawl.ops.context import OpContext
 
         settings = self.settings
         client = ClientOptions.parse({**settings.values, "no_cache": self.no_cache, "verbose": self.verbose})
         hub = str(getattr(settings, "hf_endpoint", "") or "") or None
-        return OpContext(client, notice or echo_err, self.command_line, hub, self.progress)
+        # module functions, not bound methods: ``serve`` sends this context to its operations' processes
+        info = _silent if self.quiet else echo_info
+        return OpContext(client, notice or echo_err, self.command_line, hub, self.progress, info=info)
 
     def emit(self, records: Iterable[Mapping[str, object]], *, columns: Sequence[str] = (), single: bool = False,
              verdict: bool = False) -> int:
@@ -232,7 +235,7 @@ class Run:
     def info(self, message: str) -> None:
         """Progress and diagnostics: stderr, silenced by -q."""
         if not self.quiet:
-            click.echo(_redacted(message), err=True)
+            echo_info(message)
 
     def warn(self, message: str) -> None:
         """A warning: always on stderr."""
@@ -272,6 +275,15 @@ def _until_verdict(records: Iterable[Mapping[str, object]],
 def echo_err(message: str) -> None:
     """An operation's notice at a shell: the line on stderr as it is."""
     click.echo(message, err=True)
+
+
+def echo_info(message: str) -> None:
+    """An operation's progress or summary line at a shell (:meth:`Run.info` without ``-q``)."""
+    click.echo(_redacted(message), err=True)
+
+
+def _silent(_message: str) -> None:
+    """Progress and summary lines under ``-q``."""
 
 
 def _redacted(message: str) -> str:

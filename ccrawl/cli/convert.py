@@ -24,4 +24,4 @@ def convert(run: Run, source: Path, fmt: str, out: Path | None, markdown: bool, 
     op = ops.get("convert")
     # every archive converted before the first row is written, as the records have always come out
     run.emit(list(op(source=str(source), to=fmt, out=str(out) if out is not None else "", markdown=markdown,
-                     skip_bad_records=skip_bad_records, library=library, info=run.info)), columns=op.columns)
+                     skip_bad_records=skip_bad_records, library=library, ctx=run.context())), columns=op.columns)

@@ -138,7 +138,7 @@ def export(run: Run, shards: str, task: str | None, tasks: int | None, source_ki
         keep_parquet=_keep(run, "markdown export", keep, keep_parquet), min_free_gb=min_free_gb,
         ledger=str(ledger or ""), skip_errors=skip_errors, endpoint=str(run.settings.hf_endpoint or "") if push else "",
         journal=str(run.flags.get("journal") or ""), executor=executor, ray_address=ray_address,
-        ctx=run.context(run.warn), info=run.info,
+        ctx=run.context(run.warn),
     ), columns=op.columns, verdict=True)
 
 
@@ -188,7 +188,7 @@ def refetch(run: Run, shards: str, extractor: str, lang: str, min_lang_confidenc
         warc_cache_dir=str(warc_cache_dir or ""), no_warc_cache=no_warc_cache, limit=limit, push=push, repo=repo,
         commit_batch=commit_batch, keep_parquet=_keep(run, "markdown refetch", keep, keep_parquet),
         ledger=str(ledger or ""), skip_errors=skip_errors, endpoint=str(run.settings.hf_endpoint or "") if push else "",
-        journal=str(run.flags.get("journal") or ""), ctx=run.context(run.warn), info=run.info,
+        journal=str(run.flags.get("journal") or ""), ctx=run.context(run.warn),
     ), columns=op.columns)
 
 

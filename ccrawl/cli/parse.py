@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from ccrawl.cli.common import Run, command, echo_err, op_type
+from ccrawl.cli.common import Run, command, op_type
 
 
 @command("parse", help="Decode a local WARC/WAT/WET file (or - for stdin) into records.")
@@ -47,7 +47,7 @@ def parse(
     content = tuple(k for k, on in (("text", text), ("markdown", markdown), ("links", links), ("meta", meta)) if on)
     batches = op.batches(
         files=files, format=fmt, types=types, status=status, mime=mime, lang=lang, url=url, content=content,
-        skip_bad_records=skip_bad_records, verify_digests=verify_digests, notice=echo_err,
+        skip_bad_records=skip_bad_records, verify_digests=verify_digests, ctx=run.context(),
     )
     run.emit_batches(batches, columns=parse_columns(op.columns, content=content, lang=lang,
                                                     wet=fmt == "wet" or any(detect_format(f) == "wet" for f in files)))

@@ -270,14 +270,16 @@ class Exporter:
     command = "markdown export"
 
     def __init__(self, opts: ExportOptions, repo: DatasetRepo | None = None, *,
-                 log: Callable[[str], None] | None = None,
+                 log: Callable[[str], None] | None = None, info: Callable[[str], None] | None = None,
                  sleep: Callable[[float], None] = time.sleep) -> None:
+        """``log`` hears warnings, ``info`` the progress lines (``log`` when not given)."""
         opts.validate()
         if opts.push and repo is None:
             raise UsageError("pushing needs a dataset repo; pass --push=false to build locally")
         self.opts = opts
         self.repo = repo
         self.log = log or (lambda _msg: None)
+        self.info = info or self.log
         self.sleep = sleep
         self.stats = ExportStats()
         assert opts.ledger is not None
@@ -606,7 +608,7 @@ class Exporter:
             # one unit queued past the cluster's CPUs, so a CPU that frees up never waits on the driver
             slots = max(self.opts.parallel, cluster_cpus(ray) + 1)
             yield from self._drive(lambda unit: pool.submit(build_in_task, task_opts, self.label, unit), slots, pool)
-            self.log(pool.tally.line("units"))
+            self.info(pool.tally.line("units"))
 
     def _drive(self, submit: Callable[[Unit], Future[Built]], slots: int, pool: _Pool) -> Iterator[Record]:
         """Keep ``slots`` units building, account and commit each as it finishes (any executor)."""
@@ -614,7 +616,7 @@ class Exporter:
 
         todo = list(self._todo(self._plan()))  # the shards are a list already: their count is the total
         units = iter(todo)
-        progress = UnitProgress("markdown export", "shards", len(todo), self.log)
+        progress = UnitProgress("markdown export", "shards", len(todo), self.info)
         waiting: list[Built] = []
         failure: BaseException | None = None
         running: dict[Future[Built], Unit] = {}
@@ -743,6 +745,7 @@ class UnitBuilder(Exporter):
         self.opts = opts
         self.label = label
         self.log = log
+        self.info = log
 
 
 def build_in_task(opts: ExportOptions, label: str, unit: Unit) -> Built:

@@ -94,10 +94,11 @@ class Refetcher(Exporter):
     command = "markdown refetch"
 
     def __init__(self, opts: ExportOptions, refetch: RefetchOptions, repo: DatasetRepo | None = None, *,
-                 log: Callable[[str], None] | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
+                 log: Callable[[str], None] | None = None, info: Callable[[str], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         opts.source_kind = "warc"
         refetch.validate(opts)
-        super().__init__(opts, repo, log=log, sleep=sleep)
+        super().__init__(opts, repo, log=log, info=info, sleep=sleep)
         self.refetch = refetch
         self.phases = Phases()
         self.failures: Counter[str] = Counter()

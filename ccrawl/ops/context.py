@@ -9,6 +9,9 @@ refuse a request naming it. It carries
   durations parsed once);
 - ``notice``: where an operation's lines for the user go (stderr at a shell, a frame to a network
   client);
+- ``info``: where its progress and summary lines go, when the front end separates them from the notices
+  (the CLI's ``-q`` silences these, never the warnings); ``None`` sends them to ``notice``
+  (:meth:`OpContext.report`);
 - ``command_line``: the command as the user gave it, for provenance (WARC ``warcinfo``, dataset
   metadata); empty when there is none;
 - ``hub_endpoint``: the HuggingFace Hub endpoint the server or shell is configured with;
@@ -47,14 +50,19 @@ class OpContext:
     hub_endpoint: str | None = None
     progress: str = "none"
     handle_signals: bool = True
+    info: Notice | None = None
 
     @classmethod
     def of(cls, client: ClientOptions | Mapping[str, object] | None = None, *, notice: Notice | None = None,
            command_line: str = "", hub_endpoint: str | None = None, progress: str = "none",
-           handle_signals: bool = True) -> OpContext:
+           handle_signals: bool = True, info: Notice | None = None) -> OpContext:
         """A context from client options given typed or as a mapping of settings (parsed here)."""
         options = client if isinstance(client, ClientOptions) else ClientOptions.parse(client or {})
-        return cls(options, notice or stderr_notice, command_line, hub_endpoint, progress, handle_signals)
+        return cls(options, notice or stderr_notice, command_line, hub_endpoint, progress, handle_signals, info)
+
+    def report(self, message: str) -> None:
+        """A progress or summary line: to ``info`` when the front end gave one, else to the notice."""
+        (self.info or self.notice)(message)
 
     def client_kwargs(self) -> dict[str, object]:
         """The client options as :class:`~ccrawl.net.client.CCClient` keywords, warnings to the notice
@@ -62,7 +70,8 @@ class OpContext:
         return {**self.client.as_dict(), "warn": self.notice}
 
     def with_notice(self, notice: Notice) -> OpContext:
-        return dataclasses.replace(self, notice=notice)
+        """Every line of the operation's (notices, progress and summaries) to ``notice``."""
+        return dataclasses.replace(self, notice=notice, info=None)
 
     def with_progress(self, progress: str) -> OpContext:
         return dataclasses.replace(self, progress=progress)

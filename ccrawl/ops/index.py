@@ -110,10 +110,11 @@ def warc_documents(path: str, notice: Notice | None = None) -> Iterator[Document
     Request, warcinfo and metadata records are counted as ``other_records`` without a word; a record
     that cannot be read is named through ``notice`` and skipped."""
     from ccrawl.errors import NothingMatched
+    from ccrawl.ops.context import OpContext
     from ccrawl.ops.parse import warc_parse
 
     try:
-        for row in warc_parse([path], content="text", skip_bad_records=True, notice=notice):
+        for row in warc_parse([path], content="text", skip_bad_records=True, ctx=OpContext.of(notice=notice)):
             yield document_of(row, f"{path}@{row.get('offset')}", notice)
     except NothingMatched:
         return

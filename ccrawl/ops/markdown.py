@@ -6,7 +6,6 @@ Each is a thin wrapper over :mod:`ccrawl.markdown` and :mod:`ccrawl.datasets.ded
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, ReadPath, Value, WritePath
-from ccrawl.ops.context import Notice, OpContext, after_stream, context
+from ccrawl.ops.context import OpContext, after_stream, context
 
 if TYPE_CHECKING:
     from ccrawl.commoncrawl.records import Location
@@ -53,10 +52,9 @@ def markdown_export(
     executor: Limit[str] = "local",
     ray_address: Endpoint[str] = "",
     ctx: Injected[OpContext | None] = None,
-    info: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
-    """One record per file written or committed; warnings to the context's notice, progress lines to ``info``
-    (by default the ``ccrawl.markdown`` logger). Exit 3 when a location stream held none, 1 when every unit
+    """One record per file written or committed; warnings to the context's notice, progress and summary lines
+    to its ``info`` (:meth:`OpContext.report`). Exit 3 when a location stream held none, 1 when every unit
     failed."""
     from ccrawl.markdown.export import Exporter, open_export_repo
 
@@ -69,8 +67,9 @@ def markdown_export(
                            ledger=ledger, skip_errors=skip_errors, journal=journal, executor=executor,
                            ray_address=ray_address)
     opts.validate()
-    say = info or logging.getLogger("ccrawl.markdown").info
-    exporter = Exporter(opts, open_export_repo(repo, endpoint=endpoint) if push else None, log=c.notice)
+    say = c.report
+    exporter = Exporter(opts, open_export_repo(repo, endpoint=endpoint) if push else None, log=c.notice,
+                        info=c.report)
     try:
         yield from exporter.run()
     finally:
@@ -116,10 +115,9 @@ def markdown_refetch(
     endpoint: Endpoint[str] = "",
     journal: WritePath[str] = "",
     ctx: Injected[OpContext | None] = None,
-    info: Injected[Notice | None] = None,
 ) -> Iterator[Record]:
     """One record per file written or committed (as ``markdown.export``), the pages fetched live through the
-    recrawl engine; its phase, language and summary lines go to ``info``."""
+    recrawl engine; its phase, language and summary lines go to the context's ``info``."""
     from ccrawl.markdown.export import open_export_repo
     from ccrawl.markdown.refetch import Refetcher, RefetchOptions
 
@@ -133,8 +131,9 @@ def markdown_refetch(
                           no_warc_cache=no_warc_cache)
     more.validate(opts)
     opts.validate()
-    say = info or logging.getLogger("ccrawl.markdown").info
-    refetcher = Refetcher(opts, more, open_export_repo(repo, endpoint=endpoint) if push else None, log=c.notice)
+    say = c.report
+    refetcher = Refetcher(opts, more, open_export_repo(repo, endpoint=endpoint) if push else None, log=c.notice,
+                          info=c.report)
     try:
         yield from refetcher.run()
     finally:
@@ -179,10 +178,10 @@ def dedup(
            columns=("source", "output", "rows", "bytes", "sha256", "library"), writes=True)
 def convert(source: ReadPath[str], to: Value[str] = "parquet", out: WritePath[str] = "", markdown: Value[bool] = False,
             skip_bad_records: Value[bool] = False, library: WritePath[str | None] = None,
-            info: Injected[Notice | None] = None) -> Iterator[Record]:
+            ctx: Injected[OpContext | None] = None) -> Iterator[Record]:
     """One record per archive converted; with ``library`` (a library root) the files go beside the raw ones in
-    its layout and are recorded in it (``library`` then names each one's library path). ``info`` hears a line
-    per archive."""
+    its layout and are recorded in it (``library`` then names each one's library path); a line per archive to
+    the context's ``info``."""
     from ccrawl.markdown.convert_files import convert_file, inputs_of, plan_outputs, record_in_library
 
     lib = Path(library).expanduser() if library else None
@@ -196,8 +195,7 @@ def convert(source: ReadPath[str], to: Value[str] = "parquet", out: WritePath[st
         done.library_path = lib_path
         if lib is not None:
             record_in_library(lib, done)
-        if info is not None:
-            info(f"convert: {src.name}: {done.rows} records -> {dest}")
+        context(ctx).report(f"convert: {src.name}: {done.rows} records -> {dest}")
         yield {"source": str(src), "output": str(dest), "rows": done.rows, "bytes": done.bytes, "sha256": done.sha256,
                "library": lib_path}
 

@@ -41,6 +41,7 @@ from urllib.parse import urljoin
 from ccrawl.errors import NothingMatched, UsageError
 from ccrawl.ops import batch_operation
 from ccrawl.ops.caps import Bounds, Cap, Injected, ReadPath, Value
+from ccrawl.ops.context import OpContext, context
 from ccrawl.rowbatch import chunked, rows_of
 from ccrawl.warc.reader import Record, decode_body, iter_records
 
@@ -253,13 +254,14 @@ def warc_parse_batches(
     content: Value[Sequence[str] | None] = None,
     skip_bad_records: Value[bool] = False,
     verify_digests: Value[bool] = False,
-    notice: Injected[Callable[[str], None] | None] = None,
+    ctx: Injected[OpContext | None] = None,
 ) -> Iterator[pa.RecordBatch]:
     """Every record of ``files`` (``-`` is stdin) passing the filters, with the content asked for, as record
-    batches of :data:`FIELDS` (a chunk of records at a time)."""
+    batches of :data:`FIELDS` (a chunk of records at a time); a skipped or noted record is a line to the
+    context's notice."""
     return chunked(parse_rows(files, format=format, types=types, status=status, mime=mime, lang=lang, url=url,
                          content=content, skip_bad_records=skip_bad_records, verify_digests=verify_digests,
-                         notice=notice), FIELDS)
+                         notice=context(ctx).notice), FIELDS)
 
 
 def parse_rows(

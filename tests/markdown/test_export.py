@@ -305,6 +305,35 @@ def test_the_export_operation(cc_env: dict[str, str], tmp_path: Path, fakecc: Fa
     assert [r["rows"] for r in records] == [4] and records[0]["file"].endswith("part-000000.parquet")
 
 
+def test_the_summary_goes_to_the_contexts_info_else_to_its_notice(cc_env: dict[str, str], tmp_path: Path,
+                                                                 fakecc: FakeCCServer) -> None:
+    from ccrawl import ops
+
+    def summaries(lines: list[str]) -> list[str]:  # the progress line and the closing summary
+        return [line for line in lines if line.startswith("markdown export: ")]
+
+    notices: list[str] = []
+    infos: list[str] = []
+    ctx = OpContext.of(fakecc.client_options(), notice=notices.append, info=infos.append)
+    list(ops.get("markdown.export")(out=str(tmp_path / "a"), locations=_locations(fakecc, 0), ctx=ctx))
+    assert len(summaries(infos)) == 2 and summaries(notices) == []
+    assert "1/1 shards (100.0%)" in summaries(infos)[0] and " parts written, " in summaries(infos)[1]
+    # a network front end hands every line to its one notice (a frame to the client)
+    framed: list[str] = []
+    list(ops.get("markdown.export")(out=str(tmp_path / "b"), locations=_locations(fakecc, 0),
+                                    ctx=ctx.with_notice(framed.append)))
+    assert len(summaries(framed)) == 2 and len(summaries(infos)) == 2
+
+
+def test_quiet_silences_the_summary_but_not_warnings(cc_env: dict[str, str], tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    assert _export(tmp_path / "loud", "--shards", "1") == 0
+    assert "markdown export: " in capsys.readouterr().err
+    assert main(["-q", "-c", CRAWL, "markdown", "export", "--shards", "1", "--push=false",
+                 "--out", str(tmp_path / "quiet")]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_textlinks_engine_is_accepted_and_labels_its_rows(cc_env: dict[str, str], tmp_path: Path) -> None:
     # The fake crawl's articles hold no links once pruned, so the Markdown is the same; how a
     # link renders is tested on the engine (tests/extract/test_precision_rules.py).

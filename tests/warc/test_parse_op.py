@@ -9,6 +9,7 @@ import pytest
 
 from ccrawl.cli.main import main
 from ccrawl.errors import InputError, NothingMatched, UsageError
+from ccrawl.ops.context import OpContext
 from ccrawl.ops.parse import detect_format, warc_parse
 
 
@@ -207,7 +208,7 @@ def test_bad_records_inside_a_warc_are_reported_without_their_bytes(tmp_path: Pa
             list(ops.get("warc.parse")(files=[str(path)]))
         assert name in str(caught.value) and "SECRET" not in str(caught.value)
         notes: list[str] = []
-        list(ops.get("warc.parse")(files=[str(path)], skip_bad_records=True, notice=notes.append))
+        list(ops.get("warc.parse")(files=[str(path)], skip_bad_records=True, ctx=OpContext.of(notice=notes.append)))
         assert notes and not any("SECRET" in n or "TOKEN" in n for n in notes), notes
 
 
