@@ -259,8 +259,8 @@ class DomainsPublisher(StagedPublisher[DomainShard, DomainLedger]):
 
     def __init__(self, opts: DomainsPublishOptions, repo: DatasetRepo | None, release: str, source: str,
                  blocks: Callable[[], Iterator[bytes]], *, log: Callable[[str], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        self.stats = DomainsPublishStats()
+                 sleep: Callable[[float], None] = time.sleep, stats: DomainsPublishStats | None = None) -> None:
+        self.stats = stats if stats is not None else DomainsPublishStats()
         super().__init__(opts, repo, DomainLedger(), self.stats, log=log, sleep=sleep)
         self.opts = opts
         self.release = release

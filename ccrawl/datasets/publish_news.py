@@ -116,8 +116,9 @@ class NewsPublisher(StagedPublisher[Sealed, Ledgers]):
         month_paths: Callable[[Month], list[str]],
         log: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        stats: NewsPublishStats | None = None,
     ) -> None:
-        self.stats = NewsPublishStats()
+        self.stats = stats if stats is not None else NewsPublishStats()
         super().__init__(opts, repo, Ledgers(), self.stats, log=log, sleep=sleep)
         self.opts = opts
         self.month_paths = month_paths

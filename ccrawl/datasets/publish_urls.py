@@ -284,8 +284,8 @@ class UrlsPublisher(StagedPublisher[ShardResult, UrlLedger]):
 
     def __init__(self, opts: UrlsPublishOptions, repo: DatasetRepo | None, source: RangeSource,
                  crawls: dict[str, list[str]], *, log: Callable[[str], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
-        self.stats = UrlsPublishStats()
+                 sleep: Callable[[float], None] = time.sleep, stats: UrlsPublishStats | None = None) -> None:
+        self.stats = stats if stats is not None else UrlsPublishStats()
         super().__init__(opts, repo, UrlLedger(), self.stats, log=log, sleep=sleep)
         self.opts = opts
         self.source = source

@@ -9,12 +9,15 @@ directory).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ccrawl.jsontypes import Record
 from ccrawl.ops import operation
 from ccrawl.ops.caps import Endpoint, Injected, Limit, Value, WritePath
 from ccrawl.ops.context import OpContext, context
+
+if TYPE_CHECKING:
+    from ccrawl.datasets.publish_domains import DomainsPublishStats
 
 DOMAINS_REPO = "open-index/ccrawl-domains"
 PUBLISH_COLUMNS = ("release", "shard", "rows", "first_pos", "bytes", "action", "commit")
@@ -64,9 +67,10 @@ def domains_publish(
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
     ctx: Injected[OpContext | None] = None,
-    stats: Injected[dict[str, object] | None] = None,
+    stats: Injected[DomainsPublishStats | None] = None,
 ) -> Iterator[Record]:
-    """One record per shard: committed, staged (``no_push``), exists (on the hub already) or failed."""
+    """One record per shard: committed, staged (``no_push``), exists (on the hub already) or failed; ``stats``, when
+    given, is the run's tally as it goes (the publisher counts into it)."""
     from pathlib import Path
 
     from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, summary_line
@@ -80,11 +84,9 @@ def domains_publish(
     target = open_publish_repo(repo, hub=hub, endpoint=endpoint, no_push=no_push)
     release, url = domain_table(graph, ctx)
     say(f"domains publish: {release}: streaming {url}")
-    pub = DomainsPublisher(opts, target, release, url, lambda: table_blocks(url, ctx), log=say)
+    pub = DomainsPublisher(opts, target, release, url, lambda: table_blocks(url, ctx), log=say, stats=stats)
     yield from pub.run()
     say(summary_line(pub.stats, release, no_push=no_push))
-    if stats is not None:
-        stats.update({k: getattr(pub.stats, k) for k in pub.stats.__slots__})
 
 
 @operation("domains.recount", summary="Repair drifted release totals in the domains stats.csv from the hub",

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from ccrawl.commoncrawl.columnar.source import RangeSource
+    from ccrawl.datasets.publish_urls import UrlsPublishStats
     from ccrawl.datasets.verify import VerifyReport
     from ccrawl.hub.repo import DatasetRepo
 
@@ -70,9 +71,10 @@ def urls_publish(
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
     ctx: Injected[OpContext | None] = None,
-    stats: Injected[dict[str, object] | None] = None,
+    stats: Injected[UrlsPublishStats | None] = None,
 ) -> Iterator[Record]:
-    """One record per source part: committed, staged (``no_push``), exists (on the hub already) or failed."""
+    """One record per source part: committed, staged (``no_push``), exists (on the hub already) or failed;
+    ``stats``, when given, is the run's tally as it goes (the publisher counts into it)."""
     from pathlib import Path
 
     from ccrawl.datasets.publish_urls import UrlsPublisher, UrlsPublishOptions, summary_line
@@ -85,11 +87,9 @@ def urls_publish(
     target = _open(repo, hub, endpoint, no_push)
     source, crawls = source_parts(crawl, ctx, connections=max(2, opts.workers * 2))
     try:
-        pub = UrlsPublisher(opts, target, source, crawls, log=say)
+        pub = UrlsPublisher(opts, target, source, crawls, log=say, stats=stats)
         yield from pub.run()
         say(summary_line(pub.stats, no_push=no_push))
-        if stats is not None:
-            stats.update({k: getattr(pub.stats, k) for k in pub.stats.__slots__})
     finally:
         source.close()
 

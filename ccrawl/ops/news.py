@@ -18,6 +18,7 @@ from ccrawl.rowbatch import rows_of
 if TYPE_CHECKING:
     import pyarrow as pa
 
+    from ccrawl.datasets.publish_news import NewsPublishStats
     from ccrawl.hub.repo import DatasetRepo, HubFile
 from ccrawl.ops import batch_operation, operation
 from ccrawl.ops.caps import Bounds, Cap, Endpoint, Injected, Limit, Value, WritePath
@@ -188,11 +189,12 @@ def news_publish(
     endpoint: Endpoint[str] = "",
     staging: WritePath[str] = "",
     ctx: Injected[OpContext | None] = None,
-    stats: Injected[Any] = None,
+    stats: Injected[NewsPublishStats | None] = None,
     executor: Limit[str] = "local",
     ray_address: Endpoint[str] = "",
 ) -> Iterator[Record]:
-    """One record per archive: committed, staged (``no_push``), exists (on the hub already) or failed."""
+    """One record per archive: committed, staged (``no_push``), exists (on the hub already) or failed; ``stats``,
+    when given, is the run's tally as it goes (the publisher counts into it)."""
     from pathlib import Path
 
     from ccrawl.commoncrawl.news.months import Month, parse_months
@@ -210,10 +212,8 @@ def news_publish(
     def paths_of(m: Month) -> list[str]:
         return month_paths(m.year, m.month, ctx)
 
-    publisher = NewsPublisher(opts, target, month_paths=paths_of, log=say)
+    publisher = NewsPublisher(opts, target, month_paths=paths_of, log=say, stats=stats)
     yield from publisher.run()
-    if stats is not None:
-        stats.update(publisher.stats.as_dict())
     say(summary_line(publisher.stats, no_push=no_push))
     if publisher.stats.failed:
         from ccrawl.errors import CcrawlError

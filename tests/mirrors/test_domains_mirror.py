@@ -15,7 +15,7 @@ import pytest
 from ccrawl import ops
 from ccrawl.commoncrawl.webgraph import release_sort_key, reverse_host
 from ccrawl.datasets.domain_table import DOMAIN_COLUMNS, RankTableReader, cut_shards, parse_rows, unreverse
-from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, shard_path
+from ccrawl.datasets.publish_domains import DomainsPublisher, DomainsPublishOptions, DomainsPublishStats, shard_path
 from ccrawl.errors import InputError, UsageError
 from ccrawl.hub.localhub import LocalRepo
 from ccrawl.ops.context import OpContext
@@ -32,8 +32,9 @@ NEWEST = "cc-main-2025-26-dec-jan-feb"  # the newest release with a domain table
 OLDEST = "cc-main-2025-sep-oct-nov"
 
 
-def publish(server: FakeCCServer, tmp: Path, graph: str = "", **kw: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    stats: dict[str, Any] = {}
+def publish(server: FakeCCServer, tmp: Path, graph: str = "",
+            **kw: Any) -> tuple[list[dict[str, Any]], DomainsPublishStats]:
+    stats = DomainsPublishStats()
     args: dict[str, Any] = {"repo": REPO, "hub": str(tmp / "hub"), "staging": str(tmp / "staging"), "shard_rows": 7,
                             "commit_every": 2, "workers": 2}
     args.update(kw)
@@ -120,7 +121,7 @@ def test_publish_streams_the_ranks_in_order_unreversed(mirrorcc: FakeCCServer, t
     want = source_rows(mirrorcc, NEWEST)
     n_shards = -(-len(want) // 7)
     assert sorted(r["shard"] for r in records) == [shard_path(NEWEST, i) for i in range(n_shards)]
-    assert {r["action"] for r in records} == {"committed"} and stats["complete"] and stats["commits"] == 3
+    assert {r["action"] for r in records} == {"committed"} and stats.complete and stats.commits == 3
     repo = LocalRepo(tmp_path / "hub", REPO)
     snap = repo.snapshot_dir()
     got: list[dict[str, Any]] = []
@@ -143,7 +144,7 @@ def test_publish_streams_the_ranks_in_order_unreversed(mirrorcc: FakeCCServer, t
     assert n == (len(want), 1)
     assert not list((tmp_path / "staging").rglob("*.parquet"))  # deleted once committed
     again, stats2 = publish(mirrorcc, tmp_path)
-    assert again == [] and stats2["complete"] and stats2["rows_read"] == 0  # complete: not even streamed
+    assert again == [] and stats2.complete and stats2.rows_read == 0  # complete: not even streamed
 
 
 def _arm_after_lookup(server: FakeCCServer, release: str, times: int) -> Any:
@@ -177,8 +178,8 @@ def test_a_dropped_stream_is_picked_up_and_one_that_keeps_dropping_exits_75(mirr
         gets = [r.range for r in mirrorcc.faults.log
                 if r.path.endswith(f"{OLDEST}-domain-ranks.txt.gz") and r.range != "bytes=0-0"]
         assert gets[0] is None and gets[1] is not None and gets[1] != "bytes=0-"  # picked up where it stopped
-        assert stats["complete"] and stats["rows"] == len(source_rows(mirrorcc, OLDEST))
-        assert stats["commits"] == -(-stats["rows"] // 7 // 2)  # the last shard's commit marks it complete
+        assert stats.complete and stats.rows == len(source_rows(mirrorcc, OLDEST))
+        assert stats.commits == -(-stats.rows // 7 // 2)  # the last shard's commit marks it complete
         with pytest.raises(TemporaryFailure, match="run again to resume"):
             publish(mirrorcc, tmp_path / "b", graph=OLDEST, notice=_arm_after_lookup(mirrorcc, OLDEST, -1))
     finally:
@@ -249,12 +250,12 @@ def test_a_broken_run_resumes_without_a_gap_or_a_second_upload(tmp_path: Path) -
 
 def test_no_push_stages_commits_and_keep_keeps(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
     records, stats = publish(mirrorcc, tmp_path, no_push=True)
-    assert {r["action"] for r in records} == {"staged"} and stats["commits"] == 0
+    assert {r["action"] for r in records} == {"staged"} and stats.commits == 0
     assert not LocalRepo(tmp_path / "hub", REPO).exists_repo()
     commits = sorted((tmp_path / "staging" / "commits").glob("commit-*/commit.json"))
     assert commits and all(json.loads(c.read_text())["repo"] == REPO for c in commits)
     _, kept = publish(mirrorcc, tmp_path / "k", keep=True)
-    assert kept["committed"] == len(list((tmp_path / "k" / "staging").rglob("*.parquet")))
+    assert kept.committed == len(list((tmp_path / "k" / "staging").rglob("*.parquet")))
 
 
 def test_recount_repairs_a_drifted_ledger(mirrorcc: FakeCCServer, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ccrawl import ops
-from ccrawl.datasets.publish_urls import URL_COLUMNS, shard_path
+from ccrawl.datasets.publish_urls import URL_COLUMNS, UrlsPublishStats, shard_path
 from ccrawl.hub.localhub import LocalRepo
 from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
@@ -25,8 +25,8 @@ QUIET = OpContext(notice=lambda _m: None)  # the operations' lines, unwanted her
 REPO = "mirror/urls"
 
 
-def publish(server: FakeCCServer, tmp: Path, **kw: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    stats: dict[str, Any] = {}
+def publish(server: FakeCCServer, tmp: Path, **kw: Any) -> tuple[list[dict[str, Any]], UrlsPublishStats]:
+    stats = UrlsPublishStats()
     args: dict[str, Any] = {"crawl": CRAWL, "repo": REPO, "hub": str(tmp / "hub"), "staging": str(tmp / "staging"),
                             "commit_every": 1}
     args.update(kw)
@@ -68,7 +68,7 @@ def test_one_shard_per_source_part_rows_and_order_unchanged(mirrorcc: FakeCCServ
     assert ".csv" not in front and "README" not in front  # only Parquet is declared as data
     assert f"| {CRAWL} | {len(parts)} |" in card
     n = duckdb.connect().execute(f"SELECT count(*) FROM '{snap}/data/{CRAWL}/*.parquet'").fetchone()
-    assert n is not None and n[0] == total == stats["rows"]
+    assert n is not None and n[0] == total == stats.rows
     assert not list((tmp_path / "staging").rglob("*.parquet"))  # deleted once committed
 
 
@@ -89,7 +89,7 @@ def test_rerun_is_idempotent_from_the_hub(mirrorcc: FakeCCServer, tmp_path: Path
     head = repo.head()
     records, stats = publish(mirrorcc, tmp_path)
     assert {r["action"] for r in records} == {"exists"}
-    assert stats["converted"] == 0 and stats["commits"] == 0
+    assert stats.converted == 0 and stats.commits == 0
     assert repo.head() == head
 
 
@@ -100,8 +100,8 @@ def test_ranged_reads_move_fewer_bytes_than_whole_and_give_the_same_shards(mirro
     _, ranged = publish(mirrorcc, tmp_path / "a", keep=True)
     _, whole = publish(mirrorcc, tmp_path / "b", whole=True, keep=True)
     part_bytes = sum(p.stat().st_size for p in source_parts(mirrorcc))
-    assert whole["source_bytes_read"] >= part_bytes
-    assert ranged["source_bytes_read"] < whole["source_bytes_read"]
+    assert whole.source_bytes_read >= part_bytes
+    assert ranged.source_bytes_read < whole.source_bytes_read
     for p in source_parts(mirrorcc):
         rel = shard_path(CRAWL, str(p))
         a = pq.read_table(LocalRepo(tmp_path / "a/hub", REPO).snapshot_dir() / rel)
@@ -124,7 +124,7 @@ def test_no_push_stages_the_commit_and_leaves_the_hub_alone(mirrorcc: FakeCCServ
 def test_a_shard_sealed_by_a_killed_run_is_reused(mirrorcc: FakeCCServer, tmp_path: Path) -> None:
     publish(mirrorcc, tmp_path, no_push=True)  # leaves sealed shards in staging
     records, stats = publish(mirrorcc, tmp_path)
-    assert stats["reused"] == len(source_parts(mirrorcc)) and stats["converted"] == 0
+    assert stats.reused == len(source_parts(mirrorcc)) and stats.converted == 0
     assert {r["action"] for r in records} == {"committed"}
 
 
@@ -189,8 +189,8 @@ def test_commit_every_batches_shards(mirrorcc: FakeCCServer, tmp_path: Path) -> 
     both = f"{CRAWL},CC-MAIN-2025-13"
     _, one = publish(mirrorcc, tmp_path / "a", crawl=both, commit_every=1)
     _, many = publish(mirrorcc, tmp_path / "b", crawl=both, commit_every=16)
-    assert one["committed"] == many["committed"] >= 4
-    assert one["commits"] == one["committed"] and many["commits"] == 1
+    assert one.committed == many.committed >= 4
+    assert one.commits == one.committed and many.commits == 1
 
 
 def test_min_free_gb_pauses_then_max_stall_exits_75(mirrorcc: FakeCCServer, tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from ccrawl.datasets.publish_news import NewsPublishStats
 from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer, SiteSpec
 from ccrawl.testing.fakecc.news import NewsSite, build_news
@@ -61,7 +62,7 @@ class Published:
     repo: str
     month: str
     records: list[dict[str, Any]]
-    stats: dict[str, int]
+    stats: NewsPublishStats
     notices: list[str] = dataclasses.field(default_factory=list)
 
     @property
@@ -77,7 +78,7 @@ def published(news_server: FakeCCServer, tmp_path_factory: pytest.TempPathFactor
     from ccrawl.ops.news import news_publish
 
     tmp = tmp_path_factory.mktemp("published")
-    stats: dict[str, int] = {}
+    stats = NewsPublishStats()
     notices: list[str] = []
     records = list(news_publish(
         months=MONTH, repo=REPO, hub=str(tmp / "hub"), staging=str(tmp / "staging"), commit_every=10, workers=2,

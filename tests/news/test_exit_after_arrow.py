@@ -43,16 +43,22 @@ POOL = 4
 @pytest.fixture(scope="module")
 def fake_hub_index(news_server: FakeCCServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The month published into the fake Hub (over HTTP, through huggingface_hub); yields its URL."""
+    from ccrawl.datasets.publish_news import NewsPublishStats
     from ccrawl.ops.news import news_publish
     from ccrawl.testing.fakehub import FakeHub
 
     tmp = tmp_path_factory.mktemp("exit-hub")
-    os.environ.setdefault("HF_TOKEN", "hf_test_token")
-    with FakeHub(tmp / "fakehub") as hub:
-        list(news_publish(months=MONTH, repo="org/news", hub="hf", endpoint=hub.url, staging=str(tmp / "staging"),
-                          commit_every=12, workers=2, ctx=OpContext.of(client_options(news_server, tmp),
-                                                                       notice=lambda _m: None), stats={}))
-        yield hub.url
+    saved = os.environ.get("HF_TOKEN")
+    os.environ.setdefault("HF_TOKEN", "hf_test_token")  # put back below: a later test may need no token
+    try:
+        with FakeHub(tmp / "fakehub") as hub:
+            list(news_publish(months=MONTH, repo="org/news", hub="hf", endpoint=hub.url, staging=str(tmp / "staging"),
+                              commit_every=12, workers=2, stats=NewsPublishStats(),
+                              ctx=OpContext.of(client_options(news_server, tmp), notice=lambda _m: None)))
+            yield hub.url
+    finally:
+        if saved is None:
+            os.environ.pop("HF_TOKEN", None)
 
 
 @pytest.fixture(scope="module")

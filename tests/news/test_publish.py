@@ -13,6 +13,7 @@ import pytest
 
 from ccrawl.commoncrawl.news.schema import COLUMNS, arrow_schema
 from ccrawl.datasets.news_card import news_card_totals
+from ccrawl.datasets.publish_news import NewsPublishStats
 from ccrawl.hub.localhub import LocalRepo
 from ccrawl.ops.context import OpContext
 from ccrawl.testing.fakecc import FakeCCServer
@@ -25,10 +26,10 @@ def _csv(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(path.read_text())))
 
 
-def _publish(server: FakeCCServer, tmp: Path, **kw: Any) -> tuple[list[dict[str, Any]], dict[str, int]]:
+def _publish(server: FakeCCServer, tmp: Path, **kw: Any) -> tuple[list[dict[str, Any]], NewsPublishStats]:
     from ccrawl.ops.news import news_publish
 
-    stats: dict[str, int] = {}
+    stats = NewsPublishStats()
     kw.setdefault("hub", str(tmp / "hub"))
     kw.setdefault("staging", str(tmp / "staging"))
     kw.setdefault("workers", 1)
@@ -143,7 +144,7 @@ def test_resume_is_one_existence_call_and_commits_nothing(published: Published, 
     head = repo.head()
     records, stats = _publish(news_server, tmp_path, hub=str(published.hub), repo=published.repo)
     assert {r["action"] for r in records} == {"exists"} and len(records) == 24
-    assert stats["commits"] == 0 and stats["indexed"] == 0
+    assert stats.commits == 0 and stats.indexed == 0
     assert repo.head() == head
 
 
@@ -151,7 +152,7 @@ def test_files_commit_every_keep_private(news_server: FakeCCServer, tmp_path: Pa
     records, stats = _publish(news_server, tmp_path, files=5, commit_every=2, keep=True, private=True,
                               months="2026/05")
     assert [r["action"] for r in records].count("committed") == 5
-    assert stats["commits"] == 3  # 2 + 2 + 1
+    assert stats.commits == 3  # 2 + 2 + 1
     repo = LocalRepo(tmp_path / "hub", "t/news")
     assert repo.is_private()
     assert len(list((repo.snapshot_dir() / "data/2026/05").glob("*.parquet"))) == 5
@@ -177,7 +178,7 @@ def test_a_local_copy_of_a_shard_the_hub_has_is_dropped_on_the_next_run(news_ser
     assert [r["action"] for r in records] == ["exists", "exists"]
     assert sorted((tmp_path / "staging/data").rglob("*.parquet")) == left  # --keep keeps them
     records, stats = _publish(news_server, tmp_path, files=2, months="2026/05")
-    assert [r["action"] for r in records] == ["exists", "exists"] and stats["commits"] == 0
+    assert [r["action"] for r in records] == ["exists", "exists"] and stats.commits == 0
     assert not list((tmp_path / "staging/data").rglob("*.parquet"))
 
 
@@ -193,7 +194,7 @@ def test_no_push_stages_and_a_rerun_reuses_the_sealed_shards(news_server: FakeCC
     # A real push afterwards reuses the sealed shards instead of streaming the archives again.
     before = len(news_server.faults.requests(r"\.warc\.gz$"))
     records, stats = _publish(news_server, tmp_path, files=3, months="2026/06")
-    assert stats["reused"] == 3 and stats["indexed"] == 0 and stats["committed"] == 3
+    assert stats.reused == 3 and stats.indexed == 0 and stats.committed == 3
     assert len(news_server.faults.requests(r"\.warc\.gz$")) == before
 
 
@@ -207,13 +208,13 @@ def test_fake_hub_push(news_server: FakeCCServer, news_site: NewsSite, tmp_path:
     with FakeHub(tmp_path / "fakehub", page_size=3) as hub:
         records, stats = _publish(news_server, tmp_path, hub="hf", endpoint=hub.url, files=4, commit_every=3,
                                   repo="org/news")
-        assert stats["committed"] == 4 and stats["commits"] == 2
+        assert stats.committed == 4 and stats.commits == 2
         repo = HfRepo("org/news", endpoint=hub.url, token="hf_test_token", xet=False)
         names = {f.path for f in repo.list_files("data/2026/07")}
         assert names == {r["file"] for r in records}
         before = hub.faults.requests["paths-info"]
         again, stats2 = _publish(news_server, tmp_path, hub="hf", endpoint=hub.url, files=4, repo="org/news")
-        assert {r["action"] for r in again} == {"exists"} and stats2["commits"] == 0
+        assert {r["action"] for r in again} == {"exists"} and stats2.commits == 0
         assert hub.faults.requests["paths-info"] - before == 1  # the resume is one batched existence call
         # news search over the Hub: one listing, ranged reads of the shards, the partial month reported
         from ccrawl.ops.news import news_search

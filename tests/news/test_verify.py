@@ -38,7 +38,7 @@ def test_a_published_month_verifies_ok(published: Published, news_server: FakeCC
     out, err = _verify(repo, news_server, tmp_path)
     shards = sorted(f.path for f in repo.list_files(f"data/{MONTH}"))
     assert err is None and [r["shard"] for r in out] == shards and {r["verdict"] for r in out} == {"ok"}
-    assert sum(r["rows"] for r in out) == published.stats["rows"]
+    assert sum(r["rows"] for r in out) == published.stats.rows
 
 
 def test_planted_faults_and_ledger_drift_in_a_news_mirror(published: Published, news_server: FakeCCServer,
