@@ -44,9 +44,16 @@ from ccrawl.extract.urls import Resolver
 #: after the article pruned however long, a "Comments" heading after the story ends the walk,
 #: <select> menus removed before selection. 8 (issue 40): links are rendered as their text and
 #: images left out by default (``links="text"``, what trafilatura's Markdown does); ``+links``
-#: (``h2m+links``) keeps ``[text](url)`` and ``![alt](src)``, as every version before did.
+#: (``h2m+links``) keeps ``[text](url)`` and ``![alt](src)``, as every version before did; a
+#: docs section whose id is its heading's slug is not furniture; a scored region under 15% of the
+#: page is trusted when it (or its parent) is named as the story or the article.
 ENGINE_VERSION = "8"
 _FALLBACK_SHARE = 0.15
+# ... unless the region, or the element around it, calls itself the story or the article
+# ("div.articlePage" in "div.article.story", "div#storyBody", "div.article_content"): then a
+# page of tag archives, sidebars and link lists around a short post does not outvote it.
+_NAMED_SHARE = 0.03
+_STORY_NAME = re.compile(r"story|article")
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers. A <select> is a
 # form's menu: its options' text (a "jump to" list of 300 page titles) is never content, and
 # counted as text it made the container around it look like the article.
@@ -201,6 +208,21 @@ def _is_body(nodes: list[Any], body: Any) -> bool:
     return len(nodes) == 1 and nodes[0].mem_id == body.mem_id
 
 
+def _names_story(node: Any, body: Any) -> bool:
+    """True when ``node`` or its parent has "story" or "article" in its tag, class or id, and
+    ``node`` is the only element with its first class (not one part of a story split in two)."""
+    cls = (node.attributes.get("class") or "").split()
+    if cls and re.fullmatch(r"[A-Za-z_][\w-]*", cls[0]) and len(body.css(f".{cls[0]}")) > 1:
+        return False
+    for n in (node, node.parent):
+        if n is None:
+            return False
+        attrs = n.attributes
+        if _STORY_NAME.search(f"{n.tag} {attrs.get('class') or ''} {attrs.get('id') or ''}".lower()):
+            return True
+    return False
+
+
 def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     """Where h2m renders when no container names itself, and how much text that holds.
 
@@ -210,7 +232,9 @@ def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     """
     nodes = select_readable(body)
     kept = sum(text_length(n) for n in nodes)
-    if _is_body(nodes, body) or kept < _FALLBACK_SHARE * body_chars:
+    if _is_body(nodes, body) or kept < _NAMED_SHARE * body_chars:
+        return [body], body_chars
+    if kept < _FALLBACK_SHARE * body_chars and not _names_story(nodes[0], body):
         return [body], body_chars
     if len(nodes) == 1 and nodes[0].parent is not None:
         parent_chars = text_length(nodes[0].parent)
