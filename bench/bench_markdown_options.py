@@ -1,10 +1,11 @@
 """What each way of writing links and images costs the Markdown string against the labels (issue 40).
 
-    python bench/bench_markdown_options.py [--json out.json] [--engine h2m]
+    python bench/bench_markdown_options.py [--json out.json] [--engine h2m+links]
 
 One extraction per page (``--engine``, default ``h2m+links``: link targets and images kept, the
-Markdown ``parse --markdown`` and ``markdown export`` published up to h2m@7) over the labelled corpora that are fetched (the second corpus and
-the tunable public corpora; the held-out one never), then the Markdown string rewritten a few
+Markdown ``parse --markdown`` and ``markdown export`` published up to h2m@7) over the labelled
+corpora that are fetched (the second corpus and the tunable public corpora; the held-out one
+never), then the Markdown string rewritten a few
 ways and scored word by word (``articles.score_text``: lower-cased ``\\w`` tokens, micro over the
 corpus's pages) against the same labels as the text:
 
