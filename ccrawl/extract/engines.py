@@ -21,7 +21,7 @@ import re
 import time
 from typing import Any, Protocol
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ccrawl.errors import UsageError
 from ccrawl.extract.decode import decode_body
@@ -208,7 +208,7 @@ def _is_body(nodes: list[Any], body: Any) -> bool:
     return len(nodes) == 1 and nodes[0].mem_id == body.mem_id
 
 
-def _names_story(node: Any, body: Any) -> bool:
+def _names_story(node: LexborNode, body: LexborNode) -> bool:
     """True when ``node`` or its parent has "story" or "article" in its tag, class or id, and
     ``node`` is the only element with its first class (not one part of a story split in two)."""
     cls = (node.attributes.get("class") or "").split()

@@ -8,6 +8,7 @@ also runs under ``CCRAWL_NO_EXTENSIONS=1``, where the candidate search is the tw
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -266,7 +267,7 @@ def test_a_section_merely_mentioning_comments_is_kept(text_of: Any) -> None:
     assert text.count("car park") == 2
 
 
-def test_a_documentation_section_whose_id_is_its_heading_s_slug_is_kept(text_of: Any) -> None:
+def test_a_documentation_section_whose_id_is_its_heading_s_slug_is_kept(text_of: Callable[[str], str]) -> None:
     # docutils/Sphinx: div.section#<slug of its heading>; "sharing" is a cue word (share bars).
     doc = (
         f'<div class="content"><div class="section" id="evolve"><h1>Evolve</h1><p>{PARA}</p>'
@@ -299,12 +300,12 @@ def _no_candidate_page(story_class: str) -> str:
     )
 
 
-def test_a_short_scored_region_named_as_the_story_wins_over_the_page(text_of: Any) -> None:
+def test_a_short_scored_region_named_as_the_story_wins_over_the_page(text_of: Callable[[str], str]) -> None:
     text = text_of(_no_candidate_page("article story"))
     assert PARA.strip() in text and PARA2.strip() in text
     assert "archive of this blog" not in text
 
 
-def test_a_short_scored_region_without_such_a_name_is_not_trusted(text_of: Any) -> None:
+def test_a_short_scored_region_without_such_a_name_is_not_trusted(text_of: Callable[[str], str]) -> None:
     text = text_of(_no_candidate_page("box"))
     assert PARA.strip() in text and "archive of this blog" in text  # the whole body, as before
