@@ -11,7 +11,7 @@ split by inline markup, and ``selection``, which should be zero). The public cor
 measured too, each skipped with its reason when absent; the held-out one never is. Tokens are the second corpus's
 (``articles.tokens``: lower-cased ``\\w`` runs, one per character in unspaced scripts).
 
-For each corpus and link mode (``keep``, the default, and ``text``: ``h2m+textlinks``) it prints
+For each corpus and link mode (``keep``: ``h2m+links``, and ``text``, the default since h2m@8) it prints
 
 * *self precision*: the share of the Markdown's tokens the text also has (no labels needed, so
   html-eval, which only has snippets, is measured too), and the extra tokens by kind;

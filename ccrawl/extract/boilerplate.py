@@ -150,10 +150,15 @@ _CUE_CACHE_SIZE = 20_000
 _cue_cache: dict[tuple[str | None, str | None], int] = {}
 
 
+# A documentation section (docutils/Sphinx ``div.section``, pandoc ``div.section.level2``) whose id
+# is its heading's slug: "sharing-with-a-single-developer" names a chapter, not a share bar.
+_HEADING_SLUG = re.compile(r"section(?: level\d)? [a-z0-9]+(?:-[a-z0-9]+){2,}")
+
+
 def _names_furniture(words: str) -> int:
     """:data:`FURNITURE`, :data:`CAPTION` or :data:`KEEP` for a lowercased "class id" string."""
     # Most elements match no cue at all: test first, clean the state tokens only if one does.
-    if _CUE.search(words) is None:
+    if _CUE.search(words) is None or _HEADING_SLUG.fullmatch(words) is not None:
         return KEEP
     if "-" in words:
         if _POST_ENTRY.search(words) is not None:

@@ -21,7 +21,7 @@ import re
 import time
 from typing import Any, Protocol
 
-from selectolax.lexbor import LexborHTMLParser
+from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ccrawl.errors import UsageError
 from ccrawl.extract.decode import decode_body
@@ -42,9 +42,18 @@ from ccrawl.extract.urls import Resolver
 #: markup in <noscript> parsed, containers named as furniture not chosen, long "captions" kept,
 #: a forum thread's posts kept together, long link lists dropped. 7 (issue 40): a comment thread
 #: after the article pruned however long, a "Comments" heading after the story ends the walk,
-#: <select> menus removed before selection.
-ENGINE_VERSION = "7"
+#: <select> menus removed before selection. 8 (issue 40): links are rendered as their text and
+#: images left out by default (``links="text"``, what trafilatura's Markdown does); ``+links``
+#: (``h2m+links``) keeps ``[text](url)`` and ``![alt](src)``, as every version before did; a
+#: docs section whose id is its heading's slug is not furniture; a scored region under 15% of the
+#: page is trusted when it (or its parent) is named as the story or the article.
+ENGINE_VERSION = "8"
 _FALLBACK_SHARE = 0.15
+# ... unless the region, or the element around it, calls itself the story or the article
+# ("div.articlePage" in "div.article.story", "div#storyBody", "div.article_content"): then a
+# page of tag archives, sidebars and link lists around a short post does not outvote it.
+_NAMED_SHARE = 0.03
+_STORY_NAME = re.compile(r"story|article")
 # <noscript> stays: some blogs (Blogger) put the whole post there for crawlers. A <select> is a
 # form's menu: its options' text (a "jump to" list of 300 page titles) is never content, and
 # counted as text it made the container around it look like the article.
@@ -199,6 +208,21 @@ def _is_body(nodes: list[Any], body: Any) -> bool:
     return len(nodes) == 1 and nodes[0].mem_id == body.mem_id
 
 
+def _names_story(node: LexborNode, body: LexborNode) -> bool:
+    """True when ``node`` or its parent has "story" or "article" in its tag, class or id, and
+    ``node`` is the only element with its first class (not one part of a story split in two)."""
+    cls = (node.attributes.get("class") or "").split()
+    if cls and re.fullmatch(r"[A-Za-z_][\w-]*", cls[0]) and len(body.css(f".{cls[0]}")) > 1:
+        return False
+    for n in (node, node.parent):
+        if n is None:
+            return False
+        attrs = n.attributes
+        if _STORY_NAME.search(f"{n.tag} {attrs.get('class') or ''} {attrs.get('id') or ''}".lower()):
+            return True
+    return False
+
+
 def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     """Where h2m renders when no container names itself, and how much text that holds.
 
@@ -208,7 +232,9 @@ def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     """
     nodes = select_readable(body)
     kept = sum(text_length(n) for n in nodes)
-    if _is_body(nodes, body) or kept < _FALLBACK_SHARE * body_chars:
+    if _is_body(nodes, body) or kept < _NAMED_SHARE * body_chars:
+        return [body], body_chars
+    if kept < _FALLBACK_SHARE * body_chars and not _names_story(nodes[0], body):
         return [body], body_chars
     if len(nodes) == 1 and nodes[0].parent is not None:
         parent_chars = text_length(nodes[0].parent)
@@ -217,18 +243,27 @@ def _fallback_roots(body: Any, body_chars: int) -> tuple[list[Any], int]:
     return nodes, kept
 
 
-LINK_MODES = ("keep", "text")
+LINK_MODES = ("text", "keep")
+#: The default: a link is its text, images are left out. A link destination is 5-15 words under a
+#: word-level scorer (and more under a BPE tokenizer) that the page's text does not have, and an
+#: alt text is words the text never has; on the labelled corpora the Markdown string with them
+#: scores 0.026-0.075 F1 below the text, without them within 0.001 (bench/README.md, issue 40).
+DEFAULT_LINKS = "text"
+#: ``name+links`` keeps ``[text](url)`` and ``![alt](src)``; ``name+textlinks`` is the default's
+#: old name (h2m@4-7, when ``keep`` was the default), still accepted and the same engine as ``name``.
+KEEP_LINKS_SUFFIX = "+links"
 TEXT_LINKS_SUFFIX = "+textlinks"
 
 
 class HtmlExtractor:
     """The in-house HTML engines (``h2m``, ``readability``, ``raw``): one pipeline, three policies.
 
-    ``links="text"`` renders a link as its text alone (no ``[text](url)``): the label then says
-    so (``h2m@5+textlinks``), since the Markdown differs. The text column is the same either way.
+    ``links="text"`` (the default) renders a link as its text alone and leaves images out;
+    ``links="keep"`` writes ``[text](url)`` and ``![alt](src)``, and the label says so
+    (``h2m@8+links``), since the Markdown differs. The text column is the same either way.
     """
 
-    def __init__(self, name: str, links: str = "keep") -> None:
+    def __init__(self, name: str, links: str = DEFAULT_LINKS) -> None:
         if links not in LINK_MODES:
             raise UsageError(f"unknown links mode {links!r}: use one of {', '.join(LINK_MODES)}")
         self.name = name
@@ -237,8 +272,8 @@ class HtmlExtractor:
 
     @property
     def label(self) -> str:
-        """``name@version`` (``+textlinks`` with ``links="text"``)."""
-        return f"{self.name}@{self.version}" + (TEXT_LINKS_SUFFIX if self.links == "text" else "")
+        """``name@version`` (``+links`` with ``links="keep"``)."""
+        return f"{self.name}@{self.version}" + (KEEP_LINKS_SUFFIX if self.links == "keep" else "")
 
     def extract(
         self,
@@ -397,29 +432,32 @@ ENGINES = ("h2m", "readability", "raw", "wet", "trafilatura")
 _cache: dict[str, Extractor] = {}
 
 
-def get_extractor(name: str = "h2m", *, links: str = "keep") -> Extractor:
+def get_extractor(name: str = "h2m", *, links: str = DEFAULT_LINKS) -> Extractor:
     """The engine called ``name`` (one of :data:`ENGINES`); raises UsageError for others.
 
-    ``links`` (``keep`` or ``text``) is how the in-house HTML engines render links; the other
-    engines take only ``keep``. ``name+textlinks`` (``h2m+textlinks``) is ``links="text"``, so
-    every command's ``--extractor`` option can ask for it.
+    ``links`` (``text``, the default, or ``keep``) is how the in-house HTML engines render links
+    and images; the other engines have one rendering and ignore it. ``name+links``
+    (``h2m+links``) is ``links="keep"`` and ``name+textlinks`` is ``links="text"``, so every
+    command's ``--extractor`` option can ask for either.
     """
     key = name.strip().lower()
-    if key.endswith(TEXT_LINKS_SUFFIX):  # "h2m+textlinks": the variant by name, for any --extractor option
+    if key.endswith(KEEP_LINKS_SUFFIX):  # "h2m+links": the variant by name, for any --extractor option
+        key, links = key[: -len(KEEP_LINKS_SUFFIX)], "keep"
+    elif key.endswith(TEXT_LINKS_SUFFIX):
         key, links = key[: -len(TEXT_LINKS_SUFFIX)], "text"
-    if links != "keep":
-        if key not in ("h2m", "readability", "raw"):
-            raise UsageError(f"extractor {name!r} has no links mode {links!r}: only h2m, readability and raw")
-        key_links = f"{key}+{links}"
+    if links not in LINK_MODES:
+        raise UsageError(f"unknown links mode {links!r}: use one of {', '.join(LINK_MODES)}")
+    if key in ("h2m", "readability", "raw"):
+        key_links = key if links == DEFAULT_LINKS else f"{key}+{links}"
         if key_links not in _cache:
             _cache[key_links] = HtmlExtractor(key, links)
         return _cache[key_links]
+    if key != name.strip().lower():
+        raise UsageError(f"extractor {name!r} has no links mode: only h2m, readability and raw")
     if key in _cache:
         return _cache[key]
     engine: Extractor
-    if key in ("h2m", "readability", "raw"):
-        engine = HtmlExtractor(key)
-    elif key == "wet":
+    if key == "wet":
         engine = WetExtractor()
     elif key == "trafilatura":
         engine = TrafilaturaExtractor()

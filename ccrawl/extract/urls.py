@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urljoin, urlsplit
 
 _SKIP_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "about:", "#")
+# A relative path urljoin would only append to the base's directory: no scheme (":"), no dot
+# segments, no empty segments, no ";" params, no control characters, no empty query or fragment
+# (urljoin drops a bare "?" or "#"). Anything else goes to urljoin.
+_PLAIN_RELATIVE = re.compile(r"[^\x00-\x20./?#;:][^\x00-\x1f;:]*")
 
 
 class Resolver:
@@ -14,7 +19,7 @@ class Resolver:
     slow part on link-heavy pages; everything else goes through it.
     """
 
-    __slots__ = ("base", "cache", "origin", "scheme")
+    __slots__ = ("base", "cache", "directory", "origin", "scheme")
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -24,6 +29,11 @@ class Resolver:
             parts = urlsplit("")
         self.scheme = parts.scheme
         self.origin = f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
+        # The base's directory, which a plain relative path is appended to (urljoin's result for
+        # it); "" where urljoin would do more (a base path with dot or empty segments).
+        path = parts.path or "/"
+        plain_base = parts.scheme in ("http", "https") and "//" not in path and "/." not in path
+        self.directory = self.origin + path[: path.rfind("/") + 1] if self.origin and plain_base else ""
         #: href -> resolved URL for this page. Public so a compiled caller (the native render
         #: walk) can look a repeated href up without a method call; only ``resolve`` writes it.
         self.cache: dict[str, str] = {}
@@ -47,6 +57,15 @@ class Resolver:
             return self.origin + href
         if not self.base:
             return href
+        if (
+            self.directory
+            and _PLAIN_RELATIVE.fullmatch(href) is not None
+            and "//" not in href
+            and "/." not in href
+            and "?#" not in href
+            and href[-1] not in "?#"
+        ):
+            return self.directory + href  # what urljoin returns here, without its parsing
         try:
             return urljoin(self.base, href)
         except ValueError:

@@ -58,8 +58,9 @@ from ccrawl.markdown.units import Unit, crawl_of, location_parts, parse_shards, 
 
 #: The engines ``markdown export`` takes, and the manifest each reads.
 ENGINE_SOURCES = {"h2m": "warc", "readability": "warc", "raw": "warc", "wet": "wet"}
-# The same engines rendering links as their text only (docs/extract.md, "Links in Markdown").
-ENGINE_SOURCES.update({f"{name}+textlinks": "warc" for name in ("h2m", "readability", "raw")})
+# The same engines keeping link targets and images (+links), or naming the default (+textlinks;
+# docs/extract.md, "Links in Markdown").
+ENGINE_SOURCES.update({f"{n}{m}": "warc" for n in ("h2m", "readability", "raw") for m in ("+links", "+textlinks")})
 CANON_VERSION = "canon/1"
 #: Columns of the per-unit records the command prints.
 COLUMNS = ("unit", "crawl", "file", "rows", "bytes", "action", "commit")

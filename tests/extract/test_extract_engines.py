@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ccrawl.errors import UsageError
-from ccrawl.extract.engines import ENGINES, get_extractor
+from ccrawl.extract.engines import ENGINE_VERSION, ENGINES, get_extractor
 
 ARTICLE = (Path(__file__).parent / "golden" / "article.html").read_bytes()
 URL = "https://example.com/blog/post.html#top"
@@ -38,7 +38,7 @@ def test_h2m_fills_the_row() -> None:
     assert x.declared_language == "de"
     assert not x.truncated and x.notes == []
     record = x.as_record()
-    assert record["markdown_length"] == len(x.markdown.encode()) and record["extractor"] == "h2m@7"
+    assert record["markdown_length"] == len(x.markdown.encode()) and record["extractor"] == f"h2m@{ENGINE_VERSION}"
 
 
 def test_outlinks_are_absolute_deduplicated_and_unfragmented() -> None:

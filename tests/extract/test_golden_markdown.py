@@ -83,12 +83,12 @@ def _fragment(draw, depth: int = 0):  # type: ignore[no-untyped-def]
 @example(fragment='0\\!<a href="/x?a=(1)">0</a>')
 @example(fragment='0\\\\!<b>1</b><a href="/x?a=(1)">0</a> 2!<a href="/x?a=(1)">3</a>')
 def test_any_markup_reads_back_as_the_same_text(fragment: str) -> None:
-    result = get_extractor("raw").extract(f"<html><body>{fragment}</body></html>", URL)
+    result = get_extractor("raw+links").extract(f"<html><body>{fragment}</body></html>", URL)
     assert _visible_text(result.markdown) == "".join(result.text.split())
 
 
-# "+textlinks": images leave a placeholder through the pruning, then go with the lines they emptied.
-@pytest.mark.parametrize("engine", ["h2m", "raw", "h2m+textlinks", "raw+textlinks"])
+# By default (links as text) images leave a placeholder through the pruning, then go with the lines they emptied.
+@pytest.mark.parametrize("engine", ["h2m", "raw", "h2m+links", "raw+links"])
 def test_real_pages_read_back_as_their_text(corpus_dir: Path, engine: str) -> None:
     from ccrawl.testing.extracteval.evaluate import load_pages, sample
 

@@ -8,6 +8,7 @@ also runs under ``CCRAWL_NO_EXTENSIONS=1``, where the candidate search is the tw
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -264,3 +265,47 @@ def test_a_section_merely_mentioning_comments_is_kept(text_of: Any) -> None:
     text = text_of(f"<div><h1>Port</h1><p>{PARA}</p><p>{PARA2}</p><h2>Response</h2><p>{COMMENT}</p>"
                    f"<h2>Comments on the plan from the council</h2><p>{COMMENT}</p></div>")
     assert text.count("car park") == 2
+
+
+def test_a_documentation_section_whose_id_is_its_heading_s_slug_is_kept(text_of: Callable[[str], str]) -> None:
+    # docutils/Sphinx: div.section#<slug of its heading>; "sharing" is a cue word (share bars).
+    doc = (
+        f'<div class="content"><div class="section" id="evolve"><h1>Evolve</h1><p>{PARA}</p>'
+        f'<div class="section" id="sharing-with-a-single-developer"><h2>Sharing with a single developer</h2>'
+        f"<p>{PARA2}</p></div></div></div>"
+    )
+    text = text_of(doc)
+    assert PARA.strip() in text and PARA2.strip() in text and "Sharing with a single developer" in text
+    assert verdict({"class": "section", "id": "sharing-with-a-single-developer"}) == KEEP
+    assert verdict({"class": "section level2", "id": "share-this-post-now"}) == KEEP
+    # A short id, or another class beside the slug, still names furniture.
+    assert verdict({"class": "section", "id": "sharing"}) == FURNITURE
+    assert verdict({"class": "widget", "id": "sharing-with-a-single-developer"}) == FURNITURE
+
+
+_ARCHIVE = "".join(
+    f"<li>Week ahead number {i} in the archive of this blog "
+    f"and a summary of what happened that week in Brussels, in a sentence or two, number {i}.</li>"
+    for i in range(60)
+)
+
+
+def _no_candidate_page(story_class: str) -> str:
+    # No container names itself (no article/main/#content), so the paragraph scorer decides: the
+    # post is under 15% of the page's text, the rest an archive of summaries in a list.
+    return (
+        f'<div class="blog"><div class="col"><div class="{story_class}"><div class="inner">'
+        f"<h1>Week Ahead</h1><p>{PARA}</p><p>{PARA2}</p></div></div></div>"
+        f'<div class="archive"><ul>{_ARCHIVE}</ul></div></div>'
+    )
+
+
+def test_a_short_scored_region_named_as_the_story_wins_over_the_page(text_of: Callable[[str], str]) -> None:
+    text = text_of(_no_candidate_page("article story"))
+    assert PARA.strip() in text and PARA2.strip() in text
+    assert "archive of this blog" not in text
+
+
+def test_a_short_scored_region_without_such_a_name_is_not_trusted(text_of: Callable[[str], str]) -> None:
+    text = text_of(_no_candidate_page("box"))
+    assert PARA.strip() in text and "archive of this blog" in text  # the whole body, as before

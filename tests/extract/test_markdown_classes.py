@@ -126,12 +126,12 @@ def test_markdown_selects_nothing_the_text_does_not_on_html_eval(html_eval: Path
     assert plain_common / plain_md >= 0.99, (plain_common, plain_md)
 
 
-def test_text_links_markdown_is_as_precise_as_the_text_on_corpus2(corpus2: list[Article]) -> None:
+def test_default_markdown_is_as_precise_as_the_text_on_corpus2(corpus2: list[Article]) -> None:
     from ccrawl.testing.extracteval.articles import TokenScore, score_text
 
     text, md = TokenScore(), TokenScore()
     for a in corpus2:
-        x = engines.get_extractor("h2m+textlinks").extract(a.html.read_bytes(), a.url)
+        x = engines.get_extractor("h2m").extract(a.html.read_bytes(), a.url)
         assert extra_tokens(x.markdown, x.text)["selection"] == 0, a.stem
         text.add(score_text(x.text, a.expected))
         md.add(score_text(x.markdown, a.expected))

@@ -101,3 +101,21 @@ def test_a_budget_without_links_changes_nothing_but_the_links(html_eval: Path) -
                 full.pop(key), lean.pop(key)
             assert lean == full, (name, page.file)
     assert collected > 1000  # the default budget does collect them
+
+
+def test_plain_relative_paths_resolve_as_urljoin_does_without_it() -> None:
+    from urllib.parse import urljoin
+
+    from ccrawl.extract.urls import Resolver
+
+    hrefs = ["c", "c/d.html", "c/d?x=1#y", "c#f", "é/ü", "a b", "%20x", "c;p", "c?", "c#", "c?#f", "./c",
+             "../c", "a/../b", "a/./b", "a//b", "x:y", "a\tb", ".hidden", "a/.b"]
+    bases = ["https://h", "https://h/", "http://h/a/b.html?q=1#f", "https://H:8080/A/b;p", "https://h/a/./b/c",
+             "https://h//a/b", "ftp://h/a/b"]
+    for base in bases:
+        r = Resolver(base)
+        for h in hrefs:
+            assert r._resolve(h) == urljoin(base, h), (base, h)
+    # the fast path is taken where it can be, and only there
+    assert Resolver("http://h/a/b.html").directory == "http://h/a/"
+    assert Resolver("https://h/a/./b").directory == "" and Resolver("ftp://h/a").directory == ""

@@ -107,17 +107,18 @@ LINKED = (
 
 
 @pytest.mark.parametrize("cls", ["twin", "native"])
-def test_textlinks_renders_links_as_their_text_only(cls: str) -> None:
+def test_links_are_their_text_by_default_and_kept_with_plus_links(cls: str) -> None:
     renderer = render.PyRenderer if cls == "twin" else native_or_skip("h2mwalk").Renderer
     with _renderer(renderer):
-        keep = engines.get_extractor("h2m").extract(LINKED, URL)
-        plain = engines.get_extractor("h2m+textlinks").extract(LINKED, URL)
+        keep = engines.get_extractor("h2m+links").extract(LINKED, URL)
+        plain = engines.get_extractor("h2m").extract(LINKED, URL)
+        assert engines.get_extractor("h2m+textlinks") is engines.get_extractor("h2m")
+        assert engines.get_extractor("h2m", links="keep") is engines.get_extractor("h2m+links")
     assert "[the first guide](https://example.com/docs/a)" in keep.markdown
     assert "](" not in plain.markdown and "See the first guide and **the second**, then" in plain.markdown
     assert plain.text == keep.text and len(plain.markdown) < len(keep.markdown)
-    assert plain.extractor == f"h2m@{engines.ENGINE_VERSION}+textlinks" and keep.extractor.endswith(
-        f"@{engines.ENGINE_VERSION}"
-    )
+    version = engines.ENGINE_VERSION
+    assert plain.extractor == f"h2m@{version}" and keep.extractor == f"h2m@{version}+links"
 
 
 PICTURED = (
@@ -129,13 +130,13 @@ PICTURED = (
 
 
 @pytest.mark.parametrize("cls", ["twin", "native"])
-def test_textlinks_drops_images_after_the_pruning(cls: str) -> None:
+def test_images_are_dropped_by_default_after_the_pruning(cls: str) -> None:
     from markdown_it import MarkdownIt
 
     renderer = render.PyRenderer if cls == "twin" else native_or_skip("h2mwalk").Renderer
     with _renderer(renderer):
-        keep = engines.get_extractor("h2m").extract(PICTURED, URL)
-        plain = engines.get_extractor("h2m+textlinks").extract(PICTURED, URL)
+        keep = engines.get_extractor("h2m+links").extract(PICTURED, URL)
+        plain = engines.get_extractor("h2m").extract(PICTURED, URL)
     assert "![Photo: Agency / Credit](https://example.com/q.jpg)" in keep.markdown
     assert "![" not in plain.markdown and "Photo" not in plain.markdown and "\ue000" not in plain.markdown
     # The pictures shaped the pruning in both modes alike, so the text is the same.
@@ -151,6 +152,8 @@ def test_links_mode_is_checked() -> None:
 
     with pytest.raises(UsageError, match="no links mode"):
         engines.get_extractor("wet+textlinks")
+    with pytest.raises(UsageError, match="no links mode"):
+        engines.get_extractor("trafilatura+links")
     with pytest.raises(UsageError, match="unknown links mode"):
         engines.get_extractor("h2m", links="none")
 
