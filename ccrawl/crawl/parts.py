@@ -19,8 +19,9 @@ partition in rounds (a round is sent once the last one is answered); each answer
 (nothing queued, nothing in flight, no routed link its owner has not committed) and a count of what it
 has done. Two consecutive rounds, all idle, counts unchanged: no link can be in transit (its finder
 would not be idle until the owner committed it, and the owner would have counted it), so the
-parent stops every partition. ``--max-pages`` reached and nothing in flight anywhere, a signal, or a
-partition that dies stop the run the same way. A SIGKILL of the parent kills the partitions too
+parent stops every partition. ``--max-pages`` pages done for good (the totals the partitions report,
+not the shared counter, which also holds reservations in flight), a signal, or a partition that dies
+stop the run the same way. A SIGKILL of the parent kills the partitions too
 (``PR_SET_PDEATHSIG``); the next run waits for their locks before it touches the WARC directory.
 
 Partition 0 runs in the parent, on the loop that also runs the probe rounds; partitions 1..N-1 are
@@ -309,8 +310,16 @@ class _Rounds:
         return all(r.idle and self.last[p].idle and r.activity == self.last[p].activity
                    for p, r in self.answers.items())
 
-    def drained(self) -> bool:
-        return self.complete() and all(r.in_flight == 0 for r in self.answers.values())
+    def spent(self, max_pages: int) -> bool:
+        """Every partition answered and their pages done for good (each one's ``total_fetched``, this
+        run's and the runs' before) reach ``max_pages``. Not the shared counter: it also holds
+        reservations in flight, and a dispatcher that reserves and then finds nothing ready refunds
+        its reservation, so the counter can read ``max_pages`` one page short of the end. A done page
+        keeps its reservation for good, so once the reported totals reach ``max_pages`` no partition
+        can reserve again and nothing is in flight anywhere."""
+        if not self.complete():
+            return False
+        return sum(r.counts.get("total_fetched", 0) for r in self.answers.values()) >= max_pages
 
     def next(self, inboxes: list[Queue[PartMessage]]) -> None:
         if self.answers:
@@ -482,7 +491,7 @@ class _Lead:
             elif rounds.complete():
                 if rounds.quiet():
                     self.reason = "finished"
-                elif self.options.max_pages and self.counter.value >= self.options.max_pages and rounds.drained():
+                elif self.options.max_pages and rounds.spent(self.options.max_pages):
                     self.reason = "max-pages"
                 elif time.monotonic() - rounds.sent_at >= PROBE_EVERY:
                     rounds.next(self.inboxes)
