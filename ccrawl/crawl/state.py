@@ -317,11 +317,15 @@ class StateFile:
         return True
 
     def segments(self, host: str, offset: int, limit: int = 16) -> list[tuple[int, int, int, int, bytes]]:
-        """A host's segments as (id, prio, n, done, data), by prio then id, ``limit`` from ``offset``."""
+        """A host's segments as (id, prio, n, done, data), by prio then id, ``limit`` from ``offset``.
+        Each index is read in its key order up to ``limit + offset`` rows before the join, so a refill
+        reads ``limit`` segments' blobs, not every segment the host has queued (that grew with the queue)."""
         rows = self.db.execute(
-            "SELECT q.id, q.prio, q.n, q.done, q.data FROM (SELECT prio, id FROM qidx WHERE host=?1 UNION ALL "
-            "SELECT prio, id FROM qnew WHERE host=?1) AS i JOIN qseg q ON q.id = i.id ORDER BY i.prio, i.id "
-            "LIMIT ?2 OFFSET ?3", (host, limit, offset)).fetchall()
+            "SELECT q.id, q.prio, q.n, q.done, q.data FROM (SELECT prio, id FROM ("
+            "SELECT * FROM (SELECT prio, id FROM qidx WHERE host=?1 ORDER BY prio, id LIMIT ?2 + ?3) UNION ALL "
+            "SELECT * FROM (SELECT prio, id FROM qnew WHERE host=?1 ORDER BY prio, id LIMIT ?2 + ?3)) "
+            "ORDER BY prio, id LIMIT ?2 OFFSET ?3) AS i JOIN qseg q ON q.id = i.id ORDER BY i.prio, i.id",
+            (host, limit, offset)).fetchall()
         return [(int(i), int(p), int(n), int(d), bytes(b)) for i, p, n, d, b in rows]
 
     def waiting(self) -> list[tuple[str, str, int, int]]:
