@@ -68,6 +68,16 @@ def _columns(content: tuple[str, ...]) -> tuple[str, ...]:
     return parse_columns(COLUMNS, content=content, lang=None, wet=False)
 
 
+def _as_operation(kw: dict[str, object]) -> dict[str, object]:
+    """The engine's keywords as the operation takes them: its notice inside the injected context."""
+    from ccrawl.ops.context import OpContext
+
+    given = dict(kw)
+    notice = given.pop("notice")
+    assert callable(notice)
+    return {**given, "ctx": OpContext.of(notice=notice)}
+
+
 CONTENTS = [(), ("text",), ("links",), ("meta",), ("markdown", "meta"), ("text", "markdown", "links", "meta")]
 
 
@@ -77,7 +87,7 @@ def test_every_format_of_hostile_records_is_the_per_record_renderers(hostile_war
     kw = {"format": None, "types": (), "status": None, "mime": None, "lang": None, "url": None, "content": content,
           "skip_bad_records": False, "verify_digests": False, "notice": lambda _m: None}
     records = lambda: parse_rows([str(hostile_warc)], **kw)  # noqa: E731
-    batches = lambda: warc_parse_batches([str(hostile_warc)], **kw)  # noqa: E731
+    batches = lambda: warc_parse_batches([str(hostile_warc)], **_as_operation(kw))  # noqa: E731
     columns = _columns(content)
     n = assert_same_output(records, batches, columns, fields=((), ("url", "status", "info"), ("status", "url")))
     assert n == 7
@@ -91,7 +101,7 @@ def test_every_format_of_real_pages_is_the_per_record_renderers(pages_warc: Path
     kw = {"format": None, "types": (), "status": None, "mime": None, "lang": None, "url": None, "content": content,
           "skip_bad_records": False, "verify_digests": False, "notice": lambda _m: None}
     records = lambda: parse_rows([str(pages_warc)], **kw)  # noqa: E731
-    batches = lambda: warc_parse_batches([str(pages_warc)], **kw)  # noqa: E731
+    batches = lambda: warc_parse_batches([str(pages_warc)], **_as_operation(kw))  # noqa: E731
     assert assert_same_output(records, batches, _columns(content)) == 40
     assert_same_ndjson(records(), batches())
     kinds = {str(f.type) for b in batches() for f in b.schema}
