@@ -18,6 +18,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from resiliparse.parse.encoding import detect_encoding, map_encoding_to_html5
 
@@ -86,7 +87,38 @@ def charset_from_meta(data: bytes) -> str:
     return label
 
 
-def _strict(data: bytes, codec: str) -> str | None:
+_ASCII = bytes(range(128))
+_STATEFUL = ("utf_7", "utf-7", "hz", "iso2022", "iso-2022")
+
+
+@lru_cache(maxsize=64)
+def ascii_compatible(codec: str) -> bool:
+    """True when ``codec`` decodes every ASCII byte string to the same characters (windows-125x,
+    ISO 8859, UTF-8, GBK...): not UTF-16/32, nor a codec whose escapes are ASCII (UTF-7, HZ, ISO-2022)."""
+    try:
+        name = codecs.lookup(codec).name
+        return not name.startswith(_STATEFUL) and _ASCII.decode(codec) == _ASCII.decode("ascii")
+    except (UnicodeDecodeError, LookupError):
+        return False
+
+
+#: What uchardet (``detect_encoding(..., html5_compatible=True)``) answers for non-empty ASCII
+#: bytes without an escape (ESC starts ISO-2022, ``~{`` HZ): its "ASCII", which WHATWG maps to
+#: windows-1252. Every one of the 1,093 ASCII pages of the labelled corpora, and
+#: tests/extract/test_decode_charset.py pins it against the detector.
+_ASCII_DETECTED = "cp1252"
+
+
+def _plain_ascii(data: bytes) -> bool:
+    """Non-empty ASCII bytes with no ESC and no ``~{`` (where the detector's answer is fixed)."""
+    return bool(data) and data.isascii() and b"\x1b" not in data and b"~{" not in data
+
+
+def _strict(data: bytes, codec: str, ascii_only: bool = False) -> str | None:
+    # ASCII bytes decode to the same text under any ASCII-compatible codec, and the ASCII codec
+    # copies them where a charmap codec (windows-1252) maps them one by one.
+    if ascii_only and ascii_compatible(codec):
+        return data.decode("ascii")
     try:
         return data.decode(codec)
     except (UnicodeDecodeError, LookupError):
@@ -107,15 +139,18 @@ def decode_body(data: bytes, content_type: str | None = None) -> Decoded:
     if meta:
         declared.append((meta, "meta"))
 
+    ascii_only = data.isascii()
     rejected = ""
     for codec, source in declared:
-        text = _strict(data, codec)
+        text = _strict(data, codec, ascii_only)
         if text is not None:
             return Decoded(text, codec, source)
         rejected = rejected or f"charset: {source} said {codec} but the bytes are not {codec}"
 
+    if ascii_only and _plain_ascii(data):
+        return Decoded(data.decode("ascii"), _ASCII_DETECTED, "detector", rejected)
     detected = str(detect_encoding(data, max_len=_DETECT_BYTES, html5_compatible=True) or "utf-8")
-    text = _strict(data, detected)
+    text = _strict(data, detected, ascii_only)
     if text is not None:
         return Decoded(text, detected, "detector", rejected)
     # Nothing decodes cleanly: keep the first declared charset (or the detector's) and replace.

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from selectolax.lexbor import LexborHTMLParser, LexborNode
 
 from ccrawl.errors import UsageError
-from ccrawl.extract.decode import decode_body
+from ccrawl.extract.decode import ascii_compatible, decode_body
 from ccrawl.extract.guards import flatten_deep_nesting
 from ccrawl.extract.lang import detect_language
 from ccrawl.extract.mainsel import select_main
@@ -119,7 +119,11 @@ def _decode_keep_utf8(
     out.charset, out.charset_source = decoded.charset, decoded.source
     if decoded.note:
         out.notes.append(decoded.note)
-    same = decoded.charset in _UTF8_NAMES and decoded.source != "bom" and not decoded.note
+    # ASCII bytes under an ASCII-compatible charset are their text's UTF-8 too (most pages that
+    # declare or are detected as windows-1252): the parser takes them as they are.
+    same = decoded.source != "bom" and not decoded.note and (
+        decoded.charset in _UTF8_NAMES or (html.isascii() and ascii_compatible(decoded.charset))
+    )
     return decoded.text, html if same else None
 
 

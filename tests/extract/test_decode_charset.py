@@ -82,3 +82,40 @@ def test_extraction_records_charset_and_its_source() -> None:
     assert (x.charset, x.charset_source) == ("cp1252", "header")
     y = get_extractor("h2m").extract(GERMAN)
     assert (y.charset, y.charset_source) == ("", "given")
+
+
+def test_ascii_pages_skip_the_detector_with_its_own_answer() -> None:
+    # The fast path answers what uchardet answers for plain ASCII (windows-1252), on varied ASCII
+    # pages; ESC (ISO-2022) and "~{" (HZ) still go to the detector, and empty bytes too.
+    import random
+
+    from resiliparse.parse.encoding import detect_encoding
+
+    rng = random.Random(40)
+    alphabet = bytes(range(1, 128)).replace(b"\x1b", b"")
+    samples = [b"<html><body><p>plain</p></body></html>", b"a", b"~ {} ~~ }{", b"\t\r\n" * 50]
+    samples += [bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 3000))).replace(b"~{", b"~ ")
+                for _ in range(200)]
+    for data in samples:
+        expected = str(detect_encoding(data, max_len=64 * 1024, html5_compatible=True) or "utf-8")
+        d = decode_body(data)
+        assert (d.charset, d.source, d.text) == (expected, "detector", data.decode(expected)), data[:40]
+    escaped = b"<p>\x1b$B$3$s$K$A$O\x1b(B</p>"
+    assert decode_body(escaped).charset == str(detect_encoding(escaped, html5_compatible=True))
+    assert decode_body(b"").charset == "utf-8"
+
+
+def test_ascii_bytes_under_a_declared_charset_decode_as_before() -> None:
+    from ccrawl.extract.decode import ascii_compatible
+
+    page = b"<html><head><meta charset=iso-8859-2></head><body>plain ASCII &eacute;</body></html>"
+    for label, codec in (("windows-1252", "cp1252"), ("iso-8859-2", "iso8859-2"), ("gbk", "gbk"),
+                         ("utf-8", "utf-8"), ("koi8-r", "koi8-r")):
+        d = decode_body(page, f"text/html; charset={label}")
+        assert (d.charset, d.source, d.text) == (codec, "header", page.decode(codec))
+        assert ascii_compatible(codec)
+    for codec in ("utf-16-le", "utf-7", "hz", "iso2022_jp", "no-such-codec"):
+        assert not ascii_compatible(codec)
+    # A UTF-16 header over ASCII bytes is decoded as UTF-16 (the old path), not as ASCII.
+    d = decode_body(b"abcd", "text/html; charset=utf-16le")
+    assert d.text == b"abcd".decode("utf-16-le")
