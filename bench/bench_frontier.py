@@ -52,6 +52,10 @@ def _commit() -> str:
         return ""
 
 
+def _written(frontier: Frontier) -> int:
+    return frontier.seen.spilled_keys + frontier.seen.merged_keys
+
+
 def _rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
@@ -103,6 +107,7 @@ def main() -> None:
         lines = (line.rstrip("\n") for line in f)
         while loaded < args.max_urls:
             n_step = next(m for m in marks if m > loaded) - loaded
+            merge0, written0 = frontier.seen.merge_cpu_s, _written(frontier)
             start = time.perf_counter()
             cpu = time.process_time()
             load_seeds([frontier], itertools.islice(lines, n_step))
@@ -139,6 +144,10 @@ def main() -> None:
                 "state_mb": round(path.stat().st_size / 1e6, 1),
                 "seen_mb": round(frontier.seen.disk_bytes / 1e6, 1), "runs": len(frontier.seen.runs),
                 "seed_cpu_s": round(seed_cpu, 2), "seed_wall_s": round(seed_s, 2),
+                # CPU of the seen set's merges ended in this step (their thread), and keys the seen set wrote
+                # to runs (spills and merges) per URL loaded in it: the merge policy's write amplification
+                "merge_cpu_s": round(frontier.seen.merge_cpu_s - merge0, 2),
+                "run_keys_written_per_url": round((_written(frontier) - written0) / n_step, 2),
                 "link_cpu_s": round(link_cpu, 2), "link_wall_s": round(link_s, 2),
                 "load": round(os.getloadavg()[0], 1), "utc": time.strftime("%H:%M:%S", time.gmtime()),
             })
@@ -155,6 +164,8 @@ def main() -> None:
         "queued": queued, "bytes_per_queued_url_state_file": round(with_queue / max(1, queued), 1),
         "bytes_per_seen_url_runs": round(seen_bytes / max(1, held), 2),
         "peak_rss_mb": round(_peak_mb()),
+        "run_keys_written_per_url": round(_written(frontier) / max(1, args.max_urls), 2),
+        "merge_cpu_s": round(frontier.seen.merge_cpu_s, 1),
     }
     print(json.dumps(result, indent=1))
     if args.plot:

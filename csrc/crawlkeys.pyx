@@ -259,3 +259,54 @@ def pair_keys(bytes prefix, list left, const int64_t[::1] li, list right, const 
         memcpy(buf + lp + len(x) + 1, <char*> y, <size_t> len(y))
         kv[k] = _key(buf, total)
     return keys
+
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define CK_PREFETCH(p) __builtin_prefetch((p), 0, 0)
+    #else
+    #define CK_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void CK_PREFETCH(const void* p) nogil
+
+
+cdef enum:
+    _AHEAD = 16  # keys ahead whose page is prefetched
+
+
+def page_search(const uint64_t[::1] keys, const int64_t[::1] at, const uint64_t[::1] want, int64_t page_keys):
+    """For each k: whether ``want[k]`` is among ``keys[at[k] : at[k] + page_keys]`` (a sorted run's page
+    whose first key is at most ``want[k]``): a binary search in that page, with the GIL released.
+    A numpy bool array; the twin is ``ccrawl.crawl.keys.page_search_py``."""
+    cdef Py_ssize_t n = want.shape[0], m = keys.shape[0], k
+    cdef int64_t lo, hi, mid
+    cdef uint64_t w
+    if at.shape[0] != n:
+        raise ValueError("at and want must have the same length")
+    if page_keys < 1:
+        raise ValueError("page_keys must be at least 1")
+    for k in range(n):
+        if at[k] < 0 or at[k] >= m:
+            raise IndexError("page start out of range")
+    out = np.zeros(n, dtype=np.bool_)
+    cdef uint8_t[::1] o = out.view(np.uint8)
+    with nogil:
+        for k in range(n):
+            if k + _AHEAD < n:  # the page of a key further on: its cache miss overlaps this search
+                mid = at[k + _AHEAD] + page_keys // 2
+                CK_PREFETCH(&keys[mid if mid < m else m - 1])
+            lo = at[k]
+            hi = lo + page_keys
+            if hi > m:
+                hi = m
+            w = want[k]
+            while hi - lo > 1:  # keys[lo] <= w: the largest such index of the page
+                mid = (lo + hi) >> 1
+                if keys[mid] <= w:
+                    lo = mid
+                else:
+                    hi = mid
+            o[k] = keys[lo] == w
+    return out

@@ -6,6 +6,8 @@ identical output; the pure-Python functions here are the definition.
 * :func:`keys_hosts`: for every canonical URL of a batch, its seen key (the first 8 bytes of blake3 of
   its UTF-8 bytes, read as a little-endian uint64: ``SeenStore``'s key) and its host (what lies between
   ``://`` and the next ``/`` or ``?``), as a numpy ``uint64`` array and a pyarrow string array.
+* :func:`page_search`: which keys a sorted run holds, each searched in the one page of the run the fences
+  named for it (:meth:`ccrawl.crawl.seen._Run.contains`).
 * :func:`join_lines`: the body of each queue segment, the lines ``url`` (or ``url<TAB>hops`` for a
   redirect target) of a group of rows joined by newlines.
 """
@@ -124,3 +126,32 @@ def pair_keys_py(prefix: bytes, left: list[str], li: Index, right: list[str], ri
 
 pair_keys: Callable[[bytes, list[str], Index, list[str], Index], Keys] = (
     _native.pair_keys if _native is not None else pair_keys_py)
+
+
+def page_search_py(keys: Keys, at: Index, want: Keys, page_keys: int) -> npt.NDArray[np.bool_]:
+    """For each k: whether ``want[k]`` is among ``keys[at[k] : at[k] + page_keys]``, a page of a sorted run
+    whose first key is at most ``want[k]`` (a fence): a binary search in the page, vectorised over the
+    keys (a step of one gather each, ``log2(page_keys)`` steps)."""
+    if len(at) != len(want):
+        raise ValueError("at and want must have the same length")
+    if page_keys < 1:
+        raise ValueError("page_keys must be at least 1")
+    m = len(keys)
+    if len(at) and (int(at.min()) < 0 or int(at.max()) >= m):
+        raise IndexError("page start out of range")
+    lo = np.array(at, dtype=np.int64)
+    end = np.minimum(lo + page_keys, m)
+    step = 1 << max(0, (page_keys - 1).bit_length() - 1)
+    while step:
+        nxt = lo + step
+        ok = nxt < end
+        np.minimum(nxt, m - 1, out=nxt)
+        ok &= keys[nxt] <= want
+        np.copyto(lo, nxt, where=ok)
+        step //= 2
+    found: npt.NDArray[np.bool_] = keys[lo] == want
+    return found
+
+
+page_search: Callable[[Keys, Index, Keys, int], npt.NDArray[np.bool_]] = (
+    _native.page_search if _native is not None else page_search_py)

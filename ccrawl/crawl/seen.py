@@ -43,6 +43,7 @@ import mmap
 import os
 import signal
 import sqlite3
+import sys
 import threading
 import time
 from collections.abc import Iterable, Sequence
@@ -52,6 +53,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from ccrawl.crawl.keys import page_search
 from ccrawl.errors import CcrawlError
 
 Keys = npt.NDArray[np.uint64]
@@ -126,8 +128,9 @@ def merge_unique(parts: Sequence[Keys]) -> Keys:
     """The distinct keys of several sorted arrays, sorted (a stable sort finds the sorted runs: a merge)."""
     if not parts:
         return np.zeros(0, dtype=np.uint64)
-    whole = np.concatenate(parts) if len(parts) > 1 else parts[0]
-    return _drop_repeats(np.sort(whole, kind="stable"))
+    whole = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
+    whole.sort(kind="stable")  # in place: the window's only copy is the concatenation
+    return _drop_repeats(whole)
 
 
 def _drop_repeats(out: npt.NDArray[Scalar]) -> npt.NDArray[Scalar]:
@@ -138,6 +141,12 @@ def _drop_repeats(out: npt.NDArray[Scalar]) -> npt.NDArray[Scalar]:
         np.not_equal(out[1:], out[:-1], out=keep[1:])
         out = out[keep]
     return out
+
+
+def _write_keys(out: object, keys: Keys) -> None:
+    """``keys`` to a binary file as little-endian uint64, from the array's own buffer (no bytes copy)."""
+    data = keys if sys.byteorder == "little" and keys.flags.c_contiguous else np.ascontiguousarray(keys, dtype="<u8")
+    out.write(data.data.cast("B"))  # type: ignore[attr-defined]
 
 
 class _Run:
@@ -158,45 +167,31 @@ class _Run:
     def contains(self, q: Keys) -> npt.NDArray[np.bool_]:
         """For sorted unique ``q``: which keys the run holds.
 
-        The fences name the page each key would be on; the pages needed are gathered from a read-only
-        mapping of the run (64 MB of it at a time) in one vectorised step (a page per distinct page named,
-        in order, so the gathered keys stay sorted) and the keys of that window searched in them at once.
-        The mapping lives for one window only: the pages it touched leave the process with it, so memory
-        stays the fences and one window's gathered pages, whatever the run and batch sizes.
+        The fences name the page each key would be on (the last page whose first key is at most the
+        key); a binary search inside that page (:func:`ccrawl.crawl.keys.page_search`, compiled, or its
+        twin's six vectorised steps), in a read-only mapping of the run (64 MB of it at a time), finds the
+        largest key of the page not above it. A key reads about 7 of its page's 64 keys, not the whole page
+        (gathering whole pages copied 512 bytes a key: 100 MB a check of 200 000 keys). The mapping lives for one window only:
+        the pages it touched leave the process with it, so memory stays the fences and one window's
+        mapped pages, whatever the run and batch sizes.
         """
         found = np.zeros(len(q), dtype=bool)
         if not self.count or not len(q):
             return found
         page = np.searchsorted(self.fences, q, side="right").astype(np.int64) - 1
-        lo = int(np.searchsorted(page, 0))
-        if lo >= len(q):
-            return found
-        page, sub = page[lo:], q[lo:]
-        need = unique(page)
-        full = self.count // PAGE_KEYS
+        lo = int(np.searchsorted(page, 0))  # keys below the run's first key are not in it
         span = MAP_KEYS // PAGE_KEYS  # pages a mapping covers (a multiple of the OS page: MAP_KEYS is)
-        at_page = 0
-        while at_page < len(need):
-            first = int(need[at_page]) // span * span  # the window holding the next page needed
-            upto = int(np.searchsorted(need, first + span))
-            pages = need[at_page:upto] - first
-            k0, k1 = (int(x) for x in np.searchsorted(page, (first, first + span)))  # the keys of this window
+        k0 = lo
+        while k0 < len(q):
+            first = int(page[k0]) // span * span  # the window holding the next key's page
+            k1 = int(np.searchsorted(page, first + span))  # the keys of this window: page is sorted
             keys_in = min(self.count - first * PAGE_KEYS, span * PAGE_KEYS)
             with mmap.mmap(self.fd, keys_in * 8, prot=mmap.PROT_READ, offset=first * PAGE_KEYS * 8) as mm:
                 keys = np.frombuffer(mm, dtype="<u8")
-                whole_in = min(span, full - first)
-                whole = pages[pages < whole_in]
-                have = keys[: whole_in * PAGE_KEYS].reshape(whole_in, PAGE_KEYS)[whole].reshape(-1)
-                if len(whole) < len(pages):  # the run's last, partial page
-                    have = np.concatenate((have, keys[whole_in * PAGE_KEYS :]))
+                at = (page[k0:k1] - first) * PAGE_KEYS  # keys[at] <= q: the page's first key (a fence)
+                found[k0:k1] = page_search(keys, at, q[k0:k1], PAGE_KEYS)
                 del keys
-            have = have.astype(np.uint64, copy=False)
-            want = sub[k0:k1]
-            at = np.searchsorted(have, want)
-            at[at >= len(have)] = len(have) - 1
-            found[lo + k0 : lo + k1] = have[at] == want
-            del have
-            at_page = upto
+            k0 = k1
         return found
 
     def close(self) -> None:
@@ -223,6 +218,13 @@ class SeenStore:
         self._merge_stage = ""  # what the merge thread does now, for the stall message
         self._merge_beat = 0.0  # time.monotonic() of its last progress
         self._merge_started = 0.0
+        self.spilled_keys = 0
+        """Keys written to runs by spills in this process."""
+        self.merged_keys = 0
+        """Keys written to runs by merges in this process (their thread's count): with :attr:`spilled_keys`
+        the store's write amplification."""
+        self.merge_cpu_s = 0.0
+        """CPU seconds the merges of this process took in their thread."""
         self.stall_s = float(os.environ.get("CCRAWL_MERGE_STALL_S") or MERGE_STALL_S)
         self.mem_keys = max(1, mem_keys)
         self.ratio = max(2, ratio)
@@ -304,7 +306,9 @@ class SeenStore:
         while len(self._mem) >= 2 and len(self._mem[-2]) <= 2 * len(self._mem[-1]):
             b = self._mem.pop()
             a = self._mem.pop()
-            self._mem.append(np.sort(np.concatenate((a, b)), kind="stable"))
+            both = np.concatenate((a, b))
+            both.sort(kind="stable")
+            self._mem.append(both)
 
     # -- spills and merges -----------------------------------------------------------------
 
@@ -326,8 +330,13 @@ class SeenStore:
                 self._start_merge(inputs)
 
     def _spill(self) -> None:
-        arr = self._mem[0] if len(self._mem) == 1 else np.sort(np.concatenate(self._mem), kind="stable")
-        name = self._write(self._new_name(), lambda out: out.write(arr.astype("<u8").tobytes()), arr[::PAGE_KEYS])
+        if len(self._mem) == 1:
+            arr = self._mem[0]
+        else:
+            arr = np.concatenate(self._mem)
+            arr.sort(kind="stable")  # in place: the sorted parts' merge without a second copy
+        name = self._write(self._new_name(), lambda out: _write_keys(out, arr), arr[::PAGE_KEYS])
+        self.spilled_keys += len(arr)
         crash_point("seen-spill-written")
         self.db.execute("BEGIN IMMEDIATE")
         self._set_manifest([r.name for r in self.runs] + [name])
@@ -366,19 +375,24 @@ class SeenStore:
 
     def _merge_body(self, runs: list[_Run], name: str) -> None:
         """Merge ``runs`` into the new run ``name`` (a streaming k-way merge, 16 MB windows): the files only."""
+        cpu0 = time.thread_time()
+        written = [0]
         try:
             fences: list[Keys] = []
-            written = [0]
 
             total = sum(r.count for r in runs)
+
+            # keys read from each input at once: a window holds about WINDOW_KEYS over all the inputs,
+            # however many there are (a merge of k runs at WINDOW_KEYS each held k windows)
+            chunk = max(1 << 16, WINDOW_KEYS // len(runs))
 
             def body(out: object) -> None:
                 pos = [0] * len(runs)
                 bufs: list[Keys] = [np.zeros(0, dtype=np.uint64) for _ in runs]
                 while True:
                     for i, run in enumerate(runs):
-                        if len(bufs[i]) < WINDOW_KEYS // 2 and pos[i] < run.count:
-                            n = min(WINDOW_KEYS, run.count - pos[i])
+                        if len(bufs[i]) < chunk // 2 and pos[i] < run.count:
+                            n = min(chunk, run.count - pos[i])
                             self._stage_now(f"reading {run.name} at key {pos[i]:,} of {run.count:,}")
                             bufs[i] = np.concatenate((bufs[i], run.read(pos[i], n)))
                             pos[i] += n
@@ -392,16 +406,19 @@ class SeenStore:
                     for i in live:
                         k = len(bufs[i]) if cut is None else int(np.searchsorted(bufs[i], cut, side="right"))
                         take.append(bufs[i][:k])
-                        bufs[i] = bufs[i][k:]
+                        bufs[i] = bufs[i][k:]  # a view: its buffer (at most 1.5 chunk) goes at the next read
                     self._stage_now(f"merging a window ({written[0]:,} of at most {total:,} keys written)")
                     merged = merge_unique(take)
+                    del take
                     start = written[0]
-                    # fences: the first key of every page of the output
+                    # fences: the first key of every page of the output, copied: a strided view would keep
+                    # every merged window alive to the merge's end (8 bytes a key merged: 800 MB at 100M)
                     offs = (-start) % PAGE_KEYS
-                    fences.append(merged[offs::PAGE_KEYS])
+                    fences.append(merged[offs::PAGE_KEYS].copy())
                     self._stage_now(f"writing {name}.u64.tmp ({written[0]:,} of at most {total:,} keys written)")
-                    out.write(merged.astype("<u8").tobytes())  # type: ignore[attr-defined]
+                    _write_keys(out, merged)
                     written[0] += len(merged)
+                    del merged
                     crash_point("seen-merge-writing")
 
             self._write(name, body, None)
@@ -409,7 +426,7 @@ class SeenStore:
             # the fences are known only once the body is written (the run is still unnamed by the manifest)
             tmp = self.dir / f"{name}.fence.tmp"
             with open(tmp, "wb") as out:
-                out.write(np.concatenate(fences).astype("<u8").tobytes() if fences else b"")
+                _write_keys(out, np.concatenate(fences) if fences else np.zeros(0, dtype=np.uint64))
             os.replace(tmp, self.dir / f"{name}.fence")
             self._stage_now(f"finishing {name} (written, not handed over yet)")
             crash_point("seen-merge-written")
@@ -417,6 +434,8 @@ class SeenStore:
         except BaseException as exc:  # handed to the owning thread at adoption
             self._merge_error = exc
         finally:
+            self.merged_keys += written[0]
+            self.merge_cpu_s += time.thread_time() - cpu0
             self._merge_done.set()
 
     def _adopt(self, *, wait: bool) -> None:
@@ -480,7 +499,7 @@ class SeenStore:
         """The run ``name`` from ``body(file)``, renamed into place (fences first when given); returns its name."""
         steps: list[tuple[str, object]] = [(".u64", body)]
         if fences is not None:
-            steps.insert(0, (".fence", lambda out: out.write(fences.astype("<u8").tobytes())))
+            steps.insert(0, (".fence", lambda out: _write_keys(out, fences)))
         for suffix, fill in steps:
             tmp = self.dir / f"{name}{suffix}.tmp"
             with open(tmp, "wb") as out:
@@ -496,7 +515,7 @@ class SeenStore:
 
         def spill() -> None:
             arr = unique(np.frombuffer(b"".join(chunk), dtype="<u8").astype(np.uint64))
-            names.append(self._write(self._new_name(), lambda out: out.write(arr.astype("<u8").tobytes()),
+            names.append(self._write(self._new_name(), lambda out: _write_keys(out, arr),
                                      arr[::PAGE_KEYS]))
             chunk.clear()
 

@@ -370,3 +370,62 @@ def test_segments_folded_from_qnew_into_qidx_are_still_found_in_order(tmp_path: 
     assert got == {h: [u for _, u in sorted(v, key=lambda x: x[0])] for h, v in want.items()}
     assert [st.db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("qseg", "qidx", "qnew")] == [0, 0, 0]
     st.close()
+
+
+@pytest.mark.parametrize("page_keys", [1, 2, 5, 64])
+def test_page_search_twin_and_native_agree_with_a_set(page_keys: int) -> None:
+    """page_search (compiled when built) and its twin answer "is the key in the page the fences name" the
+    same as a set would, at page edges, the run's last partial page, and keys below and above every key."""
+    from ccrawl import accel
+    from ccrawl.crawl.keys import page_search_py
+
+    gen = np.random.default_rng(page_keys)
+    run = unique(gen.integers(0, 2**64, size=1000, dtype=np.uint64))[:997]
+    fences = run[::page_keys]
+    probe = np.concatenate((run[::3], run - np.uint64(1), run + np.uint64(1),
+                            np.array([run[-1] + np.uint64(5), run[0]], dtype=np.uint64)))
+    probe = unique(probe[probe >= run[0]])  # a key below the first fence is never searched
+    at = (np.searchsorted(fences, probe, side="right").astype(np.int64) - 1) * page_keys
+    held = set(run.tolist())
+    want = np.array([k in held for k in probe.tolist()])
+    native = accel.native("crawlkeys")
+    kernels = [page_search_py] + ([native.page_search] if native is not None else [])
+    for kernel in kernels:
+        assert np.array_equal(kernel(run, at, probe, page_keys), want), kernel
+        with pytest.raises(IndexError):
+            kernel(run, np.array([len(run)], dtype=np.int64), probe[:1], page_keys)
+        with pytest.raises(ValueError):
+            kernel(run, at[:1], probe[:2], page_keys)
+
+
+def test_a_merge_holds_a_window_not_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A merge's memory is a few windows and the output's fences, not the keys it wrote (its fences were
+    views that kept every merged window alive: 8 bytes a key merged, 800 MB at 100M URLs)."""
+    import tracemalloc
+
+    from ccrawl.crawl import seen
+
+    monkeypatch.setattr(seen, "WINDOW_KEYS", 1 << 14)
+    db = sqlite3.connect(tmp_path / "s.db", isolation_level=None)
+    db.execute("CREATE TABLE meta(k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+    n = 1 << 21
+    store = SeenStore(db, tmp_path / "seen", mem_keys=n, background=False)
+    gen = np.random.default_rng(9)
+    parts = [unique(gen.integers(0, 2**64, size=n, dtype=np.uint64)) for _ in range(2)]
+    db.execute("BEGIN")
+    store.log(parts[0])
+    db.execute("COMMIT")
+    store.settle()  # one run, nothing to merge
+    db.execute("BEGIN")
+    store.log(parts[1])
+    db.execute("COMMIT")
+    tracemalloc.start()
+    try:
+        store.settle()  # the second run, then the merge of both (on this thread)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(store.runs) == 1 and store.runs[0].count == len(unique(np.concatenate(parts)))
+    assert store.merged_keys == store.runs[0].count and store.spilled_keys == 2 * n
+    assert peak < 4 * n, f"the merge held {peak:,} bytes for {2 * n:,} keys merged"  # the output alone is 8 * 2n
+    store.close()
