@@ -171,9 +171,9 @@ class _Run:
         key); a binary search inside that page (:func:`ccrawl.crawl.keys.page_search`, compiled, or its
         twin's six vectorised steps), in a read-only mapping of the run (64 MB of it at a time), finds the
         largest key of the page not above it. A key reads about 7 of its page's 64 keys, not the whole page
-        (gathering whole pages copied 512 bytes a key: 100 MB a check of 200 000 keys). The mapping lives for one window only:
-        the pages it touched leave the process with it, so memory stays the fences and one window's
-        mapped pages, whatever the run and batch sizes.
+        (gathering whole pages copied 512 bytes a key: 100 MB a check of 200 000 keys). The mapping lives
+        for one window only: the pages it touched leave the process with it, so memory stays the fences
+        and one window's mapped pages, whatever the run and batch sizes.
         """
         found = np.zeros(len(q), dtype=bool)
         if not self.count or not len(q):
