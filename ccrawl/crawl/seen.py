@@ -139,7 +139,8 @@ def _drop_repeats(out: npt.NDArray[Scalar]) -> npt.NDArray[Scalar]:
         keep = np.empty(len(out), dtype=bool)
         keep[0] = True
         np.not_equal(out[1:], out[:-1], out=keep[1:])
-        out = out[keep]
+        if not keep.all():  # runs are disjoint: a merge's window has no repeat, and skips the compaction
+            out = out[keep]
     return out
 
 
