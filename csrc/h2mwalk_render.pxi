@@ -608,7 +608,11 @@ cdef class Renderer:
 
     cdef object _sub_list(self, lxb_dom_node_t *node, bint ordered, Py_ssize_t depth):
         cdef _Ctx sub = _Ctx()
-        self._list(node, ordered, sub, depth)
+        if depth >= self.max_depth:  # as in _children: what is nested deeper is kept as flat text
+            self._flatten(node, sub)
+            self._flush(sub, "p")
+        else:
+            self._list(node, ordered, sub, depth)
         return (sub.blocks[0][0], sub.blocks[0][1]) if sub.blocks else None
 
     cdef int _table(self, lxb_dom_node_t *node, _Ctx ctx, Py_ssize_t depth) except -1:

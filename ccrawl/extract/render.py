@@ -683,7 +683,11 @@ class Renderer:
 
     def _sub_list(self, node: Node, tag: str, depth: int) -> tuple[str, str] | None:
         sub = _Ctx()
-        self._list(node, tag, sub, depth)
+        if depth >= self.budget.max_depth:  # as in _children: what is nested deeper is kept as flat text
+            self._flatten(node, sub)
+            self._flush(sub)
+        else:
+            self._list(node, tag, sub, depth)
         return (sub.blocks[0][0], sub.blocks[0][1]) if sub.blocks else None
 
     def _table(self, node: Node, ctx: _Ctx, depth: int) -> None:

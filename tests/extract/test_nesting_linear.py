@@ -35,6 +35,8 @@ SHAPES: dict[str, tuple[str, str, int]] = {
     "tables-in-divs": ("<table><tr><td><div>cell {i}, text", "</div></td></tr></table>", 3000),
     "divs-in-tables": ("<div class=content><table><tr><td>cell {i}, text", "</td></tr></table></div>", 3000),
     "lists": ("<ul><li>item {i} with some words", "</li></ul>", 2000),
+    # a list straight inside a list (no <li> between): the walk takes it as the item before's sub-list
+    "lists-in-lists": ("<ul><li>item {i} with some words</li>", "</ul>", 3000),
     "ordered-lists": ("<ol><li><p>item {i} with some words, more", "</p></li></ol>", 2000),
     "quotes": ("<blockquote><p>quoted {i} with some words, more", "</p></blockquote>", 2000),
     "formatting": ("<b><i><em>bold {i} ", "</em></i></b>", 3000),
