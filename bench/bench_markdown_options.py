@@ -116,12 +116,7 @@ OPTIONS: dict[str, Callable[[str, str], str]] = {
 
 def _pages() -> list[tuple[str, str, str, bytes, str]]:
     out = [("corpus2", a.stem, a.url, a.html.read_bytes(), a.expected) for a in load_articles(fetch())]
-    for name in corpora.TUNABLE:
-        try:
-            out += [(name, p.id, p.url, p.html, p.gold) for p in corpora.load(name)]
-        except corpora.CorporaUnavailable as exc:
-            print(f"{name}: {exc}: skipped", file=sys.stderr)
-    return out
+    return out + corpora.labelled_pages()
 
 
 def main() -> int:

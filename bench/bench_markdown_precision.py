@@ -53,11 +53,7 @@ def _pages(corpus: Path) -> list[tuple[str, str, str, bytes, str | None]]:
     else:
         print(f"html-eval not found at {corpus}: skipped", file=sys.stderr)
     out += [("corpus2", a.stem, a.url, a.html.read_bytes(), a.expected) for a in load_articles(fetch())]
-    for name in corpora.TUNABLE:
-        try:
-            out += [(name, p.id, p.url, p.html, p.gold) for p in corpora.load(name)]
-        except corpora.CorporaUnavailable as exc:
-            print(f"{name}: {exc}: skipped", file=sys.stderr)
+    out += corpora.labelled_pages()
     return out
 
 

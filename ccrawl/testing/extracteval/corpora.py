@@ -56,6 +56,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tarfile
 import urllib.request
 from collections.abc import Callable, Iterable
@@ -488,6 +489,18 @@ def load(name: str, root: Path | None = None, *, verify: bool = True) -> list[Pa
     return _load(corpus, base)
 
 
+def labelled_pages(names: Iterable[str] = TUNABLE) -> list[tuple[str, str, str, bytes, str]]:
+    """(corpus, page id, URL, HTML, gold text) of every page of the corpora ``names`` that are fetched; a corpus
+    that is not is named on stderr and left out (what the benches score)."""
+    out: list[tuple[str, str, str, bytes, str]] = []
+    for name in names:
+        try:
+            out += [(name, p.id, p.url, p.html, p.gold) for p in load(name)]
+        except CorporaUnavailable as exc:
+            print(f"{name}: {exc}: skipped", file=sys.stderr)
+    return out
+
+
 def corpus_digest(pages: list[Page]) -> str:
     """sha256 over every page's id, HTML and gold text: what a gate's floors were measured on."""
     h = hashlib.sha256()
@@ -542,6 +555,7 @@ __all__ = [
     "corpus_digest",
     "fetch_corpora",
     "fetch_corpus",
+    "labelled_pages",
     "load",
     "manifest",
     "pin_from_snapshot",
