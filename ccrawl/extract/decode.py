@@ -109,9 +109,9 @@ def ascii_compatible(codec: str) -> bool:
 _ASCII_DETECTED = "cp1252"
 
 
-def _plain_ascii(data: bytes) -> bool:
-    """Non-empty ASCII bytes with no ESC and no ``~{`` (where the detector's answer is fixed)."""
-    return bool(data) and data.isascii() and b"\x1b" not in data and b"~{" not in data
+def _escape_free(data: bytes) -> bool:
+    """For ASCII bytes: non-empty, no ESC and no ``~{`` (where the detector's answer is fixed)."""
+    return bool(data) and b"\x1b" not in data and b"~{" not in data
 
 
 def _strict(data: bytes, codec: str, ascii_only: bool = False) -> str | None:
@@ -147,7 +147,7 @@ def decode_body(data: bytes, content_type: str | None = None) -> Decoded:
             return Decoded(text, codec, source)
         rejected = rejected or f"charset: {source} said {codec} but the bytes are not {codec}"
 
-    if ascii_only and _plain_ascii(data):
+    if ascii_only and _escape_free(data):
         return Decoded(data.decode("ascii"), _ASCII_DETECTED, "detector", rejected)
     detected = str(detect_encoding(data, max_len=_DETECT_BYTES, html5_compatible=True) or "utf-8")
     text = _strict(data, detected, ascii_only)

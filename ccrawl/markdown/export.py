@@ -693,6 +693,11 @@ class Exporter:
 
     # -- what the run prints ---------------------------------------------------------------------
 
+    def closing_lines(self) -> list[str]:
+        """What a run prints when it ends, in order: the language lines, the summary, what it deleted."""
+        deleted = self.deleted_line()
+        return [*self.language_lines(), self.summary_line(), *([deleted] if deleted else [])]
+
     def language_lines(self) -> list[str]:
         """The drop rate (with ``--lang``) and the detected mix, as the seed prints them."""
         s = self.stats

@@ -218,6 +218,10 @@ class Refetcher(Exporter):
     def summary_line(self) -> str:
         return super().summary_line().replace("markdown export:", "markdown refetch:", 1)
 
+    def closing_lines(self) -> list[str]:
+        """The phase totals and failures, then an export's closing lines."""
+        return [*self.phase_lines(), *super().closing_lines()]
+
 
 @dataclass(frozen=True, slots=True)
 class _Detected:

@@ -67,17 +67,13 @@ def markdown_export(
                            ledger=ledger, skip_errors=skip_errors, journal=journal, executor=executor,
                            ray_address=ray_address)
     opts.validate()
-    say = c.report
     exporter = Exporter(opts, open_export_repo(repo, endpoint=endpoint) if push else None, log=c.notice,
                         info=c.report)
     try:
         yield from exporter.run()
     finally:
-        for line in exporter.language_lines():
-            say(line)
-        say(exporter.summary_line())
-        if exporter.deleted_line():
-            say(exporter.deleted_line())
+        for line in exporter.closing_lines():
+            c.report(line)
     s = exporter.stats
     if locations is not None and not s.units:
         from ccrawl.errors import NothingMatched
@@ -131,17 +127,13 @@ def markdown_refetch(
                           no_warc_cache=no_warc_cache)
     more.validate(opts)
     opts.validate()
-    say = c.report
     refetcher = Refetcher(opts, more, open_export_repo(repo, endpoint=endpoint) if push else None, log=c.notice,
                           info=c.report)
     try:
         yield from refetcher.run()
     finally:
-        for line in [*refetcher.phase_lines(), *refetcher.language_lines()]:
-            say(line)
-        say(refetcher.summary_line())
-        if refetcher.deleted_line():
-            say(refetcher.deleted_line())
+        for line in refetcher.closing_lines():
+            c.report(line)
 
 
 def _locations(items: Iterable[Mapping[str, object] | Location]) -> Iterator[Location]:
