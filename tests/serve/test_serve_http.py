@@ -241,8 +241,11 @@ def test_first_record_of_a_slow_operation_arrives_at_once_and_100_clients_are_se
     registry = dict(ops.REGISTRY)
 
     async def main() -> tuple[float, list[int]]:
-        # 100 clients, 25 operations at once: the others wait for a slot (none is refused)
-        app = make_app(registry, runner=Runner(Budget(concurrent=25, queue_length=100), start_method="fork"))
+        # 100 clients, 25 operations at once: the others wait for a slot (none is refused). The wait allowed
+        # is long: on a loaded machine the fourth wave of forks waited past the default 10 s and was refused,
+        # which is the budget working (tests/serve/test_budgets.py), not what this test is about
+        app = make_app(registry, runner=Runner(Budget(concurrent=25, queue_length=100, queue_seconds=300.0),
+                                               start_method="fork"))
         runner, base = await _client_for(app)
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=200)) as s:
@@ -265,7 +268,7 @@ def test_first_record_of_a_slow_operation_arrives_at_once_and_100_clients_are_se
     first, counts = _run(main())
     # a latency budget, not a speed claim: the first record must not wait for the stream to end (1 s)
     assert first < 0.5, f"first record took {first:.3f} s"
-    assert counts == [3] * 100
+    assert counts == [3] * 100, f"responses of other than 3 records: {[c for c in counts if c != 3]}"
 
 
 def _spawn(args: list[str], env_extra: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
