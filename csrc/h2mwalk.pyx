@@ -413,6 +413,7 @@ include "h2mwalk_probe.pxi"
 cdef int _bind_twin(object module) except -1:
     global _twin, _LANG_CLASS, _EDGE_PUNCT, is_metadata_line, _ends_with_bare, _TEASER_AFTER, _TEASER_TEXT, _METADATA_MAX
     global _LINK_LIST_LINKS, _LINK_LIST_DENSITY, _COMMENTS_AFTER, _THREAD_AFTER, _COMMENTS_HEADING
+    global _COMMENTS_ANCHOR, _ARTICLE_END, _ARTICLE_END_FIRST
     _twin = module
     _LINK_LIST_LINKS = module._LINK_LIST_LINKS
     _LINK_LIST_DENSITY = module._LINK_LIST_DENSITY
@@ -420,6 +421,9 @@ cdef int _bind_twin(object module) except -1:
     _COMMENTS_AFTER = module._COMMENTS_AFTER
     _THREAD_AFTER = module._THREAD_AFTER
     _COMMENTS_HEADING = module._COMMENTS_HEADING
+    _COMMENTS_ANCHOR = module._COMMENTS_ANCHOR
+    _ARTICLE_END = module._ARTICLE_END
+    _ARTICLE_END_FIRST = module._ARTICLE_END_FIRST
     _TEASER_TEXT = module._TEASER_TEXT
     _METADATA_MAX = module._METADATA_MAX
     _LANG_CLASS = module._LANG_CLASS

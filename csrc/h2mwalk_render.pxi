@@ -27,6 +27,7 @@ cdef class Renderer:
     cdef public list notes
     cdef public bint truncated
     cdef public bint stopped
+    cdef Py_ssize_t comment_anchors   # link-less anchors named as comments on the page, -1 until counted
     cdef public Py_ssize_t nodes
     cdef public Py_ssize_t chars
     cdef public Py_ssize_t link_chars
@@ -68,6 +69,7 @@ cdef class Renderer:
         self.notes = []
         self.truncated = False
         self.stopped = False
+        self.comment_anchors = -1
         self.nodes = self.chars = self.link_chars = self.links = self.table_cells = 0
         self.in_link = self.in_table = 0
         self.in_emphasis = 0
@@ -260,6 +262,10 @@ cdef class Renderer:
             tx = _breaks(tx, "\n")
         if self.prune and len(tx) < _METADATA_MAX and not self.in_table and _maybe_metadata(tx) and is_metadata_line(tx):
             return 0
+        if (self.prune and tx and tx[0] in _ARTICLE_END_FIRST and not self.in_table
+                and self.chars - self.link_chars >= _THREAD_AFTER and _ARTICLE_END.match(tx) is not None):
+            self.stopped = True  # a rights notice or a tool line: the article has ended (see render.py)
+            return 0
         if (md[0] in u"#>+=-0123456789" or has_break) and _maybe_line_starts(md):
             md = escape_line_starts(md)
         ctx.blocks.append((md, tx, kind))
@@ -285,6 +291,11 @@ cdef class Renderer:
         start, flushes, floor = len(ctx.md), self.flushes, self.floor
         self.floor = start
         if info.kind == K_A:
+            if self.prune and self.chars - self.link_chars >= _THREAD_AFTER and _attr(node, &A_HREF) == NULL:
+                name = _anchor_name(node)
+                if name and _COMMENTS_ANCHOR.fullmatch(name) is not None and self._one_comments_anchor(node):
+                    self.stopped = True  # the comments' anchor: the article has ended (see render.py)
+                    return 0
             self.in_link += 1
             self.links += 1
             self._children(node, ctx, depth)
@@ -306,6 +317,23 @@ cdef class Renderer:
         if flushes == self.flushes and markup == self.markup:
             self._wrap(ctx, start, _MARKERS[info.emph])
         return 0
+
+    cdef bint _one_comments_anchor(self, lxb_dom_node_t *node) except -1:
+        """True when the page has at most two link-less ``a`` named as the comments (render.py's twin)."""
+        cdef lxb_dom_node_t *top = node
+        cdef uintptr_t addr
+        cdef lxb_dom_node_t *a
+        if self.comment_anchors < 0:
+            while top.parent != NULL:
+                top = top.parent
+            self.comment_anchors = 0
+            for addr in _anchors(top):
+                a = <lxb_dom_node_t *>addr
+                if _attr(a, &A_HREF) == NULL:
+                    name = _anchor_name(a)
+                    if name and _COMMENTS_ANCHOR.fullmatch(name) is not None:
+                        self.comment_anchors += 1
+        return self.comment_anchors <= 2
 
     cdef int _code(self, lxb_dom_node_t *node, _Ctx ctx) except -1:
         code = " ".join(_deep_text(node, "", 0).split())
@@ -685,6 +713,17 @@ cdef Py_ssize_t _TEASER_AFTER = 0
 cdef Py_ssize_t _COMMENTS_AFTER = 0
 cdef Py_ssize_t _THREAD_AFTER = 0
 cdef object _COMMENTS_HEADING = None
+cdef object _COMMENTS_ANCHOR = None
+cdef object _ARTICLE_END = None
+cdef str _ARTICLE_END_FIRST = ""
+
+
+cdef object _anchor_name(lxb_dom_node_t *node):
+    """``attributes.get("name") or attributes.get("id")``."""
+    cdef lxb_dom_attr_t *attr = find_attr(<lxb_dom_element_t *>node, "name", 4, &_fns)
+    if attr != NULL and attr.value != NULL and attr.value.data != NULL and attr.value.length:
+        return _decode(attr.value.data, attr.value.length)
+    return _attr_value(node, &A_ID)
 cdef Py_ssize_t _TEASER_TEXT = 0
 cdef Py_ssize_t _METADATA_MAX = 0
 cdef Py_ssize_t _LINK_LIST_LINKS = 0

@@ -46,8 +46,12 @@ from ccrawl.extract.urls import Resolver
 #: images left out by default (``links="text"``, what trafilatura's Markdown does); ``+links``
 #: (``h2m+links``) keeps ``[text](url)`` and ``![alt](src)``, as every version before did; a
 #: docs section whose id is its heading's slug is not furniture; a scored region under 15% of the
-#: page is trusted when it (or its parent) is named as the story or the article.
-ENGINE_VERSION = "8"
+#: page is trusted when it (or its parent) is named as the story or the article. 9 (issue 40): a
+#: never-closed ``<title>`` that swallowed the page is closed at the next tag; the walk ends at a
+#: link-less comments anchor (``<a name="comments">``, at most two on the page), at a rights notice
+#: ("Copyright 2008 The Associated Press. All rights reserved.") and at a lone "E-mail this to a
+#: friend" / "Print this story" line, each after 500 characters of non-link text.
+ENGINE_VERSION = "9"
 _FALLBACK_SHARE = 0.15
 # ... unless the region, or the element around it, calls itself the story or the article
 # ("div.articlePage" in "div.article.story", "div#storyBody", "div.article_content"): then a
@@ -61,6 +65,26 @@ _STRIP = ["script", "style", "template", "svg", "select"]
 # A <noscript> whose markup was escaped into text (``<noscript>&lt;div&gt;&lt;a href=...``: a DOM
 # serialised with scripting on, saved pages, some CMSs) would show that markup as words.
 _ESCAPED_NOSCRIPT = re.compile(r"<noscript\b[^>]*>\s*&lt;", re.IGNORECASE)
+_TITLE_OPEN = re.compile(r"<title\b[^>]*>", re.IGNORECASE)
+_TITLE_CLOSE = re.compile(r"</title[\s/>]", re.IGNORECASE)
+
+
+def close_runaway_title(source: str) -> str | None:
+    """The page with its never-closed ``<title>`` closed at the first ``<`` after it, else None.
+
+    A ``<title>`` is raw text up to ``</title>``: with none in the page (a template that cut it,
+    ``</titlevalue="true" -->``), an HTML5 parser reads the whole rest of the page as the title
+    and the body is empty, as a browser shows it. libxml2 (trafilatura) ends it at the next tag;
+    so does this, and only for a page that parsed to an empty body (8 of l3s-gn1's 621 pages,
+    every one with its story in the markup; since h2m@9).
+    """
+    m = _TITLE_OPEN.search(source)
+    if m is None or _TITLE_CLOSE.search(source, m.end()) is not None:
+        return None
+    cut = source.find("<", m.end())
+    if cut < 0:
+        return None
+    return source[:cut] + "</title>" + source[cut:]
 
 
 class Extractor(Protocol):
@@ -297,6 +321,10 @@ class HtmlExtractor:
             out.truncated = True
             out.notes.append(f"nesting: {removed} block tags deeper than {budget.max_block_nesting} removed")
         tree = LexborHTMLParser(source if removed or utf8 is None else utf8)
+        if tree.body is None or tree.body.child is None:
+            closed = close_runaway_title(source)
+            if closed is not None:
+                tree = LexborHTMLParser(closed)
         strip_tags(tree, _STRIP)
         if "&lt;" in source and _ESCAPED_NOSCRIPT.search(source) is not None:
             reparse_escaped_noscript(tree)

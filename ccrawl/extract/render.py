@@ -147,6 +147,20 @@ _COMMENTS_AFTER = 150
 # reply") after this much non-link text ends the walk: the thread below it is often unnamed
 # (``div.commentText``, bare paragraphs) and nothing of the article follows it.
 _THREAD_AFTER = 500
+# A block that closes a story after _THREAD_AFTER characters of non-link text ends the walk: a
+# wire story's rights notice ("Copyright 2008 The Associated Press. All rights reserved. ...") or
+# a lone tool line ("E-mail this to a friend", "Print this story"); what follows them on 2008-era
+# news pages is lists of other stories and reader comments (since h2m@9).
+_ARTICLE_END_FIRST = "CcEePpSs\u00a9("
+_ARTICLE_END = re.compile(
+    r"(?i)(?:(?:e-?mail|print|send) this (?:to a friend|story|article)$"
+    r"|(?:copyright\s*(?:©|\(c\))?|©|\(c\))\s*(?:\d{4}[-–\d, ]*)?[^.\n]{0,60}\.?\s*all rights reserved)"
+)
+# A link-less anchor named as the comments' jump target (``<a name="commentSection">``) ends the
+# walk the same way, unless the page has three or more (a blog's front page: one after each post).
+_COMMENTS_ANCHOR = re.compile(
+    r"(?i)(?:user|reader|post|article|story)?[-_]?comments?(?:[-_]?(?:section|area|list|top|start|thread))?"
+)
 _COMMENTS_HEADING = re.compile(
     r"(?i)(?:\d+\s+)?(?:reader\s+|user\s+|your\s+)?comments(?:\s*\(\d+\)|\s*:)?"
     r"|leave a (?:comment|reply)|kommentare|commentaires|comentarios"
@@ -195,6 +209,7 @@ class Renderer:
         self.notes: list[str] = []
         self.truncated = False
         self.stopped = False
+        self.comment_anchors = -1  # link-less anchors named as comments on the page, once counted
         self.nodes = 0
         self.chars = 0
         self.link_chars = 0
@@ -340,6 +355,10 @@ class Renderer:
         # (A date in a table cell is data, not a dateline.)
         if self.prune and len(tx) < _METADATA_MAX and not self.in_table and is_metadata_line(tx):
             return
+        if (self.prune and tx and tx[0] in _ARTICLE_END_FIRST and not self.in_table
+                and self.chars - self.link_chars >= _THREAD_AFTER and _ARTICLE_END.match(tx) is not None):
+            self.stopped = True  # a rights notice or a tool line: the article has ended
+            return
         if md[0] in _LINE_START_CHARS or "\n" in md:
             md = escape_line_starts(md)
         ctx.blocks.append((md, tx, kind))
@@ -375,6 +394,13 @@ class Renderer:
         start, flushes, floor = len(ctx.md), self.flushes, self.floor
         self.floor = start
         if tag == "a":
+            if self.prune and self.chars - self.link_chars >= _THREAD_AFTER:
+                attrs = node.attributes
+                if "href" not in attrs:
+                    name = attrs.get("name") or attrs.get("id")
+                    if name and _COMMENTS_ANCHOR.fullmatch(name) and self._one_comments_anchor(node):
+                        self.stopped = True  # the comments' anchor: the article has ended
+                        return
             self.in_link += 1
             self.links += 1
             self._children(node, ctx, depth)
@@ -397,6 +423,21 @@ class Renderer:
         # in ")", punctuation), so such spans keep their text and lose the emphasis.
         if flushes == self.flushes and markup == self.markup:
             self._wrap(ctx, start, marker)
+
+    def _one_comments_anchor(self, node: Node) -> bool:
+        """True when the page has at most two link-less ``a`` named as the comments (a top and a bottom one)."""
+        if self.comment_anchors < 0:
+            top = node
+            while top.parent is not None:
+                top = top.parent
+            self.comment_anchors = 0
+            for a in top.css("a"):
+                attrs = a.attributes
+                if "href" not in attrs:
+                    name = attrs.get("name") or attrs.get("id")
+                    if name and _COMMENTS_ANCHOR.fullmatch(name):
+                        self.comment_anchors += 1
+        return self.comment_anchors <= 2
 
     @staticmethod
     def _split_space(ctx: _Ctx, start: int) -> tuple[str, str, str]:
