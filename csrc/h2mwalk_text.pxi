@@ -53,6 +53,44 @@ def count_lt(bytes data not None):
     return count
 
 
+cdef const char *_BLOCK_NAMES[22]
+_BLOCK_NAME_BYTES = (b"div", b"section", b"article", b"aside", b"nav", b"main", b"header", b"footer",
+                     b"blockquote", b"ul", b"ol", b"dl", b"form", b"fieldset", b"figure", b"details", b"center",
+                     b"menu", b"dir", b"address", b"hgroup", b"search")
+for _k, _name in enumerate(_BLOCK_NAME_BYTES):
+    _BLOCK_NAMES[_k] = <const char *>_name
+
+
+cdef inline bint _ascii_word(unsigned char c) noexcept nogil:
+    return (c >= 48 and c <= 57) or (c >= 65 and c <= 90) or (c >= 97 and c <= 122) or c == 95
+
+
+def block_opens(bytes data not None):
+    """How many ``<name`` start a block tag (guards.BLOCK_NAMES, ASCII case folded) and are not
+    followed by an ASCII word byte: at least the opening tags ``guards._BLOCK_TAG`` finds
+    (twin: ``guards.block_opens_py``)."""
+    cdef const unsigned char *p = <const unsigned char *>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t i, j, k, n = PyBytes_GET_SIZE(data), count = 0
+    cdef const char *name
+    cdef unsigned char c
+    for i in range(n - 1):
+        if p[i] != 60:
+            continue
+        c = p[i + 1] | 32
+        if c != 100 and c != 115 and c != 97 and c != 110 and c != 109 and c != 104 and c != 102 \
+                and c != 98 and c != 117 and c != 111 and c != 99:
+            continue
+        for k in range(22):
+            name = _BLOCK_NAMES[k]
+            j = 0
+            while name[j] != 0 and i + 1 + j < n and (p[i + 1 + j] | 32) == <unsigned char>name[j]:
+                j += 1
+            if name[j] == 0 and (i + 1 + j >= n or not _ascii_word(p[i + 1 + j])):
+                count += 1
+                break
+    return count
+
+
 def word_count(str text not None):
     """``len(text.split())`` without building the words (twin: ``render.word_count_py``)."""
     cdef int kind = PyUnicode_KIND(text)
