@@ -288,7 +288,7 @@ class HtmlExtractor:
 
     ``links="text"`` (the default) renders a link as its text alone and leaves images out;
     ``links="keep"`` writes ``[text](url)`` and ``![alt](src)``, and the label says so
-    (``h2m@8+links``), since the Markdown differs. The text column is the same either way.
+    (``h2m@9+links``), since the Markdown differs. The text column is the same either way.
     """
 
     def __init__(self, name: str, links: str = DEFAULT_LINKS) -> None:

@@ -55,7 +55,7 @@ def test_export_writes_the_seed_schema_and_layout_zstd_with_provenance(cc_env: d
     for row, page in zip(rows, pages, strict=True):
         assert row["html_length"] == len(page.body)
         assert row["markdown_length"] == len(row["markdown"].encode())
-        assert row["extractor"] == "h2m@8"
+        assert row["extractor"] == "h2m@9"
         assert row["host"] == page.url.split("/")[2]
         assert row["warc_record_id"].startswith("<urn:uuid:") and row["doc_id"] in row["warc_record_id"]
         assert row["crawl_date"] is not None and row["crawl_date"].year == 2099
@@ -66,7 +66,7 @@ def test_export_writes_the_seed_schema_and_layout_zstd_with_provenance(cc_env: d
     assert short["simhash"] is None and short["markdown_length"] < 512  # too short to fingerprint
     assert _table(out, 1).to_pylist()[2]["simhash"] is not None  # the doubled English page
     prov = provenance_of(out / files[0])
-    assert prov["ccrawl.extractor"] == "h2m@8" and prov["ccrawl.crawl"] == CRAWL
+    assert prov["ccrawl.extractor"] == "h2m@9" and prov["ccrawl.crawl"] == CRAWL
     assert prov["ccrawl.canon"] == "canon/1" and prov["ccrawl.source"] == warc_path(0)
     assert "markdown export" in prov["ccrawl.command"]
     captured = capsys.readouterr()
@@ -113,7 +113,7 @@ def test_wet_engine_passes_the_wet_text_through_and_picks_the_wet_manifest(cc_en
     rows = _table(out).to_pylist()
     pages = _html_pages(0)
     assert [r["markdown"] for r in rows] == [wet_text(p) for p in pages]
-    assert {r["extractor"] for r in rows} == {"wet@8"}
+    assert {r["extractor"] for r in rows} == {"wet@9"}
     assert provenance_of(out / "data" / f"crawl={CRAWL}" / "000000.parquet")["ccrawl.source"] == warc_path(0, "wet")
 
 
@@ -122,7 +122,7 @@ def test_other_engines_label_their_rows(cc_env: dict[str, str], tmp_path: Path, 
     out = tmp_path / "md"
     assert _export(out, "--shards", "1", "--extractor", engine) == 0
     rows = _table(out, 1).to_pylist()
-    assert {r["extractor"] for r in rows} == {f"{engine}@8"} and len(rows) == 3
+    assert {r["extractor"] for r in rows} == {f"{engine}@9"} and len(rows) == 3
     if engine == "raw":  # raw keeps the navigation the others drop
         assert all("Home" in r["markdown"] for r in rows)
 
@@ -180,7 +180,7 @@ def test_rerun_resumes_from_the_ledger(cc_env: dict[str, str], tmp_path: Path,
     assert len(warc_gets) == 2  # shard 0 was not downloaded again
     # Another engine into the same --out would mix two corpora at the same paths: refused.
     assert _export(out, "--shards", "0", "--extractor", "raw") == 2
-    assert "was built with h2m@8, not raw@8" in capsys.readouterr().err
+    assert "was built with h2m@9, not raw@9" in capsys.readouterr().err
 
 
 def test_parallel_and_worker_pool_give_the_same_rows(cc_env: dict[str, str], tmp_path: Path) -> None:
@@ -340,7 +340,7 @@ def test_links_engine_is_accepted_and_labels_its_rows(cc_env: dict[str, str], tm
     assert _export(tmp_path / "keep", "--shards", "1") == 0
     assert _export(tmp_path / "text", "--shards", "1", "--extractor", "h2m+links") == 0
     keep, text = _table(tmp_path / "keep", 1).to_pylist(), _table(tmp_path / "text", 1).to_pylist()
-    assert {r["extractor"] for r in text} == {"h2m@8+links"} and len(text) == len(keep) == 3
+    assert {r["extractor"] for r in text} == {"h2m@9+links"} and len(text) == len(keep) == 3
     assert [(r["doc_id"], r["markdown"]) for r in text] == [(r["doc_id"], r["markdown"]) for r in keep]
 
 

@@ -63,7 +63,7 @@ def test_refetch_fetches_every_url_live_and_keeps_failures_as_rows(
     assert sorted(rows) == sorted([*pages, dead])  # every URL once, the failure included
     assert rows[dead]["status"] == 0 and rows[dead]["error"] == "dns"
     page = rows[pages[0]]
-    assert page["status"] == 200 and page["markdown"] and page["extractor"] == "h2m@8" and page["doc_id"]
+    assert page["status"] == 200 and page["markdown"] and page["extractor"] == "h2m@9" and page["doc_id"]
     assert "old" not in page["markdown"]  # the live page, not the archived payload
     lines = refetcher.phase_lines()
     assert lines[0].startswith("phase totals: download ") and "5 URLs fetched" in lines[0]
