@@ -54,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ccrawl.crawl.keys import page_search
+from ccrawl.crawl.seenmem import KeySet
 from ccrawl.errors import CcrawlError
 
 Keys = npt.NDArray[np.uint64]
@@ -279,11 +280,7 @@ class SeenStore:
         lead[0] = True
         np.not_equal(ordered[1:], ordered[:-1], out=lead[1:])
         q, first = ordered[lead], order[lead]
-        held = np.zeros(len(q), dtype=bool)
-        for arr in self._mem:
-            at = np.searchsorted(arr, q)
-            at[at >= len(arr)] = len(arr) - 1
-            held |= arr[at] == q
+        held = self._mem_set().has(q)  # the in-memory keys: a hash probe a key, not a search per array
         for run in self.runs:
             rest = np.flatnonzero(~held)
             if not len(rest):
@@ -302,14 +299,32 @@ class SeenStore:
         self._push(np.sort(keys))
 
     def _push(self, arr: Keys) -> None:
+        held = self._mem_set()
         self._mem.append(arr)
         self._mem_count += len(arr)
+        held.add(arr)
+        self._set_of = self._mem_count
         while len(self._mem) >= 2 and len(self._mem[-2]) <= 2 * len(self._mem[-1]):
             b = self._mem.pop()
             a = self._mem.pop()
             both = np.concatenate((a, b))
             both.sort(kind="stable")
             self._mem.append(both)
+
+    _set: KeySet | None = None
+    """The in-memory keys (``_mem``) as a hash set, which answers :meth:`check` for them (the sorted arrays
+    stay what a spill writes)."""
+    _set_of = -1
+    """The ``_mem_count`` that ``_set`` holds the keys of: a spill empties ``_mem``, and the next use rebuilds."""
+
+    def _mem_set(self) -> KeySet:
+        """``_set``, rebuilt from ``_mem`` when a spill (or anything but :meth:`_push`) has changed it."""
+        if self._set is None or self._set_of != self._mem_count:
+            self._set = KeySet()
+            for arr in self._mem:
+                self._set.add(arr)
+            self._set_of = self._mem_count
+        return self._set
 
     # -- spills and merges -----------------------------------------------------------------
 
