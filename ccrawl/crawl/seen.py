@@ -12,8 +12,8 @@ A key is the first 8 bytes of blake3 of the canonical URL, read as a little-endi
   ``run-N.fence`` (the first key of every 512-byte page, kept in memory: 12.5 MB per 100M keys).
 
 A batch of keys (one flush: seeds, links, redirect targets) is checked in one pass (:meth:`SeenStore.check`):
-deduplicated and sorted, tested against the memory arrays with ``searchsorted``, then against each
-run. For a run the fences name the page each key would be on; the pages named are gathered from a
+deduplicated and sorted, tested against a hash set of the memory keys (:mod:`ccrawl.crawl.seenmem`), then against
+each run. For a run the fences name the page each key would be on; the pages named are gathered from a
 read-only mapping of the run in one vectorised step and searched at once: a small batch touches a page
 per key, a batch as large as the run reads the run once, in order (DRUM's merge pass). The mapping lives
 for one check, so the process keeps no run page resident between checks: memory is
@@ -33,8 +33,9 @@ none twice. Like the state file (``synchronous=NORMAL``) nothing is fsynced: a k
 nothing, a power cut may lose the last commits.
 
 Costs: 8 bytes a key on disk (plus 1/64 for fences), ``mem_keys`` x 8 bytes of memory (32 MB by
-default), a key rewritten about log_ratio(N / mem_keys) times over its life. 8-byte keys collide: with
-N keys, a new URL is wrongly taken as seen with probability N / 2^64 (5e-12 at 100M).
+default) and up to 16 more a key for their hash set, a key rewritten about log_ratio(N / mem_keys) times over
+its life. 8-byte keys collide: with N keys, a new URL is wrongly taken as seen with probability N / 2^64
+(5e-12 at 100M).
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ A flush dirties the same hot pages again and again (each host's current segment,
 ``qnew`` range, the hosts table), and a checkpoint writes each page it holds once, so a longer log
 writes a hot page once for ~130 flushes instead of ~13: a replay of a flush's writes (33 segments in,
 33 done counters, a 4 KB seen-log row) measured COMMIT at 550-950 us against 740-1,380 with the default,
-from 66k to 264k queue segments (bench/README.md, "growth" 2026-12-06 evening). The log file grows
+from 66k to 264k queue segments (bench/README.md, "the in-memory check as a hash set"). The log file grows
 to ~40 MB before it is reused."""
 
 SEG_BITS = 16
