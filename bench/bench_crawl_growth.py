@@ -20,6 +20,12 @@ smaller; the issue's target: at least 0.9x), each the mean over a ``--window`` o
 load average beside them (a shared machine's neighbours move the wall rate too), and the same
 ratio per CPU-second of the crawl's process tree (read from /proc at every tick), which the
 neighbours move much less.
+
+A CPU-second is not worth the same on a machine whose other vCPU (a hyper-thread of the same core) is
+busy as on a quiet one, so a fixed-work probe runs beside the crawl in a process of its own
+(``--probe-every``, default every 30 s): ``page_links`` on one fixed page for 1 CPU-second, its CPU-us a
+call logged to ``probe.jsonl``. The result gives the probe's mean over each window's minute (the
+window's 60 s either side) and their ratio: near 1.0, a CPU-second bought the same work at both ends.
 """
 
 from __future__ import annotations
@@ -136,6 +142,31 @@ def window_rate(rows: list[dict[str, float]], seen_at: float, seconds: float) ->
                   (a["load"] + b["load"]) / 2, a["t"])
 
 
+def probe_loop(path: str, every: float) -> None:
+    """The fixed-work probe: 1 CPU-s of ``page_links`` on one page, every ``every`` seconds, until killed."""
+    from ccrawl.crawl.links import page_links
+
+    body = page_body(8080, 1000).encode()
+    with open(path, "a") as out:
+        while True:
+            n = 0
+            t0 = time.thread_time()
+            wall = time.monotonic()
+            while time.thread_time() - t0 < 1.0:
+                page_links(body, "http://h1.test:8080/c1/c2/", 1000)
+                n += 1
+            out.write(json.dumps({"t": wall, "us_per_call": (time.thread_time() - t0) / n * 1e6,
+                                  "load": os.getloadavg()[0]}) + "\n")
+            out.flush()
+            time.sleep(every)
+
+
+def probe_near(samples: list[dict[str, float]], t: float, span: float = 60.0) -> float | None:
+    """The probe's mean CPU-us a call over the samples within ``span`` seconds of ``t`` (bench-relative)."""
+    near = [s["us_per_call"] for s in samples if abs(s["t"] - t) <= span]
+    return sum(near) / len(near) if near else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seen", type=int, default=10_000_000, help="stop once this many URLs are seen")
@@ -146,7 +177,13 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     parser.add_argument("--plot", help="PNG of pages/s against URLs seen")
     parser.add_argument("--replot", metavar="TICKS_JSON", help="only draw --plot from an earlier run's ticks.json")
+    parser.add_argument("--probe-every", type=float, default=30.0,
+                        help="seconds between the fixed-work probe's 1 CPU-s samples (0: no probe)")
+    parser.add_argument("--probe-loop", nargs=2, metavar=("PATH", "EVERY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.probe_loop:
+        probe_loop(args.probe_loop[0], float(args.probe_loop[1]))
+        return
     if args.replot:
         plot(json.loads(Path(args.replot).read_text()), args.plot)
         return
@@ -159,14 +196,18 @@ def main() -> None:
     seeds = out / "seeds.txt"
     seeds.write_text("".join(f"http://h{i}.test:{port}/\n" for i in range(args.hosts)))
     state = out / "state.sqlite"
-    for stale in out.glob("state.sqlite*"):
-        stale.unlink()
+    for stale in out.glob("state.sqlite*"):  # a rerun into the same --out: files and the runs' directories
+        shutil.rmtree(stale) if stale.is_dir() else stale.unlink()
     cmd = [sys.executable, "-m", "ccrawl", "crawl", "run", "--seeds", str(seeds), "--state", str(state),
            "--delay", "0", "--no-robots", "--host-budget", "0", "--domain-budget", "0", "--max-depth", "64",
            "-j", str(args.workers), "--max-pages", str(args.seen // 16), "--resolve", "*.test=127.0.0.1",
            "--allow-private-addresses", "--progress", "json"]
     rows: list[dict[str, float]] = []
     start = time.monotonic()
+    probe_path = out / "probe.jsonl"
+    probe_path.unlink(missing_ok=True)
+    prober = subprocess.Popen([sys.executable, __file__, "--out", str(out), "--probe-loop", str(probe_path),
+                               str(args.probe_every)]) if args.probe_every > 0 else None
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
     try:
@@ -189,6 +230,9 @@ def main() -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+        if prober is not None:
+            prober.kill()
+            prober.wait()
         web.terminate()
         web.wait()
         shutil.rmtree(prefix, ignore_errors=True)
@@ -196,6 +240,12 @@ def main() -> None:
     (out / "ticks.json").write_text(json.dumps(rows))
     early = window_rate(rows, 100_000, args.window)
     late = window_rate(rows, min(10_000_000, 0.85 * args.seen), args.window)
+    samples = [json.loads(line) for line in probe_path.read_text().splitlines() if line.strip()] \
+        if probe_path.exists() else []
+    for sample in samples:
+        sample["t"] -= start  # the probe logs its own monotonic clock: the same clock as the ticks'
+    probe_early = probe_near(samples, early.t) if early else None
+    probe_late = probe_near(samples, late.t) if late else None
     result = {"command": " ".join(cmd[1:]), "exit": proc.returncode, "ticks": len(rows),
               "seen_end": rows[-1]["seen"] if rows else 0, "fetched_end": rows[-1]["fetched"] if rows else 0,
               "wall_s": rows[-1]["t"] if rows else 0,
@@ -203,6 +253,9 @@ def main() -> None:
               "late_over_early": (late.pages_per_s / early.pages_per_s) if early and late else None,
               "late_over_early_per_cpu": (late.pages_per_cpu_s / early.pages_per_cpu_s)
               if early and late and late.pages_per_cpu_s and early.pages_per_cpu_s else None,
+              "probe_us_per_call_early": probe_early, "probe_us_per_call_late": probe_late,
+              "probe_late_over_early": probe_late / probe_early if probe_early and probe_late else None,
+              "probe_samples": len(samples),
               "peak_rss_mb_of_the_largest_child": peak_kb / 1024, "state_bytes": state.stat().st_size
               if state.exists() else 0}
     print(json.dumps(result, indent=1))

@@ -19,7 +19,7 @@ from types import ModuleType
 NATIVE_MODULES = (
     "surt", "domain", "canon", "simhash", "gzmembers", "gzinflate", "ranges", "h2mwalk", "lxbtree", "pqfooter",
     "textout",
-    "edgecount", "crawlkeys", "newstext",
+    "edgecount", "crawlkeys", "newstext", "seenmem",
 )
 
 _chosen: dict[str, str] = {}

@@ -12,8 +12,8 @@ A key is the first 8 bytes of blake3 of the canonical URL, read as a little-endi
   ``run-N.fence`` (the first key of every 512-byte page, kept in memory: 12.5 MB per 100M keys).
 
 A batch of keys (one flush: seeds, links, redirect targets) is checked in one pass (:meth:`SeenStore.check`):
-deduplicated and sorted, tested against the memory arrays with ``searchsorted``, then against each
-run. For a run the fences name the page each key would be on; the pages named are gathered from a
+deduplicated and sorted, tested against a hash set of the memory keys (:mod:`ccrawl.crawl.seenmem`), then against
+each run. For a run the fences name the page each key would be on; the pages named are gathered from a
 read-only mapping of the run in one vectorised step and searched at once: a small batch touches a page
 per key, a batch as large as the run reads the run once, in order (DRUM's merge pass). The mapping lives
 for one check, so the process keeps no run page resident between checks: memory is
@@ -33,8 +33,9 @@ none twice. Like the state file (``synchronous=NORMAL``) nothing is fsynced: a k
 nothing, a power cut may lose the last commits.
 
 Costs: 8 bytes a key on disk (plus 1/64 for fences), ``mem_keys`` x 8 bytes of memory (32 MB by
-default), a key rewritten about log_ratio(N / mem_keys) times over its life. 8-byte keys collide: with
-N keys, a new URL is wrongly taken as seen with probability N / 2^64 (5e-12 at 100M).
+default) and up to 16 more a key for their hash set, a key rewritten about log_ratio(N / mem_keys) times over
+its life. 8-byte keys collide: with N keys, a new URL is wrongly taken as seen with probability N / 2^64
+(5e-12 at 100M).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ccrawl.crawl.keys import page_search
+from ccrawl.crawl.seenmem import KeySet
 from ccrawl.errors import CcrawlError
 
 Keys = npt.NDArray[np.uint64]
@@ -279,11 +281,7 @@ class SeenStore:
         lead[0] = True
         np.not_equal(ordered[1:], ordered[:-1], out=lead[1:])
         q, first = ordered[lead], order[lead]
-        held = np.zeros(len(q), dtype=bool)
-        for arr in self._mem:
-            at = np.searchsorted(arr, q)
-            at[at >= len(arr)] = len(arr) - 1
-            held |= arr[at] == q
+        held = self._mem_set().has(q)  # the in-memory keys: a hash probe a key, not a search per array
         for run in self.runs:
             rest = np.flatnonzero(~held)
             if not len(rest):
@@ -302,14 +300,32 @@ class SeenStore:
         self._push(np.sort(keys))
 
     def _push(self, arr: Keys) -> None:
+        held = self._mem_set()
         self._mem.append(arr)
         self._mem_count += len(arr)
+        held.add(arr)
+        self._set_of = self._mem_count
         while len(self._mem) >= 2 and len(self._mem[-2]) <= 2 * len(self._mem[-1]):
             b = self._mem.pop()
             a = self._mem.pop()
             both = np.concatenate((a, b))
             both.sort(kind="stable")
             self._mem.append(both)
+
+    _set: KeySet | None = None
+    """The in-memory keys (``_mem``) as a hash set, which answers :meth:`check` for them (the sorted arrays
+    stay what a spill writes)."""
+    _set_of = -1
+    """The ``_mem_count`` that ``_set`` holds the keys of: a spill empties ``_mem``, and the next use rebuilds."""
+
+    def _mem_set(self) -> KeySet:
+        """``_set``, rebuilt from ``_mem`` when a spill (or anything but :meth:`_push`) has changed it."""
+        if self._set is None or self._set_of != self._mem_count:
+            self._set = KeySet()
+            for arr in self._mem:
+                self._set.add(arr)
+            self._set_of = self._mem_count
+        return self._set
 
     # -- spills and merges -----------------------------------------------------------------
 
