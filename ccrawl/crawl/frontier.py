@@ -4,7 +4,7 @@ Hosts live in two places. The state file (:mod:`ccrawl.crawl.state`) holds every
 every host's politeness clock; memory holds at most ``max_active`` hosts, each with a window of at
 most ``window`` URLs, on a heap ordered by the time the host may next be asked. ``take`` pops the
 earliest ready host and one URL of it; the host is then off the heap (one request per host at a
-time) until ``done`` puts it back at ``start + max(delay, Crawl-delay)``. When a host's window runs
+time) until ``done`` puts it back at ``max(start + delay, end + Crawl-delay)``. When a host's window runs
 dry it is refilled from the state file, or dropped from memory when the file has nothing more;
 free places on the heap are filled with the hosts whose clocks come first.
 
@@ -386,13 +386,19 @@ class Frontier:
             return None
         return max(0.01, min(0.25, self._fill_at - now))
 
-    def done(self, item: Item, *, started: float, file: str | None, crawl_delay: float = 0.0) -> None:
-        """The fetch of ``item`` ended: ``file`` is the WARC file holding it, None when nothing was stored."""
+    def done(self, item: Item, *, started: float, file: str | None, crawl_delay: float = 0.0,
+             finished: float | None = None) -> None:
+        """The fetch of ``item`` ended: ``file`` is the WARC file holding it, None when nothing was stored.
+
+        The host's next request may start ``--delay`` after this one started, and a robots.txt
+        ``Crawl-delay`` after this one's response ended (``finished``; ``started`` when not given): the
+        site's own request read the way Yandex defines it (the wait after loading one page, before loading
+        the next) and Nutch and Heritrix count it, so a slow response or a late-arriving request never
+        brings two requests closer together at the server than the site asked."""
         self.in_flight -= 1
         self.fetched += 1
         host = self._hosts.get(item.host)
-        delay = max(self.config.delay, crawl_delay)
-        next_at = started + delay
+        next_at = max(started + self.config.delay, (started if finished is None else finished) + crawl_delay)
         self._marks.append((file or "", item))
         self._clocks[item.host] = (next_at, crawl_delay)
         if host is not None:

@@ -312,6 +312,7 @@ class Crawl:
                     return
                 started = time.time()
             result = await fetcher.fetch(item.url)
+            finished = time.time()
             self.body_bytes += len(result.body or b"")
             encoded = None
             cut = self._chain_too_long(item, result)
@@ -327,7 +328,7 @@ class Crawl:
                         self.pool, encode_exchange, result, info_id, self.o.max_body)
                     encoded = Encoded(result, info_id, request, response)
         except BaseException:
-            frontier.done(item, started=started, file=None, crawl_delay=crawl_delay)
+            frontier.done(item, started=started, file=None, crawl_delay=crawl_delay, finished=time.time())
             raise
         # From here to done(): no await, so no seal can come between the record and its bookkeeping.
         self.summary.fetched += 1
@@ -344,7 +345,7 @@ class Crawl:
                 error = BLOCKED_ADDRESS
                 self.summary.refused = self.summary.refused or result.error_detail
             self.summary.errors[error] = self.summary.errors.get(error, 0) + 1
-        frontier.done(item, started=started, file=file, crawl_delay=crawl_delay)
+        frontier.done(item, started=started, file=file, crawl_delay=crawl_delay, finished=finished)
         if self.warc is not None and self.warc.full():
             self.seal()
 
