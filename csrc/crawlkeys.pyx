@@ -8,6 +8,8 @@
   package afterwards, so both paths give the package's digest.
 * ``join_lines``: the bodies of queue segments, each the lines ``url`` or ``url<TAB>hops`` of a group
   of rows, copied straight from the array's buffers.
+* ``merge_into``: the k-way merge of sorted uint64 arrays into a preallocated one, repeats dropped in the
+  same pass (a seen-set merge's window).
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -310,3 +312,107 @@ def page_search(const uint64_t[::1] keys, const int64_t[::1] at, const uint64_t[
                     hi = mid
             o[k] = keys[lo] == w
     return out
+
+
+
+cdef Py_ssize_t _merge2(const uint64_t* a, Py_ssize_t na, const uint64_t* b, Py_ssize_t nb, uint64_t* o) noexcept nogil:
+    """Two sorted arrays into ``o``, each distinct key once (branch-free: the smaller head is written and its
+    side steps on, both sides on equal heads, and the write counts only when the key differs from the last)."""
+    cdef Py_ssize_t i = 0, j = 0, n = 0
+    cdef uint64_t x, y, m, last
+    if na == 0 and nb == 0:
+        return 0
+    if na and (nb == 0 or a[0] <= b[0]):
+        last = a[0]
+    else:
+        last = b[0]
+    o[0] = last
+    n = 1
+    while i < na and j < nb:
+        x = a[i]
+        y = b[j]
+        m = x if x < y else y
+        i += x <= y
+        j += y <= x
+        o[n] = m
+        n += m != last
+        last = m
+    while i < na:
+        m = a[i]
+        o[n] = m
+        n += m != last
+        last = m
+        i += 1
+    while j < nb:
+        m = b[j]
+        o[n] = m
+        n += m != last
+        last = m
+        j += 1
+    return n
+
+
+def merge_into(list parts, uint64_t[::1] out, uint64_t[::1] scratch=None):
+    """Merge the sorted uint64 arrays ``parts`` into ``out``, each distinct key once, in order; returns the
+    keys written. ``out`` must hold ``sum(len(p) for p in parts)`` keys. The twin is
+    ``ccrawl.crawl.keys.merge_into_py`` (a concatenation, a stable sort and a comparison pass).
+
+    With the GIL released: the parts are merged two at a time, smallest first (the result of one merge with
+    the next smallest part, as a Huffman tree would), each by a branch-free two-way merge that drops a key
+    equal to the last written (repeats inside a part and across parts), between ``out`` and one scratch
+    buffer so the last merge lands in ``out``. ``scratch`` (as large as ``out``), when given, is that buffer
+    (a merge of many windows reuses one: a fresh one per window cost a page fault per 4 KB of it), else one
+    is allocated for the call. A part that is not sorted gives an unsorted output."""
+    cdef Py_ssize_t k = len(parts), i, j, total = 0, n = 0, m
+    cdef list views = []
+    cdef const uint64_t[::1] v
+    for i in range(k):
+        v = np.ascontiguousarray(parts[i], dtype=np.uint64)  # a view when it is one already (a merge's windows)
+        if v.shape[0]:
+            views.append(v)
+            total += v.shape[0]
+    if total > out.shape[0]:
+        raise ValueError(f"out holds {out.shape[0]} keys, the parts {total}")
+    if total == 0:
+        return 0
+    views.sort(key=len)
+    k = len(views)
+    cdef const uint64_t** ptr = <const uint64_t**> malloc(sizeof(uint64_t*) * k)
+    cdef Py_ssize_t* lens = <Py_ssize_t*> malloc(sizeof(Py_ssize_t) * k)
+    cdef uint64_t* tmp = NULL
+    cdef bint own = False
+    if k > 2:
+        if scratch is not None and scratch.shape[0] >= total:
+            tmp = &scratch[0]
+        else:
+            tmp = <uint64_t*> malloc(sizeof(uint64_t) * <size_t> total)
+            own = True
+    if ptr == NULL or lens == NULL or (k > 2 and tmp == NULL):
+        free(ptr)
+        free(lens)
+        if own:
+            free(tmp)
+        raise MemoryError()
+    for i in range(k):
+        v = views[i]
+        ptr[i] = &v[0]
+        lens[i] = v.shape[0]
+    cdef uint64_t* o = &out[0]
+    cdef uint64_t* dst
+    cdef const uint64_t* acc
+    with nogil:
+        if k == 1:
+            n = _merge2(ptr[0], lens[0], ptr[0], 0, o)
+        else:
+            acc = ptr[0]
+            n = lens[0]
+            for j in range(1, k):  # k - 1 merges, alternating so that the last one writes into out
+                dst = o if (k - 1 - j) % 2 == 0 else tmp
+                m = _merge2(acc, n, ptr[j], lens[j], dst)
+                acc = dst
+                n = m
+    free(ptr)
+    free(lens)
+    if own:
+        free(tmp)
+    return n

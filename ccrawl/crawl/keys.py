@@ -10,6 +10,8 @@ identical output; the pure-Python functions here are the definition.
   named for it (:meth:`ccrawl.crawl.seen._Run.contains`).
 * :func:`join_lines`: the body of each queue segment, the lines ``url`` (or ``url<TAB>hops`` for a
   redirect target) of a group of rows joined by newlines.
+* :func:`merge_into`: the k-way merge of sorted key arrays into a preallocated one, each distinct key once
+  (a window of a seen-set merge, :meth:`ccrawl.crawl.seen.SeenStore._merge_body`).
 """
 
 from __future__ import annotations
@@ -155,3 +157,33 @@ def page_search_py(keys: Keys, at: Index, want: Keys, page_keys: int) -> npt.NDA
 
 page_search: Callable[[Keys, Index, Keys, int], npt.NDArray[np.bool_]] = (
     _native.page_search if _native is not None else page_search_py)
+
+
+def merge_into_py(parts: list[Keys], out: Keys, scratch: Keys | None = None) -> int:
+    """Merge the sorted uint64 arrays ``parts`` into ``out`` (room for all their keys), each distinct key once,
+    in order; returns the keys written. A concatenation sorted stably (numpy's timsort finds the sorted
+    parts: a merge) and one comparison pass dropping repeats. ``scratch`` is the compiled merge's spare
+    buffer (unused here)."""
+    views = [np.asarray(p, dtype=np.uint64) for p in parts]
+    total = sum(len(v) for v in views)
+    if total > len(out):
+        raise ValueError(f"out holds {len(out)} keys, the parts {total}")
+    if not total:
+        return 0
+    whole = out[:total]
+    np.concatenate(views, out=whole)
+    whole.sort(kind="stable")
+    if total == 1:
+        return 1
+    keep = np.empty(total, dtype=bool)
+    keep[0] = True
+    np.not_equal(whole[1:], whole[:-1], out=keep[1:])
+    if keep.all():
+        return total
+    n = int(keep.sum())
+    out[:n] = whole[keep]  # the selection is a copy: no overlap with what it overwrites
+    return n
+
+
+merge_into: Callable[[list[Keys], Keys, Keys | None], int] = (
+    _native.merge_into if _native is not None else merge_into_py)

@@ -23,8 +23,9 @@ When the memory keys pass ``mem_keys`` they are **spilled**: written sorted to a
 file renamed into place), then one transaction names the run in the manifest (``meta`` key
 ``seen_runs``) and deletes the log rows it holds. Runs are then **merged**: the newest runs in which
 each is at most ``ratio`` times the size of everything newer, by a streaming k-way merge into a new
-run (16 MB windows) in a thread of its own (the inputs keep answering checks meanwhile), adopted at the
-next :meth:`SeenStore.settle` after it ends: one transaction swapping the manifest, then the old files
+run (2 MB windows, each merged by :func:`ccrawl.crawl.keys.merge_into`, compiled) in a thread of its own
+(the inputs keep answering checks meanwhile), adopted at the next :meth:`SeenStore.settle` after it ends:
+one transaction swapping the manifest, then the old files
 unlinked. The manifest in the state file is
 the truth: at open, any file in the directory it does not name (a run written by a killed spill or
 merge, the inputs a killed merge had not unlinked yet, ``.tmp`` files) is deleted, and the log rows are
@@ -54,7 +55,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ccrawl.crawl.keys import page_search
+from ccrawl.crawl.keys import merge_into, page_search
 from ccrawl.crawl.seenmem import KeySet
 from ccrawl.errors import CcrawlError
 
@@ -63,8 +64,9 @@ Keys = npt.NDArray[np.uint64]
 PAGE_KEYS = 64
 """Keys per 512-byte page of a run; the fences hold the first key of every page (a check reads a page per
 key at most, so smaller pages read less: 512 bytes, 12.5 MB of fences per 100M keys in memory)."""
-WINDOW_KEYS = 1 << 21
-"""Keys per read window (16 MB) when a batch checks a run and when runs are merged."""
+WINDOW_KEYS = 1 << 18
+"""Keys per window (2 MB over all the inputs) when runs are merged: a window's output still in the CPU's
+cache when it is written cut the page-cache write of a 60M-key merge from ~0.5 to ~0.18 CPU-s (16 MB windows)."""
 MAP_KEYS = 1 << 23
 """Keys a check maps of a run at once (64 MB): the pages it touches leave with the mapping, so a check of
 a batch as large as a run of 100M keys never holds more than this much of it."""
@@ -77,7 +79,7 @@ RATIO = 4
 
 MERGE_STALL_S = 120.0
 """Seconds a merge may go without finishing a window before it is called stuck (``CCRAWL_MERGE_STALL_S``):
-a window is 16 MB a run, so a healthy merge finishes one every second or so even on a busy machine."""
+a window is 2 MB, so a healthy merge finishes one every few milliseconds even on a busy machine."""
 
 
 class MergeStuck(CcrawlError):
@@ -166,6 +168,18 @@ class _Run:
         """Keys ``first`` .. ``first + count`` of the run."""
         raw = os.pread(self.fd, count * 8, first * 8)
         return np.frombuffer(raw, dtype="<u8").astype(np.uint64, copy=False)
+
+    def read_into(self, first: int, dest: Keys) -> None:
+        """Keys ``first`` .. ``first + len(dest)`` of the run into ``dest`` (contiguous), read in place."""
+        view = memoryview(dest).cast("B")  # type: ignore[arg-type]
+        done = 0
+        while done < len(view):
+            got = os.preadv(self.fd, [view[done:]], first * 8 + done)
+            if got <= 0:
+                raise OSError(f"{self.path}: {len(view) - done} bytes short at key {first + done // 8:,}")
+            done += got
+        if sys.byteorder != "little":
+            dest.byteswap(inplace=True)
 
     def contains(self, q: Keys) -> npt.NDArray[np.bool_]:
         """For sorted unique ``q``: which keys the run holds.
@@ -391,7 +405,7 @@ class SeenStore:
                          daemon=True).start()
 
     def _merge_body(self, runs: list[_Run], name: str) -> None:
-        """Merge ``runs`` into the new run ``name`` (a streaming k-way merge, 16 MB windows): the files only."""
+        """Merge ``runs`` into the new run ``name`` (a streaming k-way merge, 2 MB windows): the files only."""
         cpu0 = time.thread_time()
         written = [0]
         try:
@@ -403,39 +417,51 @@ class SeenStore:
             # however many there are (a merge of k runs at WINDOW_KEYS each held k windows)
             chunk = max(1 << 16, WINDOW_KEYS // len(runs))
 
+            # each input's keys in a buffer of its own (1.5 chunk, refilled in place by preadv), each window
+            # merged into one output buffer (ccrawl.crawl.keys.merge_into, compiled): no array allocated,
+            # concatenated or sorted per window
+            stores = [np.empty(min(chunk + chunk // 2, r.count), dtype=np.uint64) for r in runs]
+            merged = np.empty(sum(len(b) for b in stores), dtype=np.uint64)
+            scratch = np.empty(len(merged), dtype=np.uint64) if len(runs) > 2 else None  # merge_into's spare buffer
+
             def body(out: object) -> None:
                 pos = [0] * len(runs)
-                bufs: list[Keys] = [np.zeros(0, dtype=np.uint64) for _ in runs]
+                lo = [0] * len(runs)
+                hi = [0] * len(runs)
                 while True:
                     for i, run in enumerate(runs):
-                        if len(bufs[i]) < chunk // 2 and pos[i] < run.count:
-                            n = min(chunk, run.count - pos[i])
+                        if hi[i] - lo[i] < chunk // 2 and pos[i] < run.count:
+                            left = hi[i] - lo[i]
+                            store = stores[i]
+                            if lo[i]:
+                                store[:left] = store[lo[i]:hi[i]]  # at most chunk / 2 keys moved to the front
+                            n = min(len(store) - left, run.count - pos[i])
                             self._stage_now(f"reading {run.name} at key {pos[i]:,} of {run.count:,}")
-                            bufs[i] = np.concatenate((bufs[i], run.read(pos[i], n)))
+                            run.read_into(pos[i], store[left:left + n])
+                            lo[i], hi[i] = 0, left + n
                             pos[i] += n
-                    live = [i for i in range(len(runs)) if len(bufs[i])]
+                    live = [i for i in range(len(runs)) if hi[i] > lo[i]]
                     if not live:
                         break
                     # everything up to the smallest last-buffered key of a run with more to read is final
-                    open_ends = [bufs[i][-1] for i in live if pos[i] < runs[i].count]
+                    open_ends = [stores[i][hi[i] - 1] for i in live if pos[i] < runs[i].count]
                     cut = min(open_ends) if open_ends else None
                     take = []
                     for i in live:
-                        k = len(bufs[i]) if cut is None else int(np.searchsorted(bufs[i], cut, side="right"))
-                        take.append(bufs[i][:k])
-                        bufs[i] = bufs[i][k:]  # a view: its buffer (at most 1.5 chunk) goes at the next read
+                        part = stores[i][lo[i]:hi[i]]
+                        k = len(part) if cut is None else int(np.searchsorted(part, cut, side="right"))
+                        take.append(part[:k])
+                        lo[i] += k
                     self._stage_now(f"merging a window ({written[0]:,} of at most {total:,} keys written)")
-                    merged = merge_unique(take)
+                    got = merge_into(take, merged, scratch)
                     del take
                     start = written[0]
-                    # fences: the first key of every page of the output, copied: a strided view would keep
-                    # every merged window alive to the merge's end (8 bytes a key merged: 800 MB at 100M)
+                    # fences: the first key of every page of the output, copied (the buffer is reused)
                     offs = (-start) % PAGE_KEYS
-                    fences.append(merged[offs::PAGE_KEYS].copy())
+                    fences.append(merged[offs:got:PAGE_KEYS].copy())
                     self._stage_now(f"writing {name}.u64.tmp ({written[0]:,} of at most {total:,} keys written)")
-                    _write_keys(out, merged)
-                    written[0] += len(merged)
-                    del merged
+                    _write_keys(out, merged[:got])
+                    written[0] += got
                     crash_point("seen-merge-writing")
 
             self._write(name, body, None)

@@ -429,3 +429,53 @@ def test_a_merge_holds_a_window_not_its_output(tmp_path: Path, monkeypatch: pyte
     assert store.merged_keys == store.runs[0].count and store.spilled_keys == 2 * n
     assert peak < 4 * n, f"the merge held {peak:,} bytes for {2 * n:,} keys merged"  # the output alone is 8 * 2n
     store.close()
+
+
+def _merge_cases() -> list[list[np.ndarray]]:
+    gen = np.random.default_rng(39)
+    top = np.uint64(2**64 - 1)
+    rand = [np.sort(gen.integers(0, 2**64, size=n, dtype=np.uint64)) for n in (5000, 1200, 300, 7)]
+    small = [np.sort(gen.integers(0, 40, size=n, dtype=np.uint64)) for n in (50, 33, 1, 200)]  # many repeats
+    edge = np.array([0, 0, 1, 2**63, 2**64 - 2, 2**64 - 1, 2**64 - 1], dtype=np.uint64)
+    whole = unique(gen.integers(0, 2**64, size=3000, dtype=np.uint64))
+    return [
+        [],
+        [np.zeros(0, dtype=np.uint64)],
+        [np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.uint64)],
+        rand,  # random runs of uneven sizes
+        rand[:1],
+        rand[:2],
+        [whole[0::2], whole[1::2]],  # disjoint, perfectly interleaved
+        [whole, whole, whole[::7]],  # overlapping: all of one in the others
+        [whole[:2000], whole[1000:]],  # overlapping halves
+        [whole[2000:], whole[:1000]],  # disjoint, the later range first
+        small,
+        [np.full(100, 7, dtype=np.uint64), np.full(3, 7, dtype=np.uint64)],  # all-equal keys
+        [np.full(10, top, dtype=np.uint64), np.zeros(10, dtype=np.uint64)],  # 2**64-1 and 0
+        [edge, edge[::-1][::-1].copy(), np.array([top], dtype=np.uint64), np.zeros(0, dtype=np.uint64)],
+        [np.array([5], dtype=np.uint64)] * 9,
+        [np.array([k], dtype=np.uint64) for k in range(20, 0, -1)],  # twenty one-key parts, descending
+    ]
+
+
+@pytest.mark.parametrize("case", range(len(_merge_cases())))
+def test_merge_into_twin_and_native_give_the_distinct_keys_in_order(case: int) -> None:
+    """merge_into (compiled when built) and its numpy twin write the same sorted distinct keys into a
+    preallocated buffer: empty parts, all-equal keys, overlapping and disjoint runs, 0 and 2**64-1."""
+    from ccrawl import accel
+    from ccrawl.crawl.keys import merge_into_py
+
+    parts = _merge_cases()[case]
+    want = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
+    native = accel.native("crawlkeys")
+    kernels = [merge_into_py] + ([native.merge_into] if native is not None else [])
+    total = sum(len(p) for p in parts)
+    if parts:  # the numpy merge the twin's sort is
+        assert np.array_equal(merge_unique(parts), want)
+    for kernel in kernels:
+        out = np.full(total + 3, 123, dtype=np.uint64)
+        n = kernel(parts, out)
+        assert np.array_equal(out[:n], want), kernel
+        assert (out[total:] == 123).all()  # nothing written past the room the parts need
+        with pytest.raises(ValueError):
+            kernel([*parts, np.zeros(4, dtype=np.uint64)], np.zeros(total + 3, dtype=np.uint64))
