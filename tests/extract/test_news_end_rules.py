@@ -12,17 +12,8 @@ import pytest
 
 from ccrawl.extract import engines, render
 from tests.conftest import native_or_skip
-from tests.extract.walkers import URL, renderer_as
+from tests.extract.walkers import PARA, PARA2, URL, renderer_as
 
-PARA = (
-    "The harbour authority said on Tuesday that the new quay, built over three years at a cost of "
-    "forty million, would open to container ships in the spring, doubling what the port can handle "
-    "and bringing some two hundred jobs back to a town that lost its shipyard a decade ago. "
-)
-PARA2 = (
-    "Fishermen, who were promised a berth of their own, said they would wait to see the plans before "
-    "deciding whether to move their boats from the old harbour across the bay, where the water is shallow. "
-)
 STORY = f"<p>{PARA}</p><p>{PARA2}</p><p>{PARA}</p>"  # 500+ characters of non-link text
 AFTER = "Readers wrote in to say the quay would ruin the view from the promenade for good."
 
