@@ -257,7 +257,10 @@ class SeenStore:
             self.runs.append(_Run(self.dir, name))
         self._next = 1 + max([int(n.split("-")[1]) for n in names] or [0])
         self._mem: list[Keys] = []
+        """The keys not spilled yet, one sorted array a log row (a spill sorts them together: the runs found)."""
         self._mem_count = 0
+        self._set = KeySet()
+        """The same keys as a hash set, which answers :meth:`check` for them: a probe a key."""
         self._log_hi = 0
         rows = db.execute(f"SELECT id, keys FROM {self.table} ORDER BY id").fetchall()
         if rows:
@@ -295,7 +298,7 @@ class SeenStore:
         lead[0] = True
         np.not_equal(ordered[1:], ordered[:-1], out=lead[1:])
         q, first = ordered[lead], order[lead]
-        held = self._mem_set().has(q)  # the in-memory keys: a hash probe a key, not a search per array
+        held = self._set.has(q)
         for run in self.runs:
             rest = np.flatnonzero(~held)
             if not len(rest):
@@ -314,32 +317,9 @@ class SeenStore:
         self._push(np.sort(keys))
 
     def _push(self, arr: Keys) -> None:
-        held = self._mem_set()
         self._mem.append(arr)
         self._mem_count += len(arr)
-        held.add(arr)
-        self._set_of = self._mem_count
-        while len(self._mem) >= 2 and len(self._mem[-2]) <= 2 * len(self._mem[-1]):
-            b = self._mem.pop()
-            a = self._mem.pop()
-            both = np.concatenate((a, b))
-            both.sort(kind="stable")
-            self._mem.append(both)
-
-    _set: KeySet | None = None
-    """The in-memory keys (``_mem``) as a hash set, which answers :meth:`check` for them (the sorted arrays
-    stay what a spill writes)."""
-    _set_of = -1
-    """The ``_mem_count`` that ``_set`` holds the keys of: a spill empties ``_mem``, and the next use rebuilds."""
-
-    def _mem_set(self) -> KeySet:
-        """``_set``, rebuilt from ``_mem`` when a spill (or anything but :meth:`_push`) has changed it."""
-        if self._set is None or self._set_of != self._mem_count:
-            self._set = KeySet()
-            for arr in self._mem:
-                self._set.add(arr)
-            self._set_of = self._mem_count
-        return self._set
+        self._set.add(arr)
 
     # -- spills and merges -----------------------------------------------------------------
 
@@ -365,7 +345,7 @@ class SeenStore:
             arr = self._mem[0]
         else:
             arr = np.concatenate(self._mem)
-            arr.sort(kind="stable")  # in place: the sorted parts' merge without a second copy
+            arr.sort(kind="stable")  # in place: timsort merges the sorted log rows without a second copy
         name = self._write(self._new_name(), lambda out: _write_keys(out, arr), arr[::PAGE_KEYS])
         self.spilled_keys += len(arr)
         crash_point("seen-spill-written")
@@ -377,6 +357,7 @@ class SeenStore:
         self.runs.append(_Run(self.dir, name))
         self._mem = []
         self._mem_count = 0
+        self._set = KeySet()
 
     def _merge_inputs(self) -> list[_Run]:
         """The newest runs to merge into one: the longest suffix in which each run is at most ``ratio``
