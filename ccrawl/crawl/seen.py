@@ -128,22 +128,13 @@ def unique(values: npt.NDArray[Scalar]) -> npt.NDArray[Scalar]:
     return _drop_repeats(np.sort(values))
 
 
-def merge_unique(parts: Sequence[Keys]) -> Keys:
-    """The distinct keys of several sorted arrays, sorted (a stable sort finds the sorted runs: a merge)."""
-    if not parts:
-        return np.zeros(0, dtype=np.uint64)
-    whole = np.concatenate(parts) if len(parts) > 1 else parts[0].copy()
-    whole.sort(kind="stable")  # in place: the window's only copy is the concatenation
-    return _drop_repeats(whole)
-
-
 def _drop_repeats(out: npt.NDArray[Scalar]) -> npt.NDArray[Scalar]:
     """A sorted array without its repeated values (one comparison pass)."""
     if len(out) > 1:
         keep = np.empty(len(out), dtype=bool)
         keep[0] = True
         np.not_equal(out[1:], out[:-1], out=keep[1:])
-        if not keep.all():  # runs are disjoint: a merge's window has no repeat, and skips the compaction
+        if not keep.all():
             out = out[keep]
     return out
 
@@ -166,8 +157,9 @@ class _Run:
 
     def read(self, first: int, count: int) -> Keys:
         """Keys ``first`` .. ``first + count`` of the run."""
-        raw = os.pread(self.fd, count * 8, first * 8)
-        return np.frombuffer(raw, dtype="<u8").astype(np.uint64, copy=False)
+        keys = np.empty(count, dtype=np.uint64)
+        self.read_into(first, keys)
+        return keys
 
     def read_into(self, first: int, dest: Keys) -> None:
         """Keys ``first`` .. ``first + len(dest)`` of the run into ``dest`` (contiguous), read in place."""

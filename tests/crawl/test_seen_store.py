@@ -13,10 +13,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from ccrawl.crawl.frontier import Frontier, FrontierConfig, url_key
-from ccrawl.crawl.seen import PAGE_KEYS, SeenStore, merge_unique, unique, url_keys
+from ccrawl.crawl.keys import merge_into_py
+from ccrawl.crawl.seen import PAGE_KEYS, SeenStore, unique, url_keys
 from ccrawl.crawl.state import SCHEMA, StateFile
 from ccrawl.errors import UsageError
 from ccrawl.url.canon import canonicalize
@@ -153,6 +155,12 @@ def test_a_run_answers_as_a_set_does_at_page_edges(
     ]))
     assert run.contains(probe).tolist() == np.isin(probe, keys).tolist()
     run.close()
+
+
+def merge_unique(parts: list[npt.NDArray[np.uint64]]) -> npt.NDArray[np.uint64]:
+    """The distinct keys of sorted arrays as a new array, through the merge's numpy twin."""
+    out = np.empty(sum(len(p) for p in parts), dtype=np.uint64)
+    return out[: merge_into_py(parts, out)]
 
 
 @pytest.mark.parametrize("n", [0, 1, 2, 1000, 70_000])
@@ -463,7 +471,6 @@ def test_merge_into_twin_and_native_give_the_distinct_keys_in_order(case: int) -
     """merge_into (compiled when built) and its numpy twin write the same sorted distinct keys into a
     preallocated buffer: empty parts, all-equal keys, overlapping and disjoint runs, 0 and 2**64-1."""
     from ccrawl import accel
-    from ccrawl.crawl.keys import merge_into_py
 
     parts = _merge_cases()[case]
     want = np.unique(np.concatenate(parts)) if parts else np.zeros(0, dtype=np.uint64)
