@@ -161,6 +161,17 @@ _ARTICLE_END = re.compile(
 _COMMENTS_ANCHOR = re.compile(
     r"(?i)(?:user|reader|post|article|story)?[-_]?comments?(?:[-_]?(?:section|area|list|top|start|thread))?"
 )
+
+
+def _comments_anchor(node: Node) -> bool:
+    """A link-less ``a`` whose name (or id) names the comments (``_COMMENTS_ANCHOR``)."""
+    attrs = node.attributes
+    if "href" in attrs:
+        return False
+    name = attrs.get("name") or attrs.get("id")
+    return bool(name) and _COMMENTS_ANCHOR.fullmatch(name) is not None
+
+
 _COMMENTS_HEADING = re.compile(
     r"(?i)(?:\d+\s+)?(?:reader\s+|user\s+|your\s+)?comments(?:\s*\(\d+\)|\s*:)?"
     r"|leave a (?:comment|reply)|kommentare|commentaires|comentarios"
@@ -394,13 +405,10 @@ class Renderer:
         start, flushes, floor = len(ctx.md), self.flushes, self.floor
         self.floor = start
         if tag == "a":
-            if self.prune and self.chars - self.link_chars >= _THREAD_AFTER:
-                attrs = node.attributes
-                if "href" not in attrs:
-                    name = attrs.get("name") or attrs.get("id")
-                    if name and _COMMENTS_ANCHOR.fullmatch(name) and self._one_comments_anchor(node):
-                        self.stopped = True  # the comments' anchor: the article has ended
-                        return
+            if (self.prune and self.chars - self.link_chars >= _THREAD_AFTER and _comments_anchor(node)
+                    and self._one_comments_anchor(node)):
+                self.stopped = True  # the comments' anchor: the article has ended
+                return
             self.in_link += 1
             self.links += 1
             self._children(node, ctx, depth)
@@ -430,13 +438,7 @@ class Renderer:
             top = node
             while top.parent is not None:
                 top = top.parent
-            self.comment_anchors = 0
-            for a in top.css("a"):
-                attrs = a.attributes
-                if "href" not in attrs:
-                    name = attrs.get("name") or attrs.get("id")
-                    if name and _COMMENTS_ANCHOR.fullmatch(name):
-                        self.comment_anchors += 1
+            self.comment_anchors = sum(1 for a in top.css("a") if _comments_anchor(a))
         return self.comment_anchors <= 2
 
     @staticmethod
