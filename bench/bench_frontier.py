@@ -3,17 +3,18 @@
     python bench/bench_frontier.py --max-urls 10000000 --step 1000000 --out /tmp/bfront \
         --plot docs/img/frontier.png
 
-Writes a seed file of ``--max-urls`` distinct URLs over ``--hosts`` hosts, each its own registered
-domain (untimed), then loads it ``--step`` lines at a time through ``load_seeds`` as ``crawl run`` does
-(lines read in Python, 100 000 at a time into ``Frontier.add_many``; per flush of 200 000: canonicalise,
-8-byte blake3 key and host in C, batched seen check, queue segments and host rows in one transaction),
-timing each step. After each step it times a burst of link admission (``--links`` links at depth 1 in
-pages of 40 through ``add_many``, 90% of them already seen, every page from another registered domain:
-edges and trap budgets included, a flush per 20 000) and a burst of bare seen-set checks
-(``SeenStore.check`` on batches of 20 000 keys, half held). Reports per step: seeds/s and links/s (wall
-and per CPU-second of the process, every thread: a background merge's CPU counts), checks/s, the
-process's RSS and peak RSS, and at the end the state's bytes per queued URL (SQLite file) and per
-seen-only URL (the seen runs). Prints JSON; ``--plot`` draws rate and RSS against URLs held.
+Writes a seed file of ``--max-urls`` distinct URLs over ``--hosts`` hosts, each its own registered domain (untimed),
+then loads it ``--step`` lines at a time through ``load_seeds`` as ``crawl run`` does (lines read in Python, 100 000
+at a time into ``Frontier.add_many``; per flush of 200 000: canonicalise, 8-byte blake3 key and host in C, batched
+seen check, queue segments and host rows in one transaction), timing each step. After each step it times a burst of
+link admission (``--links`` links at depth 1 in pages of 40 through ``add_many``, 90% of them already seen, every page
+from another registered domain: edges and trap budgets included, a flush per 20 000, or per the larger batch the
+frontier waits for once its seen runs grow, ``Frontier._check_floor``: 200 000 at 100 M), the same burst again in one
+flush (``links_one_flush_*``: the batch the same at every size, so the seen store's own flatness) and a burst of bare
+seen-set checks (``SeenStore.check`` on batches of 20 000 keys, half held). Reports per step: seeds/s and links/s
+(wall and per CPU-second of the process, every thread: a background merge's CPU counts), checks/s, the process's RSS
+and peak RSS, and at the end the state's bytes per queued URL (SQLite file) and per seen-only URL (the seen runs).
+Prints JSON; ``--plot`` draws rate and RSS against URLs held.
 """
 
 from __future__ import annotations
@@ -116,29 +117,17 @@ def main() -> None:
             loaded += n_step
             # link admission: pages of 40 links from another registered domain each, 90% of the links
             # already seen, 10% new, as ``crawl run`` hands a page's links over (Frontier.add_many)
-            t0 = time.perf_counter()
-            c0 = time.process_time()
-            before = frontier.admitted
-            frontier.config.flush_every = 20_000
-            for page in range(0, args.links, 40):
-                links = []
-                for k in range(page, min(args.links, page + 40)):
-                    if k % 10:
-                        links.append(_url(rng.randrange(loaded), args.hosts))
-                    else:
-                        link_no += 1
-                        links.append(f"http://www.site{link_no % args.hosts}.com/link/{link_no}")
-                frontier.add_many(links, 1, source_host=f"www.src{page // 40 % 97}.example.org")
-            frontier.flush()
-            frontier.config.flush_every = 200_000
-            link_s = time.perf_counter() - t0
-            link_cpu = time.process_time() - c0
+            link_s, link_cpu, link_admitted, link_no = _burst(frontier, args, rng, loaded, link_no, 20_000)
+            # the same links in one flush at every size: the store's own flatness, batch size held equal
+            one_s, one_cpu, _, link_no = _burst(frontier, args, rng, loaded, link_no, args.links)
             check_s = _time_checks(frontier, loaded, args.hosts, rng)
             steps.append({
                 "held": frontier.seen.count, "loaded": loaded,
                 "seeds_per_s": round(n_step / seed_s), "seeds_per_cpu_s": round(n_step / seed_cpu),
                 "links_per_s": round(args.links / link_s), "links_per_cpu_s": round(args.links / link_cpu),
-                "links_admitted": frontier.admitted - before,
+                "links_admitted": link_admitted,
+                "links_one_flush_per_cpu_s": round(args.links / one_cpu),
+                "links_one_flush_per_s": round(args.links / one_s),
                 "checks_per_s": round(check_s),
                 "rss_mb": round(_rss_mb()), "peak_rss_mb": round(_peak_mb()),
                 "state_mb": round(path.stat().st_size / 1e6, 1),
@@ -219,6 +208,28 @@ def store_only(args: argparse.Namespace) -> None:
     print(json.dumps({"store_only": True, "steps": steps}, indent=1))
 
 
+def _burst(frontier: Frontier, args: argparse.Namespace, rng: random.Random, loaded: int, link_no: int,
+           flush_every: int) -> tuple[float, float, int, int]:
+    """``--links`` links at depth 1 in pages of 40, 90% of them already seen, every page from another registered
+    domain, flushed every ``flush_every`` (or the frontier's floor): (wall s, CPU s, admitted, last link number)."""
+    t0 = time.perf_counter()
+    c0 = time.process_time()
+    before = frontier.admitted
+    frontier.config.flush_every = flush_every
+    for page in range(0, args.links, 40):
+        links = []
+        for k in range(page, min(args.links, page + 40)):
+            if k % 10:
+                links.append(_url(rng.randrange(loaded), args.hosts))
+            else:
+                link_no += 1
+                links.append(f"http://www.site{link_no % args.hosts}.com/link/{link_no}")
+        frontier.add_many(links, 1, source_host=f"www.src{page // 40 % 97}.example.org")
+    frontier.flush()
+    frontier.config.flush_every = 200_000
+    return time.perf_counter() - t0, time.process_time() - c0, frontier.admitted - before, link_no
+
+
 def _time_checks(frontier: Frontier, loaded: int, hosts: int, rng: random.Random) -> float:
     """Seen checks per second (``SeenStore.check`` alone) over 10 batches of 20 000 keys, half held."""
     batches = []
@@ -245,6 +256,8 @@ def _plot(steps: list[dict[str, float]], out: Path) -> None:
     ax.plot(held, [s["seeds_per_cpu_s"] / 1e3 for s in steps], "o:", label="seed load (k URLs per CPU s)")
     ax.plot(held, [s["links_per_s"] / 1e3 for s in steps], "s-", label="link admission (k links/s, wall)")
     ax.plot(held, [s["links_per_cpu_s"] / 1e3 for s in steps], "s:", label="link admission (k links per CPU s)")
+    ax.plot(held, [s["links_one_flush_per_cpu_s"] / 1e3 for s in steps], "x:",
+            label="link admission, one flush a burst (k links per CPU s)")
     ax.plot(held, [s["checks_per_s"] / 1e5 for s in steps], "^-", label="seen checks (100k/s)")
     ax.set_xlabel("URLs held (millions)")
     ax.set_ylabel("rate")

@@ -8,6 +8,8 @@
   package afterwards, so both paths give the package's digest.
 * ``join_lines``: the bodies of queue segments, each the lines ``url`` or ``url<TAB>hops`` of a group
   of rows, copied straight from the array's buffers.
+* ``fence_pages``: the page of a sorted run each of a sorted batch of keys would be on (a gallop over the
+  fences from one key's answer to the next).
 * ``merge_into``: the k-way merge of sorted uint64 arrays into a preallocated one, repeats dropped in the
   same pass (a seen-set merge's window).
 """
@@ -276,6 +278,43 @@ cdef extern from *:
 
 cdef enum:
     _AHEAD = 16  # keys ahead whose page is prefetched
+
+
+def fence_pages(const uint64_t[::1] fences, const uint64_t[::1] want):
+    """For each key of ``want`` (sorted): the index of the last fence at most the key, -1 below the first.
+
+    The same as ``np.searchsorted(fences, want, side="right") - 1`` (the twin,
+    ``ccrawl.crawl.keys.fence_pages_py``), for sorted keys: each search gallops forward from the last answer
+    instead of halving the whole array, so a batch walks the fences once, in order, touching the few cache
+    lines between one key's fence and the next, with the GIL released."""
+    cdef Py_ssize_t n = want.shape[0], nf = fences.shape[0], k
+    cdef int64_t lo = 0, hi, step, mid
+    cdef uint64_t w, last = 0
+    for k in range(n):
+        if want[k] < last:
+            raise ValueError("want must be sorted")
+        last = want[k]
+    out = np.empty(n, dtype=np.int64)
+    cdef int64_t[::1] o = out
+    with nogil:
+        for k in range(n):
+            w = want[k]
+            if lo >= nf or fences[lo] > w:  # fences[lo - 1] <= w (or lo == 0): the answer is lo - 1
+                o[k] = lo - 1
+                continue
+            step = 1  # fences[lo] <= w: gallop to a fence above w, then halve
+            while lo + step < nf and fences[lo + step] <= w:
+                lo += step
+                step <<= 1
+            hi = lo + step if lo + step < nf else nf
+            while hi - lo > 1:
+                mid = (lo + hi) >> 1
+                if fences[mid] <= w:
+                    lo = mid
+                else:
+                    hi = mid
+            o[k] = lo
+    return out
 
 
 def page_search(const uint64_t[::1] keys, const int64_t[::1] at, const uint64_t[::1] want, int64_t page_keys):

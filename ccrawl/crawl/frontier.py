@@ -42,6 +42,14 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 
+DISK_KEYS_PER_UPDATE = 500
+"""A flush waits for one buffered update (a link, an outcome) per this many keys in the seen runs (about 4 KB
+of runs an update): :meth:`Frontier._check_floor`."""
+MAX_BATCH_FLOOR = 250_000
+"""The most updates that rule makes a flush wait for (reached at 125 M keys in runs): it bounds the links
+buffered in memory (~50 MB) and the work a kill sends back to be fetched again."""
+
+
 @dataclass(slots=True)
 class Item:
     """One URL handed to a worker."""
@@ -219,6 +227,8 @@ class Frontier:
         self.admitted = 0
         self.dropped = {"seen": 0, "depth": 0, "shard": 0, "host": 0, "url": 0, "trap": 0}
         self.seen = state.seen
+        self._batch_floor = self._check_floor()
+        """Updates a flush waits for at least, whatever ``flush_every`` says: see :meth:`_check_floor`."""
         self._domains: dict[str, str] = {}
         self._edges: set[tuple[str, str, str]] = set()  # (source domain, target host, target domain) not yet flushed
         self._seed_hosts: set[str] = {r[0] for r in state.db.execute("SELECT host FROM seed_hosts")}
@@ -355,8 +365,20 @@ class Frontier:
         self._maybe_flush()
 
     def _maybe_flush(self) -> None:
-        if self._pending + len(self._marks) + len(self._routed) >= self.config.flush_every:
+        if self._pending + len(self._marks) + len(self._routed) >= max(self.config.flush_every, self._batch_floor):
             self.flush()
+
+    def _check_floor(self) -> int:
+        """The smallest flush worth its seen check: one update per :data:`DISK_KEYS_PER_UPDATE` keys in the seen
+        runs, at most :data:`MAX_BATCH_FLOOR` (DRUM's rule: a check batch grows with the store it is checked
+        against, so each key's share of the pages it reads stays the same as the runs grow).
+
+        A check reads a page of every run for each key; below about a key per 4 KB of runs the keys
+        stop sharing pages, and on this machine a 20 000-key check cost 0.3-1.6 us a key against a run of
+        100 M keys (more once the page cache's large folios are split) against 0.2-0.4 at 200 000
+        (bench/README.md, "A check's batch grows with the runs"). Under a million keys in runs this is
+        below the 2 000 updates of ``flush_every``'s default: a small crawl flushes as often as before."""
+        return min(MAX_BATCH_FLOOR, sum(r.count for r in self.seen.runs) // DISK_KEYS_PER_UPDATE)
 
     # -- handing out -------------------------------------------------------------------------
 
@@ -523,6 +545,7 @@ class Frontier:
         owed, self._acks_taken = self._acks_taken, {}
         self.seen.settle()
         self.state.edges.settle()
+        self._batch_floor = self._check_floor()
         if self.on_commit is not None and (written or owed):
             self.on_commit(written, owed)
 

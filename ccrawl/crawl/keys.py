@@ -6,6 +6,7 @@ identical output; the pure-Python functions here are the definition.
 * :func:`keys_hosts`: for every canonical URL of a batch, its seen key (the first 8 bytes of blake3 of
   its UTF-8 bytes, read as a little-endian uint64: ``SeenStore``'s key) and its host (what lies between
   ``://`` and the next ``/`` or ``?``), as a numpy ``uint64`` array and a pyarrow string array.
+* :func:`fence_pages`: the page of a run each key of a sorted batch would be on, from the run's fences.
 * :func:`page_search`: which keys a sorted run holds, each searched in the one page of the run the fences
   named for it (:meth:`ccrawl.crawl.seen._Run.contains`).
 * :func:`join_lines`: the body of each queue segment, the lines ``url`` (or ``url<TAB>hops`` for a
@@ -128,6 +129,17 @@ def pair_keys_py(prefix: bytes, left: list[str], li: Index, right: list[str], ri
 
 pair_keys: Callable[[bytes, list[str], Index, list[str], Index], Keys] = (
     _native.pair_keys if _native is not None else pair_keys_py)
+
+
+def fence_pages_py(fences: Keys, want: Keys) -> Index:
+    """For each key of ``want`` (sorted): the index of the last of the sorted ``fences`` at most the key, -1
+    when the key is below the first (the page of a run it would be on)."""
+    if len(want) > 1 and bool((want[1:] < want[:-1]).any()):
+        raise ValueError("want must be sorted")
+    return np.searchsorted(fences, want, side="right").astype(np.int64) - 1
+
+
+fence_pages: Callable[[Keys, Keys], Index] = _native.fence_pages if _native is not None else fence_pages_py
 
 
 def page_search_py(keys: Keys, at: Index, want: Keys, page_keys: int) -> npt.NDArray[np.bool_]:

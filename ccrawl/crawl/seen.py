@@ -55,7 +55,7 @@ from typing import TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from ccrawl.crawl.keys import merge_into, page_search
+from ccrawl.crawl.keys import fence_pages, merge_into, page_search
 from ccrawl.crawl.seenmem import KeySet
 from ccrawl.errors import CcrawlError
 
@@ -176,18 +176,19 @@ class _Run:
     def contains(self, q: Keys) -> npt.NDArray[np.bool_]:
         """For sorted unique ``q``: which keys the run holds.
 
-        The fences name the page each key would be on (the last page whose first key is at most the
-        key); a binary search inside that page (:func:`ccrawl.crawl.keys.page_search`, compiled, or its
-        twin's six vectorised steps), in a read-only mapping of the run (64 MB of it at a time), finds the
-        largest key of the page not above it. A key reads about 7 of its page's 64 keys, not the whole page
-        (gathering whole pages copied 512 bytes a key: 100 MB a check of 200 000 keys). The mapping lives
-        for one window only: the pages it touched leave the process with it, so memory stays the fences
-        and one window's mapped pages, whatever the run and batch sizes.
+        The fences name the page each key would be on (the last page whose first key is at most the key:
+        :func:`ccrawl.crawl.keys.fence_pages`, compiled, a gallop from one key's page to the next's, 0.02-0.14 us a
+        key against numpy's 0.05-0.17 for 200 000-20 000 keys and 1.56 M fences); a binary search inside that page
+        (:func:`ccrawl.crawl.keys.page_search`, compiled, or its twin's six vectorised steps), in a read-only mapping
+        of the run (64 MB of it at a time), finds the largest key of the page not above it. A key reads about 7 of its
+        page's 64 keys, not the whole page (gathering whole pages copied 512 bytes a key: 100 MB a check of 200 000
+        keys). The mapping lives for one window only: the pages it touched leave the process with it, so memory stays
+        the fences and one window's mapped pages, whatever the run and batch sizes.
         """
         found = np.zeros(len(q), dtype=bool)
         if not self.count or not len(q):
             return found
-        page = np.searchsorted(self.fences, q, side="right").astype(np.int64) - 1
+        page = fence_pages(self.fences, q)
         lo = int(np.searchsorted(page, 0))  # keys below the run's first key are not in it
         span = MAP_KEYS // PAGE_KEYS  # pages a mapping covers (a multiple of the OS page: MAP_KEYS is)
         k0 = lo

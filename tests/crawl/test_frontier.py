@@ -190,3 +190,40 @@ def test_queue_segments_hand_out_each_url_once_by_depth_then_admission(tmp_path:
     assert counts["queued"] == 0 and counts["unsealed"] == (len(got) + 1) // 2
     assert f.state.db.execute("SELECT count(*) FROM qseg").fetchone()[0] == 0
     assert f.sealed("w.warc.gz") == counts["unsealed"] and f.state.counts()["unsealed"] == 0
+
+
+def test_a_flush_waits_for_a_batch_that_grows_with_the_seen_runs(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """DRUM's batching rule: once the seen set holds keys in runs on disk, a flush waits for one buffered update
+    per DISK_KEYS_PER_UPDATE keys there (so a check's keys keep sharing the runs' pages), never more than
+    MAX_BATCH_FLOOR; with nothing in runs it flushes at flush_every as before. Nothing is lost either way."""
+    from ccrawl.crawl import frontier as fr
+
+    monkeypatch.setenv("CCRAWL_SEEN_MEM_KEYS", "100")
+    monkeypatch.setenv("CCRAWL_SEEN_MERGE", "sync")
+    monkeypatch.setattr(fr, "DISK_KEYS_PER_UPDATE", 10)
+    f = _frontier(tmp_path, delay=0.0, max_depth=5, flush_every=50, host_budget=0)
+    assert f._batch_floor == 0
+    f.add_many([f"http://h{i % 7}.example/s{i}" for i in range(1200)], 0, seed=True)
+    f.flush()
+    on_disk = sum(r.count for r in f.seen.runs)
+    assert on_disk >= 1100 and f._batch_floor == on_disk // 10  # ~115: more than flush_every
+
+    def queued() -> int:
+        return int(f.state.db.execute("SELECT coalesce(sum(n), 0) FROM qseg").fetchone()[0])
+
+    before = queued()
+    f.add_many([f"http://h1.example/a{i}" for i in range(60)], 1, source_host="src.example")
+    f.add_many([f"http://h1.example/b{i}" for i in range(40)], 1, source_host="src.example")
+    assert queued() == before  # 100 updates: past flush_every (50), under the floor (~115): still buffered
+    f.add_many([f"http://h1.example/c{i}" for i in range(40)], 1, source_host="src.example")
+    assert queued() == before + 140  # past the floor: one flush took all of them
+
+    monkeypatch.setattr(fr, "MAX_BATCH_FLOOR", 30)
+    f._batch_floor = f._check_floor()
+    assert f._batch_floor == 30
+    f.add_many([f"http://h2.example/d{i}" for i in range(49)], 1, source_host="src.example")
+    assert queued() == before + 140
+    f.add_many([f"http://h2.example/e{i}" for i in range(1)], 1, source_host="src.example")
+    assert queued() == before + 190  # the cap leaves flush_every in charge
+    f.state.close()

@@ -406,6 +406,31 @@ def test_page_search_twin_and_native_agree_with_a_set(page_keys: int) -> None:
             kernel(run, at[:1], probe[:2], page_keys)
 
 
+@pytest.mark.parametrize("gap", [1, 3, 1000])
+def test_fence_pages_twin_and_native_agree_with_numpy(gap: int) -> None:
+    """fence_pages (compiled when built) and its twin name the same page as numpy's searchsorted for batches
+    sparse and dense against the fences, with repeats, keys below the first fence (-1), equal to a fence,
+    and above the last; an unsorted batch is refused."""
+    from ccrawl import accel
+    from ccrawl.crawl.keys import fence_pages_py
+
+    gen = np.random.default_rng(gap)
+    fences = unique(gen.integers(1, 2**64 - 2, size=5000, dtype=np.uint64))
+    probe = np.sort(np.concatenate((fences[::gap], fences[::gap] + np.uint64(1), fences[::gap] - np.uint64(1),
+                                    gen.integers(0, 2**64, size=20_000 // gap, dtype=np.uint64),
+                                    np.array([0, fences[0], fences[-1], 2**64 - 1, 2**64 - 1], dtype=np.uint64))))
+    want = np.searchsorted(fences, probe, side="right").astype(np.int64) - 1
+    assert want[0] == -1 and want[-1] == len(fences) - 1
+    native = accel.native("crawlkeys")
+    kernels = [fence_pages_py] + ([native.fence_pages] if native is not None else [])
+    for kernel in kernels:
+        assert np.array_equal(kernel(fences, probe), want), kernel
+        assert np.array_equal(kernel(fences[:0], probe[:3]), np.full(3, -1)), kernel
+        assert len(kernel(fences, probe[:0])) == 0
+        with pytest.raises(ValueError, match="sorted"):
+            kernel(fences, probe[::-1].copy())
+
+
 def test_a_merge_holds_a_window_not_its_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A merge's memory is a few windows and the output's fences, not the keys it wrote (its fences were
     views that kept every merged window alive: 8 bytes a key merged, 800 MB at 100M URLs)."""
