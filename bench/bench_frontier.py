@@ -111,15 +111,17 @@ def main() -> None:
             merge0, written0 = frontier.seen.merge_cpu_s, _written(frontier)
             start = time.perf_counter()
             cpu = time.process_time()
+            own = time.thread_time()
             load_seeds([frontier], itertools.islice(lines, n_step))
             seed_s = time.perf_counter() - start
             seed_cpu = time.process_time() - cpu
+            seed_own = time.thread_time() - own
             loaded += n_step
             # link admission: pages of 40 links from another registered domain each, 90% of the links
             # already seen, 10% new, as ``crawl run`` hands a page's links over (Frontier.add_many)
-            link_s, link_cpu, link_admitted, link_no = _burst(frontier, args, rng, loaded, link_no, 20_000)
+            link_s, link_cpu, link_own, link_admitted, link_no = _burst(frontier, args, rng, loaded, link_no, 20_000)
             # the same links in one flush at every size: the store's own flatness, batch size held equal
-            one_s, one_cpu, _, link_no = _burst(frontier, args, rng, loaded, link_no, args.links)
+            one_s, one_cpu, one_own, _, link_no = _burst(frontier, args, rng, loaded, link_no, args.links)
             check_s = _time_checks(frontier, loaded, args.hosts, rng)
             steps.append({
                 "held": frontier.seen.count, "loaded": loaded,
@@ -128,6 +130,11 @@ def main() -> None:
                 "links_admitted": link_admitted,
                 "links_one_flush_per_cpu_s": round(args.links / one_cpu),
                 "links_one_flush_per_s": round(args.links / one_s),
+                # the same per CPU-s of the loop's thread alone: what the work itself cost, without a background
+                # merge that happened to run beside it (its CPU is in merge_cpu_s once it ends)
+                "seeds_per_thread_cpu_s": round(n_step / seed_own),
+                "links_per_thread_cpu_s": round(args.links / link_own),
+                "links_one_flush_per_thread_cpu_s": round(args.links / one_own),
                 "checks_per_s": round(check_s),
                 "rss_mb": round(_rss_mb()), "peak_rss_mb": round(_peak_mb()),
                 "state_mb": round(path.stat().st_size / 1e6, 1),
@@ -209,11 +216,13 @@ def store_only(args: argparse.Namespace) -> None:
 
 
 def _burst(frontier: Frontier, args: argparse.Namespace, rng: random.Random, loaded: int, link_no: int,
-           flush_every: int) -> tuple[float, float, int, int]:
+           flush_every: int) -> tuple[float, float, float, int, int]:
     """``--links`` links at depth 1 in pages of 40, 90% of them already seen, every page from another registered
-    domain, flushed every ``flush_every`` (or the frontier's floor): (wall s, CPU s, admitted, last link number)."""
+    domain, flushed every ``flush_every`` (or the frontier's floor): (wall s, CPU s of the process, CPU s of this
+    thread, admitted, last link number)."""
     t0 = time.perf_counter()
     c0 = time.process_time()
+    own = time.thread_time()
     before = frontier.admitted
     frontier.config.flush_every = flush_every
     for page in range(0, args.links, 40):
@@ -227,7 +236,8 @@ def _burst(frontier: Frontier, args: argparse.Namespace, rng: random.Random, loa
         frontier.add_many(links, 1, source_host=f"www.src{page // 40 % 97}.example.org")
     frontier.flush()
     frontier.config.flush_every = 200_000
-    return time.perf_counter() - t0, time.process_time() - c0, frontier.admitted - before, link_no
+    return (time.perf_counter() - t0, time.process_time() - c0, time.thread_time() - own, frontier.admitted - before,
+            link_no)
 
 
 def _time_checks(frontier: Frontier, loaded: int, hosts: int, rng: random.Random) -> float:
