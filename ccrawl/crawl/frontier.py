@@ -10,8 +10,9 @@ free places on the heap are filled with the hosts whose clocks come first.
 
 Everything runs on one event loop, so there is no lock to contend for however many workers
 ask. Writes are batched: admissions, outcomes and clocks go to the state file in one
-transaction per ``flush`` (every ``flush_every`` updates, before a WARC file is sealed, and at
-the end). A URL is forgotten only once its page is in a sealed WARC file, so a killed run
+transaction per ``flush`` (every ``flush_every`` updates, or more once the seen runs on disk grow:
+:meth:`Frontier._check_floor`; every 0.25 s when hosts run short, before a WARC file is sealed,
+and at the end). A URL is forgotten only once its page is in a sealed WARC file, so a killed run
 refetches what was in flight or in the open file, and nothing else.
 """
 
