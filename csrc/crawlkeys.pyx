@@ -376,18 +376,21 @@ cdef Py_ssize_t _merge2(const uint64_t* a, Py_ssize_t na, const uint64_t* b, Py_
         o[n] = m
         n += m != last
         last = m
-    while i < na:
-        m = a[i]
+    n = _tail(a + i, na - i, o, n, &last)
+    return _tail(b + j, nb - j, o, n, &last)
+
+
+cdef inline Py_ssize_t _tail(const uint64_t* src, Py_ssize_t count, uint64_t* o, Py_ssize_t n,
+                             uint64_t* last) noexcept nogil:
+    """The rest of one side after the other ran out, appended at ``o[n]`` the same branch-free way (a key
+    equal to ``*last`` is written over); returns the new count."""
+    cdef Py_ssize_t k
+    cdef uint64_t m
+    for k in range(count):
+        m = src[k]
         o[n] = m
-        n += m != last
-        last = m
-        i += 1
-    while j < nb:
-        m = b[j]
-        o[n] = m
-        n += m != last
-        last = m
-        j += 1
+        n += m != last[0]
+        last[0] = m
     return n
 
 
