@@ -155,12 +155,6 @@ class _Run:
         self.count = os.fstat(self.fd).st_size // 8
         self.fences: Keys = np.fromfile(directory / f"{name}.fence", dtype="<u8").astype(np.uint64)
 
-    def read(self, first: int, count: int) -> Keys:
-        """Keys ``first`` .. ``first + count`` of the run."""
-        keys = np.empty(count, dtype=np.uint64)
-        self.read_into(first, keys)
-        return keys
-
     def read_into(self, first: int, dest: Keys) -> None:
         """Keys ``first`` .. ``first + len(dest)`` of the run into ``dest`` (contiguous), read in place."""
         view = memoryview(dest).cast("B")  # type: ignore[arg-type]

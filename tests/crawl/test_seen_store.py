@@ -59,7 +59,8 @@ def test_checks_match_a_set_through_spills_merges_and_a_reopen(tmp_path: Path) -
     assert store.count == len(held) and len(store.runs) >= 2
     # a run's pages: fences are the first key of every page
     run = store.runs[0]
-    keys = run.read(0, run.count)
+    keys = np.empty(run.count, dtype=np.uint64)
+    run.read_into(0, keys)
     assert run.fences.tolist() == keys[::PAGE_KEYS].tolist() and np.all(np.diff(keys.astype(np.int64)) != 0)
     store.close()
     db.close()
