@@ -224,7 +224,7 @@ def _burst(frontier: Frontier, args: argparse.Namespace, rng: random.Random, loa
     c0 = time.process_time()
     own = time.thread_time()
     before = frontier.admitted
-    frontier.config.flush_every = flush_every
+    saved, frontier.config.flush_every = frontier.config.flush_every, flush_every
     for page in range(0, args.links, 40):
         links = []
         for k in range(page, min(args.links, page + 40)):
@@ -235,7 +235,7 @@ def _burst(frontier: Frontier, args: argparse.Namespace, rng: random.Random, loa
                 links.append(f"http://www.site{link_no % args.hosts}.com/link/{link_no}")
         frontier.add_many(links, 1, source_host=f"www.src{page // 40 % 97}.example.org")
     frontier.flush()
-    frontier.config.flush_every = 200_000
+    frontier.config.flush_every = saved
     return (time.perf_counter() - t0, time.process_time() - c0, time.thread_time() - own, frontier.admitted - before,
             link_no)
 
